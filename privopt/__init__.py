@@ -1,0 +1,1 @@
+"""privopt: optimization modelling for privacy mechanism design."""

@@ -1,0 +1,88 @@
+"""The exceptions privopt raises.
+
+Every error privopt raises on purpose derives from one root, so callers can catch
+``PrivoptError`` and know it was a reported condition, not a bug::
+
+    PrivoptError
+    ├── SpecError (ValueError)         the spec text or its data is wrong; carries a source span
+    │   └── UnsupportedError           well-formed, but no method privopt has can solve it
+    ├── UsageError (ValueError)        a bad command-line or API argument (unknown method, bad --set)
+    ├── InfeasibleError                the problem has no feasible point; says which group and bound
+    └── SolverError (RuntimeError)     a solver stopped without a usable answer
+        └── VerificationError          a returned point failed privopt's own independent check
+
+Messages say what to change, not only what went wrong (the style of httpx and attrs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .spec.source import Span
+
+__all__ = [
+    "PrivoptError",
+    "SpecError",
+    "UnsupportedError",
+    "UsageError",
+    "InfeasibleError",
+    "SolverError",
+    "VerificationError",
+]
+
+
+class PrivoptError(Exception):
+    """Root of every error privopt raises deliberately."""
+
+
+class SpecError(PrivoptError, ValueError):
+    """A problem with the spec: its syntax, its meaning, or a data file it names.
+
+    ``span`` locates the offending text; ``hint`` says what to change. ``str(err)`` is
+    the full report: ``FILE:LINE:COL: error: ...``, the source line, a caret under the
+    spot, and the hint.
+    """
+
+    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.span is None:
+            text = f"error: {self.message}"
+        else:
+            text = f"{self.span.location()}: error: {self.message}\n{self.span.excerpt()}"
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+
+class UnsupportedError(SpecError):
+    """The spec is well-formed but describes a program no privopt method can solve."""
+
+
+class UsageError(PrivoptError, ValueError):
+    """A bad argument to the command line or the Python API."""
+
+
+class InfeasibleError(PrivoptError):
+    """No table satisfies the constraints. ``reasons`` lists one plain sentence per cause."""
+
+    def __init__(self, message: str, reasons: list[str] | None = None):
+        super().__init__(message)
+        self.reasons = list(reasons or [])
+
+    def __str__(self) -> str:
+        lines = [self.args[0]] + [f"  - {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+class SolverError(PrivoptError, RuntimeError):
+    """A solver ended without an answer privopt can use (error, limit, numerical trouble)."""
+
+
+class VerificationError(SolverError):
+    """A solver's point failed privopt's independent recomputation of the constraints."""

@@ -1,0 +1,162 @@
+"""The problem model (IR): variables, known tables, the design, constraints and objective.
+
+Everything here is resolved and validated: names are bound, labels are indices, tables are
+numpy arrays whose axes are named by variables. The IR holds no syntax; spans are kept only
+to point errors found later (infeasibility, unsupported constructs) back at the spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from ..spec.source import Span
+
+
+class Role(StrEnum):
+    PUBLIC = "public"  # quasi-identifier known to the adversary
+    PRIVATE = "private"  # sensitive attribute
+    OUTCOME = "outcome"  # decision the adversary observes for a target
+    DATA = "data"  # public attribute to be sanitized
+    RELEASE = "release"  # what is published
+    OBSERVED = "observed"  # an adversary's side observation
+
+
+@dataclass(frozen=True, eq=False)
+class Variable:
+    """A finite random variable. ``labels`` are the written labels; ``values`` their numbers
+    when every label is numeric (else None)."""
+
+    name: str
+    role: Role
+    labels: tuple[str, ...]
+    values: np.ndarray | None = field(default=None, repr=False)
+    span: Span | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        return len(self.labels)
+
+    def index_of(self, text: str, value: float | None = None) -> int | None:
+        """Index of a label given as text (and its numeric value, if it was written as a number)."""
+        try:
+            return self._index[text]
+        except KeyError:
+            pass
+        if value is not None and self.values is not None:
+            hits = np.flatnonzero(np.isclose(self.values, value, rtol=0, atol=1e-12))
+            if hits.size == 1:
+                return int(hits[0])
+        return None
+
+    @property
+    def _index(self) -> dict[str, int]:
+        cache = self.__dict__.get("_index_cache")
+        if cache is None:
+            cache = {lab: i for i, lab in enumerate(self.labels)}
+            object.__setattr__(self, "_index_cache", cache)
+        return cache
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A known table ``P(targets | given)`` as an array with one axis per variable in ``axes``.
+
+    For a joint table (``given`` empty) the entries sum to 1; for a conditional table every
+    slice over the targets sums to 1 for each combination of the conditioning variables.
+    """
+
+    name: str
+    targets: tuple[str, ...]
+    given: tuple[str, ...]
+    axes: tuple[str, ...]
+    data: np.ndarray = field(repr=False)
+    span: Span | None = field(default=None, repr=False)
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset(self.axes)
+
+    def aligned(self, axes: tuple[str, ...]) -> np.ndarray:
+        """The data transposed to ``axes`` (which must be a permutation of ``self.axes``)."""
+        return np.transpose(self.data, [self.axes.index(a) for a in axes])
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The mechanism to choose: the conditional table ``P(targets | given)``.
+
+    Its cells are the decision variables; ``axes`` is ``given + targets``.
+    """
+
+    name: str
+    targets: tuple[str, ...]
+    given: tuple[str, ...]
+    span: Span | None = field(default=None, repr=False)
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return self.given + self.targets
+
+
+@dataclass(frozen=True, eq=False)
+class CellConstraint:
+    """An elementwise linear constraint on the design: ``coef * X + const  (<= | ==)  0`` for
+    every cell X, with ``coef`` and ``const`` arrays broadcast over the design's axes."""
+
+    coef: np.ndarray = field(repr=False)
+    const: np.ndarray = field(repr=False)
+    sense: str  # "<=" or "=="
+    span: Span | None = field(default=None, repr=False)
+    text: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class MaxConfidence:
+    """Chen et al. Def. 3: the adversary's largest posterior P(x_S | x_U, a) over groups, outcomes
+    and private values, when it knows the joint ``prior`` of (public, private) and the design."""
+
+    public: tuple[str, ...]
+    outcome: str
+    private: tuple[str, ...]
+    prior: str  # name of the known table holding P(public, private) or P(private | public)
+    reference: str | None  # name of the known true mapping D, if the spec gives one
+    span: Span | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Objective:
+    """``minimize max_confidence`` (value beta) or ``maximize min_uncertainty`` (value -log beta,
+    Chen et al. App. C, Def. 12). Both have the same minimizers."""
+
+    sense: str  # "minimize" | "maximize"
+    kind: str  # "max_confidence" | "min_uncertainty"
+    measure: MaxConfidence
+    span: Span | None = field(default=None, repr=False)
+
+    def value(self, beta: float) -> float:
+        if self.kind == "min_uncertainty":
+            return float(-np.log(beta)) if beta > 0 else float("inf")
+        return float(beta)
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """A validated privacy-design problem."""
+
+    title: str | None
+    variables: dict[str, Variable]
+    params: dict[str, float]
+    known: dict[str, Table]
+    design: Design
+    constraints: tuple[CellConstraint, ...]
+    objective: Objective
+    source_name: str = "<spec>"
+
+    def var(self, name: str) -> Variable:
+        return self.variables[name]
+
+    def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:
+        return tuple(self.variables[a].size for a in axes)

@@ -1,0 +1,218 @@
+"""Syntax tree of a spec file: plain dataclasses, each carrying the ``Span`` it was read from.
+
+The tree says only what was written. Meaning (which variable a name is, whether a table
+is valid, what a constraint bounds) is decided in ``build.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .source import Source, Span
+
+# ---------------------------------------------------------------- leaves
+
+
+@dataclass(frozen=True)
+class Ident:
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Label:
+    """A domain label as written: identifier, string or number. ``value`` is numeric or None."""
+
+    text: str
+    value: float | None
+    span: Span
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float
+    span: Span
+
+
+@dataclass(frozen=True)
+class Name:
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Target:
+    var: Ident
+    label: Label | None
+
+
+@dataclass(frozen=True)
+class Prob:
+    """``P(t1, t2 = v | c1, c2)``."""
+
+    targets: tuple[Target, ...]
+    given: tuple[Ident, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Call:
+    """``f(a, b)`` or, for channel measures, ``f(a, b -> c)``."""
+
+    func: Ident
+    args: tuple["Expr", ...]
+    arrow_args: tuple["Expr", ...] | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # one of + - * / ^
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Abs:
+    operand: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class TupleExpr:
+    items: tuple["Expr", ...]
+    span: Span
+
+
+Expr = Number | Name | Prob | Call | BinOp | Neg | Abs | TupleExpr
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class DomainSet:
+    labels: tuple[Label, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class DomainOver:
+    other: Ident
+    span: Span
+
+
+@dataclass(frozen=True)
+class DomainRange:
+    lo: int
+    hi: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class DomainFile:
+    path: str
+    path_span: Span
+    column: Ident | None
+    span: Span
+
+
+Domain = DomainSet | DomainOver | DomainRange | DomainFile
+
+
+@dataclass(frozen=True)
+class SpecTitle:
+    title: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class VarDecl:
+    name: Ident
+    role: Ident
+    domain: Domain
+    span: Span
+
+
+@dataclass(frozen=True)
+class ParamDecl:
+    name: Ident
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class InlineTable:
+    counts: bool
+    body: str
+    body_span: Span
+    span: Span
+
+
+@dataclass(frozen=True)
+class FileTable:
+    counts: bool
+    path: str
+    path_span: Span
+    column: Ident
+    span: Span
+
+
+@dataclass(frozen=True)
+class BuiltinTable:
+    func: Ident
+    args: tuple[Expr, ...]
+    span: Span
+
+
+TableSource = InlineTable | FileTable | BuiltinTable
+
+
+@dataclass(frozen=True)
+class KnownDecl:
+    name: Ident | None
+    prob: Prob
+    source: TableSource
+    span: Span
+
+
+@dataclass(frozen=True)
+class DesignDecl:
+    name: Ident
+    prob: Prob
+    span: Span
+
+
+@dataclass(frozen=True)
+class ConstraintDecl:
+    """``subject to e0 op1 e1 [op2 e2 ...]`` (a chain: every adjacent pair must hold)."""
+
+    exprs: tuple[Expr, ...]
+    ops: tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ObjectiveDecl:
+    sense: str  # "minimize" | "maximize"
+    expr: Expr
+    span: Span
+
+
+Statement = SpecTitle | VarDecl | ParamDecl | KnownDecl | DesignDecl | ConstraintDecl | ObjectiveDecl
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    source: Source
+    statements: tuple[Statement, ...] = field(default_factory=tuple)

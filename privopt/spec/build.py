@@ -1,0 +1,628 @@
+"""Syntax tree -> validated ``Problem`` (the IR).
+
+This is where a spec's meaning is checked: names resolve, labels lie in their domains, tables
+have the right shape and are probabilities, constraints are linear in the design, and the
+objective's roles fit the design. Every error carries the span of what the user wrote.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import SpecError, UnsupportedError, UsageError
+from ..ir.model import CellConstraint, Design, MaxConfidence, Objective, Problem, Role, Table, Variable
+from . import ast
+from .datafiles import DataFiles, distinct_labels, read_long_table
+from .source import Span
+from .tables import read_inline
+
+PROB_TOL = 1e-9
+MEASURES = ("max_confidence", "min_uncertainty")
+SCALAR_FUNCS = {"exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt}
+
+
+def _suggest(name: str, options) -> str | None:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+# ------------------------------------------------------------------ values in constraints
+
+
+@dataclass(frozen=True)
+class _Affine:
+    """``coef * X + const`` elementwise over the design's axes (arrays broadcast to its shape)."""
+
+    coef: np.ndarray
+    const: np.ndarray
+
+    @property
+    def is_const(self) -> bool:
+        return not np.any(self.coef)
+
+
+@dataclass(frozen=True)
+class _AbsOf:
+    inner: _Affine
+    span: Span
+
+
+class Builder:
+    def __init__(self, spec: ast.SpecFile, params: dict[str, str | float] | None = None, allow_paths: bool = False):
+        self.spec = spec
+        self.source = spec.source
+        self.overrides = dict(params or {})
+        self.files = DataFiles(spec.source.folder, allow_paths)
+        self.variables: dict[str, Variable] = {}
+        self.params: dict[str, float] = {}
+        self.known: dict[str, Table] = {}
+        self.names: dict[str, Span] = {}  # every declared name, for duplicate checks
+
+    # ------------------------------------------------------------------ entry point
+    def build(self) -> Problem:
+        st = self.spec.statements
+        titles = [s for s in st if isinstance(s, ast.SpecTitle)]
+        if len(titles) > 1:
+            raise SpecError("a spec has at most one title", titles[1].span, "keep one 'spec \"...\"' line")
+        self._variables([s for s in st if isinstance(s, ast.VarDecl)])
+        self._params([s for s in st if isinstance(s, ast.ParamDecl)])
+        for s in st:
+            if isinstance(s, ast.KnownDecl):
+                self._known(s)
+        designs = [s for s in st if isinstance(s, ast.DesignDecl)]
+        if not designs:
+            raise SpecError("the spec has no design", None, "add a line such as: design Dt = P(decision | gender, income)")
+        if len(designs) > 1:
+            raise UnsupportedError(
+                "a spec has one design table", designs[1].span, "merge the mechanisms into one design, or write two specs"
+            )
+        self.design = self._design(designs[0])
+        objectives = [s for s in st if isinstance(s, ast.ObjectiveDecl)]
+        if not objectives:
+            raise SpecError(
+                "the spec has no objective",
+                None,
+                "add one line such as: minimize max_confidence(gender, decision -> income)",
+            )
+        if len(objectives) > 1:
+            raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
+        constraints = tuple(c for s in st if isinstance(s, ast.ConstraintDecl) for c in self._constraint(s))
+        objective = self._objective(objectives[0])
+        return Problem(
+            title=titles[0].title if titles else None,
+            variables=self.variables,
+            params=self.params,
+            known=self.known,
+            design=self.design,
+            constraints=constraints,
+            objective=objective,
+            source_name=self.source.name,
+        )
+
+    # ------------------------------------------------------------------ declarations
+    def _declare(self, ident: ast.Ident, what: str) -> None:
+        if ident.name in self.names:
+            first = self.names[ident.name]
+            raise SpecError(
+                f"'{ident.name}' is already declared (line {first.line})",
+                ident.span,
+                f"give this {what} another name",
+            )
+        self.names[ident.name] = ident.span
+
+    def _variables(self, decls: list[ast.VarDecl]) -> None:
+        pending: list[ast.VarDecl] = []
+        for d in decls:
+            self._declare(d.name, "variable")
+            try:
+                role = Role(d.role.name)
+            except ValueError:
+                roles = ", ".join(r.value for r in Role)
+                raise SpecError(
+                    f"unknown role '{d.role.name}'", d.role.span, _suggest(d.role.name, [r.value for r in Role]) or f"roles are: {roles}"
+                ) from None
+            if isinstance(d.domain, ast.DomainOver):
+                pending.append(d)
+                continue
+            self.variables[d.name.name] = self._domain(d, role)
+        for d in pending:
+            other = d.domain.other
+            if other.name not in self.variables:
+                raise SpecError(f"'{other.name}' is not a variable", other.span, _suggest(other.name, self.variables))
+            base = self.variables[other.name]
+            self.variables[d.name.name] = Variable(d.name.name, Role(d.role.name), base.labels, base.values, d.span)
+
+    def _domain(self, d: ast.VarDecl, role: Role) -> Variable:
+        dom = d.domain
+        if isinstance(dom, ast.DomainSet):
+            seen: dict[str, ast.Label] = {}
+            for lab in dom.labels:
+                if lab.text in seen:
+                    raise SpecError(f"label '{lab.text}' appears twice in the domain of {d.name.name}", lab.span)
+                seen[lab.text] = lab
+            labels = tuple(lab.text for lab in dom.labels)
+            values = (
+                np.array([lab.value for lab in dom.labels], dtype=float)
+                if all(lab.value is not None for lab in dom.labels)
+                else None
+            )
+            if values is not None and len(np.unique(values)) != len(values):
+                raise SpecError(f"two labels of {d.name.name} are the same number", dom.span)
+        elif isinstance(dom, ast.DomainRange):
+            if dom.hi < dom.lo:
+                raise SpecError(f"range({dom.lo}, {dom.hi}) is empty", dom.span, "write range(lo, hi) with lo <= hi")
+            if dom.hi - dom.lo >= 10_000_000:
+                raise SpecError("this range has too many labels", dom.span)
+            values = np.arange(dom.lo, dom.hi + 1, dtype=float)
+            labels = tuple(str(v) for v in range(dom.lo, dom.hi + 1))
+        else:
+            assert isinstance(dom, ast.DomainFile)
+            column = dom.column.name if dom.column is not None else d.name.name
+            labels = distinct_labels(self.files, dom.path, dom.path_span, column)
+            try:
+                values = np.array([float(x) for x in labels])
+            except ValueError:
+                values = None
+        if not labels:
+            raise SpecError(f"{d.name.name} has an empty domain", dom.span)
+        return Variable(d.name.name, role, labels, values, d.span)
+
+    def _params(self, decls: list[ast.ParamDecl]) -> None:
+        declared = {d.name.name for d in decls}
+        unknown = [k for k in self.overrides if k not in declared]
+        if unknown:
+            raise UsageError(
+                f"--set {unknown[0]}: the spec has no param '{unknown[0]}'"
+                + (f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
+            )
+        for d in decls:
+            self._declare(d.name, "param")
+            if d.name.name in self.overrides:
+                raw = self.overrides[d.name.name]
+                try:
+                    value = float(raw)
+                except (TypeError, ValueError):
+                    raise UsageError(f"--set {d.name.name}={raw}: the value must be a number") from None
+            else:
+                value = self._scalar(d.expr)
+            if not math.isfinite(value):
+                raise SpecError(f"param {d.name.name} is not a finite number ({value})", d.span)
+            self.params[d.name.name] = value
+
+    def _scalar(self, e: ast.Expr) -> float:
+        """Evaluate a numeric expression of numbers and params (used by params and built-ins)."""
+        if isinstance(e, ast.Number):
+            return e.value
+        if isinstance(e, ast.Name):
+            if e.name in self.params:
+                return self.params[e.name]
+            if e.name in self.names:
+                raise SpecError(f"'{e.name}' is not a number here", e.span, "only params and numbers may appear in a param")
+            raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, self.params) or "declare it first: param NAME = VALUE")
+        if isinstance(e, ast.Neg):
+            return -self._scalar(e.operand)
+        if isinstance(e, ast.Abs):
+            return abs(self._scalar(e.operand))
+        if isinstance(e, ast.BinOp):
+            a, b = self._scalar(e.left), self._scalar(e.right)
+            try:
+                return {"+": a + b, "-": a - b, "*": a * b}[e.op] if e.op in "+-*" else (a / b if e.op == "/" else a**b)
+            except ZeroDivisionError:
+                raise SpecError("division by zero", e.span) from None
+        if isinstance(e, ast.Call) and e.func.name in SCALAR_FUNCS and len(e.args) == 1 and e.arrow_args is None:
+            try:
+                return float(SCALAR_FUNCS[e.func.name](self._scalar(e.args[0])))
+            except ValueError:
+                raise SpecError(f"{e.func.name} is undefined here", e.span) from None
+        raise SpecError("expected a number", e.span)
+
+    # ------------------------------------------------------------------ known tables
+    def _vars_of(self, idents) -> list[Variable]:
+        out = []
+        for ident in idents:
+            if ident.name not in self.variables:
+                raise SpecError(f"unknown variable '{ident.name}'", ident.span, _suggest(ident.name, self.variables))
+            out.append(self.variables[ident.name])
+        names = [v.name for v in out]
+        for ident in idents:
+            if names.count(ident.name) > 1:
+                raise SpecError(f"'{ident.name}' appears twice in P(...)", ident.span)
+        return out
+
+    def _known(self, k: ast.KnownDecl) -> None:
+        prob = k.prob
+        target_vars = self._vars_of([t.var for t in prob.targets])
+        given_vars = self._vars_of(prob.given)
+        overlap = {v.name for v in target_vars} & {v.name for v in given_vars}
+        if overlap:
+            raise SpecError(f"'{overlap.pop()}' is both a target and a condition", prob.span)
+        fixed: dict[str, int] = {}
+        for t, v in zip(prob.targets, target_vars):
+            if t.label is not None:
+                idx = v.index_of(t.label.text, t.label.value)
+                if idx is None:
+                    raise SpecError(
+                        f"label '{t.label.text}' is not in the domain of {v.name}",
+                        t.label.span,
+                        _suggest(t.label.text, v.labels) or f"{v.name} takes {{{', '.join(v.labels)}}}",
+                    )
+                if v.size != 2:
+                    raise SpecError(
+                        f"the shorthand P({v.name} = {t.label.text} | ...) needs a two-valued variable; {v.name} has {v.size} values",
+                        t.var.span.to(t.label.span),
+                        f"give the whole table: P({v.name} | ...)",
+                    )
+                fixed[v.name] = idx
+        free = [v for v in target_vars if v.name not in fixed]
+        if free:
+            col = free[-1]
+            row_vars = given_vars + free[:-1]
+        else:
+            if not given_vars:
+                raise SpecError("P(...) needs at least one variable without a fixed label", prob.span)
+            col = given_vars[-1]
+            row_vars = given_vars[:-1]
+
+        if k.name is not None:
+            self._declare(k.name, "table")
+            name = k.name.name
+        else:
+            name = _prob_text(prob)
+            if name in self.known:
+                raise SpecError(f"{name} is already known", prob.span, "give it once")
+        src = k.source
+        layout_vars = row_vars + [col]
+        counts = getattr(src, "counts", False)
+        if isinstance(src, ast.InlineTable):
+            raw = read_inline(self.source, src.body, src.body_span, row_vars, col)
+            data, cell_spans = raw.data, raw.cell_spans
+            where = src.body_span
+        elif isinstance(src, ast.FileTable):
+            data = read_long_table(
+                self.files, src.path, src.path_span, layout_vars, src.column.name, 0.0 if counts else None
+            )
+            cell_spans, where = {}, src.path_span
+        else:
+            data = self._builtin(src, layout_vars, given_vars, free, fixed)
+            cell_spans, where = {}, src.span
+        # data axes: layout order -> canonical order given + free targets
+        layout_names = [v.name for v in layout_vars]
+        canon = [v.name for v in given_vars] + [v.name for v in free]
+        data = np.transpose(data, [layout_names.index(a) for a in canon])
+        spans = {tuple(idx[layout_names.index(a)] for a in canon): s for idx, s in cell_spans.items()}
+        data = self._validate_table(data, canon, len(given_vars), counts, bool(fixed), spans, where, name)
+        # complete the binary shorthand: add the fixed variable's axis with the complement
+        for v in target_vars:
+            if v.name in fixed:
+                i = fixed[v.name]
+                full = np.empty(data.shape + (2,))
+                full[..., i] = data
+                full[..., 1 - i] = 1.0 - data
+                data = full
+                canon.append(v.name)
+        self.known[name] = Table(
+            name=name,
+            targets=tuple(v.name for v in target_vars),
+            given=tuple(v.name for v in given_vars),
+            axes=tuple(canon),
+            data=data,
+            span=k.span,
+        )
+
+    def _builtin(self, src: ast.BuiltinTable, layout_vars, given_vars, free, fixed) -> np.ndarray:
+        fname = src.func.name
+        shape = tuple(v.size for v in layout_vars)
+        if fname == "uniform":
+            if src.args:
+                raise SpecError("uniform takes no arguments", src.span)
+            if fixed:
+                raise SpecError("uniform cannot fill a shorthand P(x = v | ...)", src.span)
+            free_sizes = int(np.prod([v.size for v in free]))
+            return np.full(shape, 1.0 / free_sizes)
+        if fname == "bsc":
+            if len(src.args) != 1:
+                raise SpecError("bsc takes one argument, the crossover probability: bsc(p)", src.span)
+            p = self._scalar(src.args[0])
+            if not 0 <= p <= 1:
+                raise SpecError(f"bsc({p}): the crossover probability must lie in [0, 1]", src.span)
+            if len(free) != 1 or len(given_vars) != 1 or free[0].size != 2 or given_vars[0].size != 2 or fixed:
+                raise SpecError("bsc(p) is a channel P(Y | X) between two binary variables", src.span)
+            return np.array([[1 - p, p], [p, 1 - p]])
+        raise SpecError(f"unknown table '{fname}'", src.func.span, _suggest(fname, ["uniform", "bsc"]) or "built-in tables are: uniform, bsc(p)")
+
+    def _validate_table(self, data, axes, n_given, counts, shorthand, spans, where, name) -> np.ndarray:
+        def at(idx) -> Span:
+            return spans.get(tuple(int(i) for i in idx), where)
+
+        def labels(idx) -> str:
+            return ", ".join(f"{a}={self.variables[a].labels[i]}" for a, i in zip(axes, idx))
+
+        if counts:
+            neg = np.argwhere(data < 0)
+            if neg.size:
+                raise SpecError(f"negative count {data[tuple(neg[0])]:g} ({labels(neg[0])})", at(neg[0]), "counts are >= 0")
+            if n_given == 0:
+                total = data.sum()
+                if total <= 0:
+                    raise SpecError(f"the counts of {name} are all zero", where)
+                return data / total
+            sums = data.sum(axis=tuple(range(n_given, data.ndim)), keepdims=True)
+            zero = np.argwhere(sums.reshape(sums.shape[:n_given]) <= 0)
+            if zero.size:
+                cond = ", ".join(f"{a}={self.variables[a].labels[i]}" for a, i in zip(axes[:n_given], zero[0]))
+                raise SpecError(f"the counts for ({cond}) are all zero, so P(... | {cond}) is undefined", where)
+            return data / sums
+        bad = np.argwhere((data < 0) | (data > 1))
+        if bad.size:
+            v = data[tuple(bad[0])]
+            raise SpecError(f"probability {v:g} is outside [0, 1] ({labels(bad[0])})", at(bad[0]), "write 'counts' before the table to give counts")
+        if shorthand:
+            return data
+        if n_given == 0:
+            total = float(data.sum())
+            if abs(total - 1.0) > PROB_TOL:
+                raise SpecError(
+                    f"the probabilities of {name} sum to {total:.12g}, not 1", where, "fix the values, or write 'counts' to have them normalized"
+                )
+            return data
+        sums = data.sum(axis=tuple(range(n_given, data.ndim)))
+        off = np.argwhere(np.abs(sums - 1.0) > PROB_TOL)
+        if off.size:
+            cond = ", ".join(f"{a}={self.variables[a].labels[i]}" for a, i in zip(axes[:n_given], off[0]))
+            s = sums[tuple(off[0])]
+            row_span = where
+            cells = [sp for idx, sp in spans.items() if tuple(idx[:n_given]) == tuple(off[0])]
+            if cells:
+                row_span = min(cells, key=lambda sp: sp.start).to(max(cells, key=lambda sp: sp.end))
+            raise SpecError(f"the row for ({cond}) sums to {s:.12g}, not 1", row_span, "each conditional row is a distribution")
+        return data
+
+    # ------------------------------------------------------------------ design
+    def _design(self, d: ast.DesignDecl) -> Design:
+        self._declare(d.name, "design")
+        for t in d.prob.targets:
+            if t.label is not None:
+                raise SpecError("a design is a whole table; drop the '= label'", t.label.span)
+        targets = self._vars_of([t.var for t in d.prob.targets])
+        given = self._vars_of(d.prob.given)
+        if not given:
+            raise UnsupportedError("the design needs conditioning variables: P(outcome | inputs)", d.prob.span)
+        overlap = {v.name for v in targets} & {v.name for v in given}
+        if overlap:
+            raise SpecError(f"'{overlap.pop()}' is both a target and a condition", d.prob.span)
+        return Design(d.name.name, tuple(v.name for v in targets), tuple(v.name for v in given), d.span)
+
+    # ------------------------------------------------------------------ constraints
+    def _constraint(self, c: ast.ConstraintDecl) -> list[CellConstraint]:
+        vals = [self._value(e) for e in c.exprs]
+        out = []
+        for (le, re_), (lv, rv), op, i in zip(
+            zip(c.exprs, c.exprs[1:]), zip(vals, vals[1:]), c.ops, range(len(c.ops))
+        ):
+            if op == ">=":
+                le, re_, lv, rv, op = re_, le, rv, lv, "<="
+            if isinstance(rv, _AbsOf) or (op == "==" and isinstance(lv, _AbsOf)):
+                a = rv if isinstance(rv, _AbsOf) else lv
+                raise UnsupportedError(
+                    "|...| may only stand on the smaller side of a bound (|e| <= c)",
+                    a.span,
+                    "a lower bound on |e| makes the feasible set nonconvex",
+                )
+            if isinstance(lv, _AbsOf):
+                inner = lv.inner
+                out.append(self._cell(inner.coef - rv.coef, inner.const - rv.const, "<=", c))
+                out.append(self._cell(-inner.coef - rv.coef, -inner.const - rv.const, "<=", c))
+            else:
+                out.append(self._cell(lv.coef - rv.coef, lv.const - rv.const, op, c))
+        return out
+
+    def _cell(self, coef, const, sense, c: ast.ConstraintDecl) -> CellConstraint:
+        shape = self._design_shape()
+        return CellConstraint(
+            np.broadcast_to(coef, shape).copy(), np.broadcast_to(const, shape).copy(), sense, c.span, c.span.text()
+        )
+
+    def _design_shape(self) -> tuple[int, ...]:
+        return tuple(self.variables[a].size for a in self.design.axes)
+
+    def _lift(self, table: Table, span: Span) -> np.ndarray:
+        """A known table as an array broadcast over the design's axes."""
+        axes = self.design.axes
+        extra = [a for a in table.axes if a not in axes]
+        if extra:
+            raise UnsupportedError(
+                f"{table.name} has axis '{extra[0]}', which the design {self.design.name} does not have",
+                span,
+                f"tables in a constraint must be indexed by {self.design.name}'s variables ({', '.join(axes)})",
+            )
+        present = [a for a in axes if a in table.axes]
+        arr = table.aligned(tuple(present))
+        shape = [self.variables[a].size if a in table.axes else 1 for a in axes]
+        return arr.reshape(shape)
+
+    def _value(self, e: ast.Expr):
+        zero = np.zeros(())
+        if isinstance(e, ast.Number):
+            return _Affine(zero, np.array(e.value))
+        if isinstance(e, ast.Name):
+            if e.name in self.params:
+                return _Affine(zero, np.array(self.params[e.name]))
+            if e.name == self.design.name:
+                return _Affine(np.ones(()), zero)
+            if e.name in self.known:
+                return _Affine(zero, self._lift(self.known[e.name], e.span))
+            if e.name in self.variables:
+                raise UnsupportedError(
+                    f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
+                )
+            options = list(self.params) + list(self.known) + [self.design.name]
+            raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options))
+        if isinstance(e, ast.Prob):
+            table = self._find_known(e)
+            return _Affine(zero, self._lift(table, e.span))
+        if isinstance(e, ast.Neg):
+            v = self._plain(e.operand)
+            return _Affine(-v.coef, -v.const)
+        if isinstance(e, ast.Abs):
+            v = self._plain(e.operand)
+            if v.is_const:
+                return _Affine(zero, np.abs(v.const))
+            return _AbsOf(v, e.span)
+        if isinstance(e, ast.BinOp):
+            a, b = self._plain(e.left), self._plain(e.right)
+            if e.op == "+":
+                return _Affine(a.coef + b.coef, a.const + b.const)
+            if e.op == "-":
+                return _Affine(a.coef - b.coef, a.const - b.const)
+            if e.op == "*":
+                if not a.is_const and not b.is_const:
+                    raise UnsupportedError("a product of two design terms is not linear", e.span)
+                return _Affine(a.coef * b.const + b.coef * a.const, a.const * b.const)
+            if e.op == "/":
+                if not b.is_const:
+                    raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
+                if np.any(b.const == 0):
+                    raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
+                return _Affine(a.coef / b.const, a.const / b.const)
+            if e.op == "^":
+                if not (a.is_const and b.is_const):
+                    raise UnsupportedError("powers of the design are not linear", e.span)
+                return _Affine(zero, np.power(a.const, b.const))
+        if isinstance(e, ast.Call):
+            if e.func.name in MEASURES:
+                raise UnsupportedError(
+                    f"{e.func.name}(...) as a constraint is not supported yet",
+                    e.span,
+                    f"make it the objective: minimize {e.func.name}(...)",
+                )
+            if e.func.name in SCALAR_FUNCS and e.arrow_args is None and len(e.args) == 1:
+                v = self._plain(e.args[0])
+                if not v.is_const:
+                    raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
+                if e.func.name == "abs":
+                    return _Affine(zero, np.abs(v.const))
+                with np.errstate(all="ignore"):
+                    out = np.vectorize(SCALAR_FUNCS[e.func.name], otypes=[float])(v.const)
+                if not np.all(np.isfinite(out)):
+                    raise SpecError(f"{e.func.name} is undefined for some cells", e.span)
+                return _Affine(zero, out)
+            raise SpecError(f"unknown function '{e.func.name}'", e.func.span, _suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
+        if isinstance(e, ast.TupleExpr):
+            raise UnsupportedError("a tuple is not a value here", e.span)
+        raise SpecError("unexpected expression", e.span)
+
+    def _plain(self, e: ast.Expr) -> _Affine:
+        v = self._value(e)
+        if isinstance(v, _AbsOf):
+            raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
+        return v
+
+    def _find_known(self, p: ast.Prob) -> Table:
+        tnames = tuple(t.var.name for t in p.targets)
+        gnames = frozenset(g.name for g in p.given)
+        for t in self.known.values():
+            if t.targets == tnames and frozenset(t.given) == gnames:
+                return t
+        raise UnsupportedError(
+            f"{_prob_text(p)} is not a known table",
+            p.span,
+            "declare it with 'known' (distributions induced by a design are not supported yet)",
+        )
+
+    # ------------------------------------------------------------------ objective
+    def _objective(self, o: ast.ObjectiveDecl) -> Objective:
+        e = o.expr
+        if not (isinstance(e, ast.Call) and e.func.name in MEASURES):
+            if isinstance(e, ast.Call):
+                raise SpecError(
+                    f"unknown measure '{e.func.name}'", e.func.span, _suggest(e.func.name, MEASURES) or f"measures: {', '.join(MEASURES)}"
+                )
+            raise UnsupportedError(
+                "this objective is not supported yet",
+                e.span,
+                "use minimize max_confidence(PUBLIC..., OUTCOME -> PRIVATE) or maximize min_uncertainty(...)",
+            )
+        kind = e.func.name
+        wanted = "minimize" if kind == "max_confidence" else "maximize"
+        if o.sense != wanted:
+            raise UnsupportedError(
+                f"{o.sense} {kind}(...) asks for the least privacy",
+                o.span,
+                f"privacy is {wanted} {kind}(...)",
+            )
+        return Objective(o.sense, kind, self._max_confidence(e), o.span)
+
+    def _measure_var(self, arg: ast.Expr) -> tuple[Variable, Span]:
+        if not isinstance(arg, ast.Name):
+            raise SpecError("expected a variable name", arg.span)
+        if arg.name not in self.variables:
+            raise SpecError(f"unknown variable '{arg.name}'", arg.span, _suggest(arg.name, self.variables))
+        return self.variables[arg.name], arg.span
+
+    def _max_confidence(self, e: ast.Call) -> MaxConfidence:
+        fname = e.func.name
+        usage = f"write {fname}(PUBLIC..., OUTCOME -> PRIVATE...)"
+        if e.arrow_args is None:
+            raise SpecError(f"{fname} needs '->' before the private attribute(s)", e.span, usage)
+        public, outcomes = [], []
+        for arg in e.args:
+            v, span = self._measure_var(arg)
+            if v.role is Role.PUBLIC:
+                public.append(v.name)
+            elif v.role is Role.OUTCOME:
+                outcomes.append((v.name, span))
+            else:
+                raise SpecError(
+                    f"'{v.name}' is {v.role.value}; before '->' list public attributes and the outcome", span, usage
+                )
+        if len(outcomes) != 1:
+            span = outcomes[1][1] if len(outcomes) > 1 else e.span
+            raise SpecError(f"{fname} needs exactly one outcome variable before '->'", span, usage)
+        private = []
+        for arg in e.arrow_args:
+            v, span = self._measure_var(arg)
+            if v.role is not Role.PRIVATE:
+                raise SpecError(f"'{v.name}' is {v.role.value}; after '->' list private attributes", span, usage)
+            private.append(v.name)
+        outcome = outcomes[0][0]
+        d = self.design
+        inputs = set(public) | set(private)
+        if len(set(private)) != len(private) or len(set(public)) != len(public):
+            raise SpecError(f"a variable appears twice in {fname}(...)", e.span)
+        if d.targets != (outcome,) or set(d.given) != inputs:
+            raise UnsupportedError(
+                f"{fname}({', '.join(public + [outcome])} -> {', '.join(private)}) needs the design "
+                f"P({outcome} | {', '.join(public + private)}); {d.name} is P({', '.join(d.targets)} | {', '.join(d.given)})",
+                e.span,
+                "list exactly the design's inputs as the public and private attributes",
+            )
+        prior = None
+        for t in self.known.values():
+            if t.variables == inputs and set(private) <= set(t.targets):
+                prior = t.name
+                break
+        if prior is None:
+            need = ", ".join(public + private)
+            raise SpecError(
+                f"{fname} needs the adversary's prior P({need})",
+                e.span,
+                f"add: known P({need}) = counts {{ ... }}  (or P({', '.join(private)} | {', '.join(public)}))",
+            )
+        refs = [t.name for t in self.known.values() if t.targets == (outcome,) and set(t.given) == set(d.given)]
+        return MaxConfidence(tuple(public), outcome, tuple(private), prior, refs[0] if refs else None, e.span)
+
+
+def _prob_text(p: ast.Prob) -> str:
+    targets = ", ".join(t.var.name + (f" = {t.label.text}" if t.label else "") for t in p.targets)
+    given = ", ".join(g.name for g in p.given)
+    return f"P({targets} | {given})" if given else f"P({targets})"
+
+
+def build(spec: ast.SpecFile, params: dict[str, str | float] | None = None, allow_paths: bool = False) -> Problem:
+    """Check a parsed spec and return its ``Problem``. Raises ``SpecError`` on any mistake."""
+    return Builder(spec, params, allow_paths).build()
