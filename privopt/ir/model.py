@@ -154,9 +154,22 @@ class Problem:
     constraints: tuple[CellConstraint, ...]
     objective: Objective
     source_name: str = "<spec>"
+    parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
 
     def var(self, name: str) -> Variable:
         return self.variables[name]
 
     def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in axes)
+
+    def solve(self, method: str = "auto", backend: str = "highs", time_limit: float | None = None):
+        """Solve by ``method`` (auto | closed-form | lfp); returns a ``privopt.Result``."""
+        from ..solve import solve
+
+        return solve(self, method=method, backend=backend, time_limit=time_limit)
+
+    def explain(self):
+        """The analysis: problem class, applicable methods and why, size."""
+        from ..compile.analysis import analyse
+
+        return analyse(self)

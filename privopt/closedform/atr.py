@@ -1,0 +1,132 @@
+"""Closed-form optimum of the binary ATR problem (Chen et al. Theorem 1, Algorithm 1), corrected.
+
+Per QID group, write y_i = P(x_i) D~_1(x_i) in [a_i, b_i] = P(x_i) [L_i, U_i] (the effective
+bounds of eq. 11 on D~_1) and z_i = P(x_i) - y_i, P = sum_i P(x_i). With
+
+    m1 = max_i a_i                 (= P(x^1) D~_1(x^1)_min)
+    m0 = max_i (P(x_i) - b_i)      (= P(x^0) D~_0(x^0)_min)
+    beta_1 = m1 / sum_i min(b_i, m1)            beta_0 = m0 / sum_i min(P(x_i) - a_i, m0)
+    beta_p = (m1 + m0) / P                       beta_min = max_i P(x_i) / P   (Lemma 5)
+
+the optimum of (OPT-Sub) is
+
+    beta* = max(beta_0, beta_1, beta_p, beta_min).
+
+Theorem 1 as printed omits beta_min. Each of the four is a lower bound (beta_min by Lemma 5;
+beta_p as a mediant of the two binding ratios; beta_a because M / sum_i min(b_i, M) is
+non-decreasing in the largest joint M >= m_a); without beta_min the theorem fails, e.g. on a
+group of one record with free bounds (it gives 0; the optimum is 1). docs/atr.md has the
+achievability proof: at beta*, the set of S1 = sum_i y_i meeting every constraint is a
+non-empty interval [max(m1/beta, P - s0max), min(P - m0/beta, s1max)], where
+s_amax(beta) is the largest s with sum_i min(cap_i, beta s) >= s.
+
+The returned table is one optimal solution (beta_p cases have many, Sec. 7.4.2): S1 is
+chosen nearest the true mapping's sum, and each y_i starts at the true P(x_i) D_1(x_i),
+clipped into its feasible interval, then moves proportionally to meet S1. Everything is
+vectorized over groups; the only sort (for s_amax) runs on the groups that need it.
+
+Every group is certified: the lower bound beta* is compared with the confidence recomputed
+from the returned table (``measures.confidence``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..measures.confidence import group_max_confidence
+
+CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
+
+
+@dataclass(frozen=True)
+class BinaryATRSolution:
+    beta: np.ndarray  # (G,) optimal beta per group (0 for a group of zero mass)
+    candidates: np.ndarray  # (G, 4) beta_0, beta_1, beta_p, beta_min
+    case: np.ndarray  # (G,) index into CASES of the binding candidate
+    d1: np.ndarray  # (G, m) the optimal D~_1
+    achieved: np.ndarray  # (G,) max confidence recomputed from the returned table
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(num > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _s_max(caps: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Largest s >= 0 with sum_i min(caps_i, beta s) >= s, per row (beta > 0).
+
+    With tau = beta s and caps sorted descending c_(0) >= c_(1) >= ..., the concave function
+    g(tau) = sum_i min(c_i, tau) - tau / beta is >= 0 exactly on [0, tau*]. Let k0 be the first
+    breakpoint with g(c_(k0)) >= 0; on [c_(k0), c_(k0-1)], sum_i min(c_i, tau) = k0 tau + R_k0
+    (R_k = sum_{j>=k} c_(j)), so tau* = R_k0 / (1/beta - k0).
+    """
+    n, m = caps.shape
+    c = -np.sort(-caps, axis=1)
+    c = np.concatenate([c, np.zeros((n, 1))], axis=1)  # a breakpoint at 0 always has g = 0
+    suffix = np.cumsum(c[:, ::-1], axis=1)[:, ::-1]  # R_k
+    k = np.arange(m + 1)
+    inv = 1.0 / beta
+    g = k * c + suffix - c * inv[:, None]
+    k0 = np.argmax(g >= -1e-15 * np.maximum(1.0, suffix[:, :1]), axis=1)
+    tau = suffix[np.arange(n), k0] / (inv - k0)
+    return tau * inv
+
+
+def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray | None = None) -> BinaryATRSolution:
+    """Optimal D~_1 for every group at once.
+
+    ``p`` (G, m) prior, ``lo``/``hi`` (G, m) effective bounds on D~_1 with lo <= hi, ``target``
+    (G, m) the true D_1 used to pick among optimal solutions (None: the bounds' midpoint).
+    """
+    p = np.asarray(p, dtype=float)
+    P = p.sum(axis=1)
+    a, b = p * lo, p * hi
+    cap0 = p - a  # upper bound on z_i
+    m1 = a.max(axis=1)
+    m0 = (p - b).max(axis=1)
+    s1 = np.minimum(b, m1[:, None]).sum(axis=1)
+    s0 = np.minimum(cap0, m0[:, None]).sum(axis=1)
+    cand = np.stack([_ratio(m0, s0), _ratio(m1, s1), _ratio(m1 + m0, P), _ratio(p.max(axis=1), P)], axis=1)
+    beta = cand.max(axis=1)
+    case = np.argmax(cand >= beta[:, None] * (1 - 1e-12), axis=1)
+
+    live = P > 0
+    safe_beta = np.where(live, beta, 1.0)
+    # the feasible interval of S1 = sum y; the fast inner interval first
+    s_lo = np.maximum(m1 / safe_beta, P - s0)
+    s_hi = np.minimum(P - m0 / safe_beta, s1)
+    need = live & (s_lo > s_hi)
+    if need.any():
+        idx = np.flatnonzero(need)
+        bb = safe_beta[idx]
+        s1max = _s_max(b[idx], bb)
+        s0max = _s_max(cap0[idx], bb)
+        s_lo[idx] = np.maximum(m1[idx] / bb, P[idx] - s0max)
+        s_hi[idx] = np.minimum(P[idx] - m0[idx] / bb, s1max)
+    s_lo = np.maximum(s_lo, a.sum(axis=1))
+    s_hi = np.minimum(s_hi, b.sum(axis=1))
+    d_target = 0.5 * (lo + hi) if target is None else np.clip(target, lo, hi)
+    y_target = p * d_target
+    s = np.where(s_lo <= s_hi, np.clip(y_target.sum(axis=1), s_lo, s_hi), 0.5 * (s_lo + s_hi))
+
+    # per-record interval at (beta, s), then move the target into it and onto the sum s
+    y_lo = np.maximum(a, p - safe_beta[:, None] * (P - s)[:, None])
+    y_hi = np.minimum(b, safe_beta[:, None] * s[:, None])
+    y_hi = np.maximum(y_hi, y_lo)
+    y0 = np.clip(y_target, y_lo, y_hi)
+    gap = s - y0.sum(axis=1)
+    room = np.where(gap[:, None] >= 0, y_hi - y0, y0 - y_lo)
+    total = room.sum(axis=1)
+    frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
+    y = y0 + np.sign(gap)[:, None] * room * np.minimum(frac, 1.0)[:, None]
+    y = np.clip(y, a, b)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d1 = np.where(p > 0, y / np.where(p > 0, p, 1.0), d_target)
+    d1 = np.clip(d1, lo, hi)
+    table = np.stack([1.0 - d1, d1], axis=2)
+    achieved = group_max_confidence(p, table)
+    beta = np.where(live, beta, 0.0)
+    return BinaryATRSolution(beta=beta, candidates=cand, case=case, d1=d1, achieved=achieved)

@@ -1,0 +1,158 @@
+"""Lowering an ATR problem (Chen et al. Sec. 6, problem (OPT) eq. 16) to dense group arrays.
+
+Records are the combinations of the public and private attributes; a QID group is one
+combination of the public attributes (Table 3: T_{x_U}). Every group holds every private
+combination, so the instance is dense:
+
+    p[g, i]       prior P(x) of record i of group g (joint, or P(x_S | x_U): the optimum only
+                  depends on P(x | T_{x_U}), so either scale gives the same answer)
+    lower/upper   [g, i, a] bounds on D~_a(x) from the fidelity constraints (eq. 11), clipped to [0, 1]
+    reference     [g, i, a] the true mapping D, when the spec gives it
+
+Bounds are intersected with the simplex: with binary outcomes D~_0 = 1 - D~_1, so the
+effective bounds on D~_1 are [max(L1, 1 - U0), min(U1, 1 - L0)].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InfeasibleError
+from ..ir.model import Problem
+
+FEAS_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class ATRInstance:
+    public: tuple[str, ...]
+    private: tuple[str, ...]
+    outcome: str
+    public_labels: tuple[tuple[str, ...], ...]  # per public variable
+    private_labels: tuple[tuple[str, ...], ...]
+    outcome_labels: tuple[str, ...]
+    p: np.ndarray  # (G, m)
+    lower: np.ndarray  # (G, m, A)
+    upper: np.ndarray  # (G, m, A)
+    reference: np.ndarray | None  # (G, m, A)
+
+    @property
+    def n_groups(self) -> int:
+        return self.p.shape[0]
+
+    @property
+    def group_size(self) -> int:
+        return self.p.shape[1]
+
+    @property
+    def n_outcomes(self) -> int:
+        return self.lower.shape[2]
+
+    def group_key(self, g: int) -> dict[str, str]:
+        idx = np.unravel_index(g, tuple(len(l) for l in self.public_labels)) if self.public else ()
+        return {v: labs[i] for v, labs, i in zip(self.public, self.public_labels, idx)}
+
+    def record_key(self, i: int) -> dict[str, str]:
+        idx = np.unravel_index(i, tuple(len(l) for l in self.private_labels))
+        return {v: labs[j] for v, labs, j in zip(self.private, self.private_labels, idx)}
+
+    def binary_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Effective bounds on D~_1 (outcome index 1) for two outcomes."""
+        lo = np.maximum(self.lower[..., 1], 1.0 - self.upper[..., 0])
+        hi = np.minimum(self.upper[..., 1], 1.0 - self.lower[..., 0])
+        return lo, hi
+
+
+def lower_atr(problem: Problem) -> ATRInstance:
+    """Dense arrays of the ATR instance; raises ``InfeasibleError`` when bounds are contradictory."""
+    m = problem.objective.measure
+    design = problem.design
+    order = m.public + m.private + (m.outcome,)
+    shape = problem.shape(order)
+    G = int(np.prod(shape[: len(m.public)], dtype=np.int64)) if m.public else 1
+    msize = int(np.prod(shape[len(m.public) : -1], dtype=np.int64))
+    A = shape[-1]
+
+    def to_dense(arr: np.ndarray, axes: tuple[str, ...]) -> np.ndarray:
+        return np.transpose(arr, [axes.index(a) for a in order]).reshape(G, msize, A)
+
+    lower = np.zeros((G, msize, A))
+    upper = np.ones((G, msize, A))
+    reasons: list[str] = []
+    for c in problem.constraints:
+        coef = to_dense(np.broadcast_to(c.coef, problem.shape(design.axes)), design.axes)
+        const = to_dense(np.broadcast_to(c.const, problem.shape(design.axes)), design.axes)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound = -const / coef
+        pos, neg, zero = coef > 0, coef < 0, coef == 0
+        if c.sense == "==":
+            lower = np.where(~zero, np.maximum(lower, bound), lower)
+            upper = np.where(~zero, np.minimum(upper, bound), upper)
+            broken = zero & (np.abs(const) > 1e-12)
+        else:
+            upper = np.where(pos, np.minimum(upper, bound), upper)
+            lower = np.where(neg, np.maximum(lower, bound), lower)
+            broken = zero & (const > 1e-12)
+        if broken.any():
+            g, i, a = np.argwhere(broken)[0]
+            reasons.append(
+                f"'{c.text}' fails at {_cell_text(problem, order, G, msize, g, i, a)}"
+                f" whatever the design ({int(broken.sum())} cell(s)) [{c.span.location() if c.span else ''}]"
+            )
+    bad = lower > upper + FEAS_TOL
+    if bad.any():
+        g, i, a = np.argwhere(bad)[0]
+        reasons.append(
+            f"the bounds at {_cell_text(problem, order, G, msize, g, i, a)} are empty: "
+            f"{lower[g, i, a]:.6g} > {upper[g, i, a]:.6g} ({int(bad.sum())} cell(s))"
+        )
+    lower = np.minimum(lower, upper)  # only differ by <= FEAS_TOL here
+    row_lo, row_hi = lower.sum(-1), upper.sum(-1)
+    bad_rows = (row_lo > 1 + FEAS_TOL) | (row_hi < 1 - FEAS_TOL)
+    if bad_rows.any() and not reasons:
+        g, i = np.argwhere(bad_rows)[0]
+        reasons.append(
+            f"no distribution over {m.outcome} fits the bounds for {_record_text(problem, order, G, msize, g, i)}: "
+            f"lower bounds sum to {row_lo[g, i]:.6g}, upper bounds to {row_hi[g, i]:.6g} ({int(bad_rows.sum())} record(s))"
+        )
+    if reasons:
+        raise InfeasibleError("the constraints admit no table", reasons)
+
+    prior = problem.known[m.prior]
+    p_axes = m.public + m.private
+    p = np.transpose(prior.data, [prior.axes.index(a) for a in p_axes]).reshape(G, msize)
+    ref = None
+    if m.reference is not None:
+        r = problem.known[m.reference]
+        ref = to_dense(r.data, r.axes)
+    labels = lambda names: tuple(problem.variables[n].labels for n in names)  # noqa: E731
+    return ATRInstance(
+        public=m.public,
+        private=m.private,
+        outcome=m.outcome,
+        public_labels=labels(m.public),
+        private_labels=labels(m.private),
+        outcome_labels=problem.variables[m.outcome].labels,
+        p=np.ascontiguousarray(p, dtype=float),
+        lower=lower,
+        upper=upper,
+        reference=ref,
+    )
+
+
+def _cell_text(problem, order, G, msize, g, i, a) -> str:
+    return _record_text(problem, order, G, msize, g, i) + f", {order[-1]}={problem.variables[order[-1]].labels[a]}"
+
+
+def _record_text(problem, order, G, msize, g, i) -> str:
+    sizes = problem.shape(order[:-1])
+    flat = int(g) * msize + int(i)
+    idx = np.unravel_index(flat, sizes)
+    return ", ".join(f"{v}={problem.variables[v].labels[j]}" for v, j in zip(order[:-1], idx))
+
+
+
+
+__all__ = ["ATRInstance", "lower_atr"]

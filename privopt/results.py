@@ -1,0 +1,102 @@
+"""The result of a solve: what the solver says, what privopt checked, and the tables by label.
+
+``termination`` says why the method stopped; ``status`` says what the returned point is. A
+point is reported "optimal" only if privopt's own recomputation from the returned table (the
+``verification``) passes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass
+class Result:
+    status: str  # optimal | infeasible | error
+    termination: str
+    objective: float | None
+    beta: float | None
+    method: str
+    backend: str | None
+    problem_class: str
+    objective_kind: str
+    groups: pd.DataFrame  # one row per QID group: public labels, objective, beta, beta_min, c_star, case
+    tables: dict[str, pd.DataFrame]
+    verification: dict[str, Any]
+    timings: dict[str, float]
+    stats: dict[str, Any] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+
+    def table(self, name: str) -> pd.DataFrame:
+        """A released table as a DataFrame: one column per variable (labels) and ``value``."""
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise KeyError(f"no table '{name}'; tables: {', '.join(self.tables)}") from None
+
+    def group_records(self) -> list[dict[str, Any]]:
+        """Per-group results as plain dicts: {key: {public var: label}, objective, beta, ...}."""
+        frame = self.groups
+        if frame.empty:
+            return []
+        measures = [c for c in ("objective", "beta", "beta_min", "c_star", "case") if c in frame.columns]
+        keys = [c for c in frame.columns if c not in measures]
+        key_rows = frame[keys].astype(str).to_dict(orient="records") if keys else [{}] * len(frame)
+        value_rows = frame[measures].to_dict(orient="records")
+        out = []
+        for k, v in zip(key_rows, value_rows):
+            row = {"key": k}
+            for name, x in v.items():
+                row[name] = x if name == "case" else _num(x)
+            out.append(row)
+        return out
+
+    def to_dict(self, tables: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": self.status,
+            "termination": self.termination,
+            "objective": _num(self.objective),
+            "objective_kind": self.objective_kind,
+            "beta": _num(self.beta),
+            "method": self.method,
+            "backend": self.backend,
+            "problem_class": self.problem_class,
+            "timings": {k: round(v, 6) for k, v in self.timings.items()},
+            "groups": self.group_records(),
+            "verification": self.verification,
+            "stats": self.stats,
+        }
+        if self.reasons:
+            out["reasons"] = self.reasons
+        if tables:
+            out["tables"] = {
+                name: [{k: (str(v) if k != "value" else float(v)) for k, v in row.items()} for row in df.to_dict(orient="records")]
+                for name, df in self.tables.items()
+            }
+        return out
+
+    def to_json(self, tables: bool = True, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(tables), indent=indent, default=_json_default, allow_nan=False)
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return _num(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")

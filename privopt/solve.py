@@ -1,0 +1,196 @@
+"""The solve pipeline: analyse -> lower -> method -> independent verification -> Result."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from .backends import get_backend
+from .closedform.atr import CASES, solve_binary
+from .compile.analysis import METHODS, analyse
+from .compile.atr import ATRInstance, lower_atr
+from .errors import InfeasibleError, UsageError, VerificationError
+from .ir.model import Problem
+from .measures.confidence import beta_min, c_star, group_max_confidence
+from .methods.lfp import solve_lfp
+from .results import Result
+
+VERIFY_TOL = 1e-9
+
+
+def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_limit: float | None = None) -> Result:
+    """Solve an ATR problem. Returns a Result whose status is "optimal" or "infeasible"; raises
+    ``UsageError`` for a method that does not apply and ``SolverError`` when a solver fails."""
+    t_start = time.perf_counter()
+    if method not in ("auto",) + METHODS:
+        raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
+    analysis = analyse(problem)
+    if method == "auto":
+        method = analysis.chosen
+    elif method not in analysis.applicable:
+        raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}")
+    objective = problem.objective
+    try:
+        inst = lower_atr(problem)
+    except InfeasibleError as e:
+        return Result(
+            status="infeasible",
+            termination="infeasible",
+            objective=None,
+            beta=None,
+            method=method,
+            backend=None,
+            problem_class=analysis.problem_class,
+            objective_kind=objective.kind,
+            groups=pd.DataFrame(),
+            tables={},
+            verification={"passed": False},
+            timings=_timings(problem, 0.0, t_start),
+            reasons=e.reasons,
+        )
+    stats: dict = {}
+    case = None
+    t0 = time.perf_counter()
+    if method == "closed-form":
+        lo, hi = inst.binary_bounds()
+        target = inst.reference[..., 1] if inst.reference is not None else None
+        sol = solve_binary(inst.p, lo, hi, target)
+        table = np.stack([1.0 - sol.d1, sol.d1], axis=2)
+        beta_g = sol.beta
+        case = sol.case
+        used_backend = None
+        stats["candidates"] = {name: "per group" for name in CASES}
+    else:
+        be = get_backend(backend)
+        sol = solve_lfp(inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit)
+        table, beta_g = sol.table, sol.beta
+        used_backend = backend
+        stats.update(
+            steps=sol.steps,
+            lp_solves=sol.lp_solves,
+            lp_build_s=round(sol.lp_build_s, 6),
+            lp_solve_s=round(sol.lp_solve_s, 6),
+            lp_rows=sol.lp_shape[0],
+            lp_cols=sol.lp_shape[1],
+            solver=f"{sol.solver} {sol.version}",
+        )
+    solve_s = time.perf_counter() - t0
+
+    verification = verify(problem, inst, table, beta_g, certified_lower_bound=(method == "closed-form"))
+    if not verification["passed"]:
+        raise VerificationError(
+            "the returned table failed privopt's verification: " + "; ".join(verification["failures"])
+        )
+    beta = float(beta_g.max()) if beta_g.size else 0.0
+    bmin = beta_min(inst.p)
+    cstar = c_star(inst.p, inst.reference) if inst.reference is not None else None
+    groups = _group_frame(inst, objective, beta_g, bmin, cstar, case)
+    return Result(
+        status="optimal",
+        termination="optimal",
+        objective=objective.value(beta),
+        beta=beta,
+        method=method,
+        backend=used_backend,
+        problem_class=analysis.problem_class,
+        objective_kind=objective.kind,
+        groups=groups,
+        tables={problem.design.name: released_table(problem, inst, table)},
+        verification=verification,
+        timings=_timings(problem, solve_s, t_start),
+        stats=stats,
+    )
+
+
+def _timings(problem: Problem, solve_s: float, t_start: float) -> dict[str, float]:
+    return {"parse_s": problem.parse_s, "solve_s": solve_s, "total_s": problem.parse_s + time.perf_counter() - t_start}
+
+
+def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.ndarray, certified_lower_bound: bool) -> dict:
+    """Recompute everything from the returned table and the spec's own constraints.
+
+    Checks: cells in [0, 1]; each row sums to 1; every constraint of the spec, evaluated cell by
+    cell on the table; the maximum confidence per group recomputed from the prior (Def. 3), equal
+    to the method's value (for the closed form, the theorem's lower bound is attained, which
+    certifies optimality); and Lemma 5's floor beta_min <= beta.
+    """
+    failures: list[str] = []
+    dense = _design_array(problem, inst, table)
+    row_err = float(np.abs(table.sum(axis=-1) - 1.0).max()) if table.size else 0.0
+    range_err = float(max(0.0, -table.min(), table.max() - 1.0)) if table.size else 0.0
+    cons_err = 0.0
+    for c in problem.constraints:
+        val = c.coef * dense + c.const
+        err = float(np.abs(val).max() if c.sense == "==" else max(0.0, val.max()))
+        if err > VERIFY_TOL:
+            failures.append(f"'{c.text}' is violated by {err:.3g}")
+        cons_err = max(cons_err, err)
+    achieved = group_max_confidence(inst.p, table)
+    gap = achieved - beta_g
+    conf_err = float(np.abs(gap).max()) if gap.size else 0.0
+    floor = beta_min(inst.p)
+    below_floor = float(np.max(floor - achieved)) if achieved.size else 0.0
+    if row_err > VERIFY_TOL:
+        failures.append(f"a row sums to 1 +- {row_err:.3g}")
+    if range_err > VERIFY_TOL:
+        failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
+    if conf_err > VERIFY_TOL * max(1.0, float(beta_g.max(initial=0.0))):
+        g = int(np.argmax(np.abs(gap)))
+        failures.append(
+            f"group {inst.group_key(g)}: recomputed max confidence {achieved[g]:.12g} differs from {beta_g[g]:.12g}"
+        )
+    if below_floor > VERIFY_TOL:
+        failures.append(f"a group's confidence is below Lemma 5's floor by {below_floor:.3g}")
+    return {
+        "passed": not failures,
+        "max_confidence": float(achieved.max()) if achieved.size else 0.0,
+        "max_confidence_error": conf_err,
+        "optimality": "certified: closed-form lower bound attained" if certified_lower_bound else "LP optimality of the last step",
+        "max_row_sum_error": row_err,
+        "max_constraint_violation": cons_err,
+        "max_range_violation": range_err,
+        "tolerance": VERIFY_TOL,
+        "failures": failures,
+    }
+
+
+def _design_array(problem: Problem, inst: ATRInstance, table: np.ndarray) -> np.ndarray:
+    """The (G, m, A) table as an array over the design's axes, in the design's order."""
+    order = inst.public + inst.private + (inst.outcome,)
+    full = table.reshape(problem.shape(order))
+    return np.transpose(full, [order.index(a) for a in problem.design.axes])
+
+
+def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> pd.DataFrame:
+    """Long-format DataFrame of the design: one column per axis (labels), then ``value``."""
+    arr = _design_array(problem, inst, table)
+    axes = problem.design.axes
+    codes = np.unravel_index(np.arange(arr.size), arr.shape)
+    cols = {
+        a: pd.Categorical.from_codes(c, categories=list(problem.variables[a].labels))
+        for a, c in zip(axes, codes)
+    }
+    cols["value"] = arr.ravel()
+    return pd.DataFrame(cols)
+
+
+def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> pd.DataFrame:
+    sizes = tuple(len(l) for l in inst.public_labels)
+    codes = np.unravel_index(np.arange(inst.n_groups), sizes) if inst.public else ()
+    cols = {
+        v: pd.Categorical.from_codes(c, categories=list(labs)) for v, labs, c in zip(inst.public, inst.public_labels, codes)
+    }
+    frame = pd.DataFrame(cols)
+    if objective.kind == "min_uncertainty":
+        with np.errstate(divide="ignore"):
+            frame["objective"] = np.where(beta_g > 0, -np.log(np.where(beta_g > 0, beta_g, 1.0)), np.inf)
+    else:
+        frame["objective"] = beta_g
+    frame["beta"] = beta_g
+    frame["beta_min"] = bmin
+    frame["c_star"] = cstar if cstar is not None else np.nan
+    if case is not None:
+        frame["case"] = pd.Categorical.from_codes(case, categories=list(CASES))
+    return frame
