@@ -11,13 +11,14 @@ from .backends import get_backend
 from .closedform.atr import CASES, solve_binary
 from .compile.analysis import METHODS, analyse
 from .compile.atr import ATRInstance, lower_atr
-from .errors import InfeasibleError, UsageError, VerificationError
+from .errors import InfeasibleError, SolverError, UsageError, VerificationError
 from .ir.model import Problem
 from .measures.confidence import beta_min, c_star, group_max_confidence
 from .methods.lfp import solve_lfp
 from .results import Result
 
 VERIFY_TOL = 1e-9
+GAP_TOL = 1e-8  # largest relative bracket [lower bound, beta] the lfp method may leave open
 
 
 def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_limit: float | None = None) -> Result:
@@ -66,6 +67,15 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
         be = get_backend(backend)
         sol = solve_lfp(inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit)
         table, beta_g = sol.table, sol.beta
+        rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
+        if np.any(rel_gap > GAP_TOL):
+            g = int(np.argmax(rel_gap))
+            raise SolverError(
+                f"the linear-fractional method could not certify {int((rel_gap > GAP_TOL).sum())} group(s): "
+                f"for {inst.group_key(g)} the best table has max confidence {sol.beta[g]:.12g} but only "
+                f"{sol.beta[g] - sol.gap[g]:.12g} is proven as a lower bound (bounds finer than the LP "
+                "tolerance, ~1e-9?); no optimum is reported"
+            )
         used_backend = backend
         stats.update(
             steps=sol.steps,
@@ -74,6 +84,7 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
             lp_solve_s=round(sol.lp_solve_s, 6),
             lp_rows=sol.lp_shape[0],
             lp_cols=sol.lp_shape[1],
+            max_relative_gap=float(rel_gap.max(initial=0.0)),
             solver=f"{sol.solver} {sol.version}",
         )
     solve_s = time.perf_counter() - t0

@@ -74,6 +74,48 @@ def _s_max(caps: np.ndarray, beta: np.ndarray) -> np.ndarray:
     return tau * inv
 
 
+TIGHTEN_TOL = 1e-12
+
+
+def tighten_to_simplex(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on D~_a(x) implied by sum_a D~_a(x) = 1: L'_a = max(L_a, 1 - sum_{b != a} U_b) and
+    U'_a = min(U_a, 1 - sum_{b != a} L_b), over the last axis.
+
+    A bound is moved only by more than TIGHTEN_TOL: rounding in 1 - (sum U - U_a) must not turn
+    a lower bound of 0 into 1e-16, because any positive floor on a record that alone can take an
+    outcome forces confidence 1 there (Def. 3), so the error would not stay small.
+    """
+    lo_sum = lower.sum(axis=-1, keepdims=True)
+    hi_sum = upper.sum(axis=-1, keepdims=True)
+    lo = np.maximum(lower, 1.0 - (hi_sum - upper))
+    hi = np.minimum(upper, 1.0 - (lo_sum - lower))
+    lo = np.where(lo - lower > TIGHTEN_TOL, lo, lower)
+    hi = np.where(upper - hi > TIGHTEN_TOL, hi, upper)
+    return lo, hi
+
+
+def lower_bound(p: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """A proven lower bound on beta*_g for any number of outcomes (exact for two).
+
+    With bounds tightened by the simplex (sum_a D~_a = 1), a_{i,a} = P(x_i) L_{i,a}, caps
+    b_{i,a} = P(x_i) U_{i,a} and m_a = max_i a_{i,a}:
+
+        max( max_a m_a / sum_i min(b_{i,a}, m_a),   sum_a m_a / P,   max_i P(x_i) / P ).
+
+    The first is Theorem 1's beta_a argument (any outcome alone), the second the mediant of
+    the binding ratios (sum_a S_a = P), the third Lemma 5. For two outcomes this is the
+    optimum (see ``solve_binary``).
+    """
+    lo, hi = tighten_to_simplex(lower, upper)
+    P = p.sum(axis=1)
+    a = p[:, :, None] * lo
+    b = p[:, :, None] * hi
+    m = a.max(axis=1)  # (G, A)
+    s = np.minimum(b, m[:, None, :]).sum(axis=1)
+    per_outcome = _ratio(m, s).max(axis=1)
+    return np.maximum.reduce([per_outcome, _ratio(m.sum(axis=1), P), _ratio(p.max(axis=1), P)])
+
+
 def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray | None = None) -> BinaryATRSolution:
     """Optimal D~_1 for every group at once.
 
@@ -83,9 +125,11 @@ def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarr
     p = np.asarray(p, dtype=float)
     P = p.sum(axis=1)
     a, b = p * lo, p * hi
-    cap0 = p - a  # upper bound on z_i
+    # bounds on z_i = P(x_i) D~_0(x_i), computed as products, not as p - b: with hi = 1 - 1e-16
+    # the difference p - p*hi keeps no correct digit
+    floor0, cap0 = p * (1.0 - hi), p * (1.0 - lo)
     m1 = a.max(axis=1)
-    m0 = (p - b).max(axis=1)
+    m0 = floor0.max(axis=1)
     s1 = np.minimum(b, m1[:, None]).sum(axis=1)
     s0 = np.minimum(cap0, m0[:, None]).sum(axis=1)
     cand = np.stack([_ratio(m0, s0), _ratio(m1, s1), _ratio(m1 + m0, P), _ratio(p.max(axis=1), P)], axis=1)

@@ -60,9 +60,10 @@ class ATRInstance:
 
     def binary_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Effective bounds on D~_1 (outcome index 1) for two outcomes."""
-        lo = np.maximum(self.lower[..., 1], 1.0 - self.upper[..., 0])
-        hi = np.minimum(self.upper[..., 1], 1.0 - self.lower[..., 0])
-        return lo, hi
+        from ..closedform.atr import tighten_to_simplex
+
+        lo, hi = tighten_to_simplex(self.lower, self.upper)
+        return lo[..., 1], hi[..., 1]
 
 
 def lower_atr(problem: Problem) -> ATRInstance:

@@ -15,8 +15,8 @@ beta^0 = max r(X^0); at step k solve, for every group at once,
     subject to  q_i X_{i,a} - beta^k_g S_a <= w_{g,a} t_g      (w = previous S_a, floored)
                 S_a = sum_i q_i X_{i,a},   sum_a X_{i,a} = 1,   L <= X <= U,
 
-then beta^{k+1}_g = max r(X^{k+1}), recomputed exactly from the returned table. A group whose
-optimal t_g is >= -tol cannot improve: its beta is optimal (F(beta) = 0). The S_a are auxiliary
+then beta^{k+1}_g = max r(X^{k+1}), recomputed exactly from the returned table. Check steps
+(see ``solve_lfp``) raise a proven lower bound until the bracket closes. The S_a are auxiliary
 columns, so each ratio row has three nonzeros whatever the group size. The number of LP
 solves is the number of steps (typically 3-6), independent of the number of groups; groups that
 have converged leave the LP.
@@ -32,10 +32,16 @@ import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram
 from ..errors import SolverError
+from ..closedform.atr import lower_bound
 from ..measures.confidence import group_max_confidence
 
-T_TOL = 1e-10  # a group is optimal when no step can lower its scaled ratio gap by more than this
-W_FLOOR = 1e-9
+LP_TOL = 1e-10  # HiGHS's tightest primal and dual feasibility tolerances
+T_TOL = 1e-9  # LP values of t beyond this (10x the solver's tolerance) count as nonzero
+W_FLOOR = 1e-4  # weights only set the pace; tiny ones give HiGHS duals of 1/w (ratio-test failures)
+SNAP = 1e-8  # LP values below this are also tried at exactly 0 (see _best_rounding)
+SNAP_MASS = 1e-9  # ... and so are cells whose mass q X is below this (10x the row tolerance)
+CHECK_EPS = 1e-6  # the first check tests beta (1 - CHECK_EPS); later ones bisect [lb, beta]
+RTOL = 1e-9  # a group is done when its bracket [lb, beta] is this narrow (relative)
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class LFPSolution:
     lp_shape: tuple[int, int]  # rows, cols of the largest LP solved
     solver: str
     version: str
+    gap: np.ndarray  # (G,) beta - proven lower bound (0 where the bracket closed exactly)
 
 
 def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -59,6 +66,37 @@ def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarr
     total = room.sum(axis=-1)
     frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
     return X + np.sign(gap)[..., None] * room * np.minimum(frac, 1.0)[..., None]
+
+
+def _best_rounding(q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.ndarray):
+    """The best of a few roundings of the LP's table, by exactly recomputed confidence per group.
+
+    Zero mass is special because confidence is discontinuous there: an outcome left with 1e-12
+    of stray mass on one record (invisible to the LP's tolerance) has confidence 1, where with
+    no mass it is never observed (confidence 0); and when the optimum drops an outcome
+    altogether, Dinkelbach steps only approach it, halving the gap each step. So besides the
+    table itself we try: near-zero cells at 0 (value below SNAP or mass q X below SNAP_MASS),
+    and for each outcome, that outcome removed from the group (where its lower bounds are 0).
+    Zeroed cells stay at 0 while the rows are moved back onto sum 1; a candidate whose rows
+    cannot reach 1 is discarded.
+    """
+    A = raw.shape[-1]
+    zeroable = lower <= 0.0
+    masks = [((raw < SNAP) | (q[:, :, None] * raw < SNAP_MASS)) & zeroable]
+    for a in range(A):
+        m = np.zeros_like(zeroable)
+        m[..., a] = zeroable[..., a].all(axis=1, keepdims=True)
+        masks.append(m)
+    best = repair_rows(raw, lower, upper)
+    best_beta = group_max_confidence(q, best)
+    for zero in masks:
+        cand = repair_rows(np.where(zero, 0.0, raw), lower, np.where(zero, 0.0, upper))
+        ok = (np.abs(cand.sum(axis=-1) - 1.0) <= 1e-12).all(axis=1)
+        b = np.where(ok, group_max_confidence(q, cand), np.inf)
+        take = b < best_beta
+        best = np.where(take[:, None, None], cand, best)
+        best_beta = np.minimum(best_beta, b)
+    return best, best_beta
 
 
 def feasible_start(lower: np.ndarray, upper: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
@@ -119,16 +157,36 @@ def solve_lfp(
     upper: np.ndarray,
     backend: Backend,
     reference: np.ndarray | None = None,
-    max_steps: int = 60,
+    max_steps: int = 100,
     time_limit: float | None = None,
+    rtol: float = RTOL,
 ) -> LFPSolution:
-    """Minimize the maximum confidence of every group. Raises ``SolverError`` if a step fails."""
+    """Minimize the maximum confidence of every group. Raises ``SolverError`` if a step fails.
+
+    Every group keeps a bracket [lb, beta]: beta is the confidence recomputed from the best
+    table found (an upper bound), lb a proven lower bound (``closedform.atr.lower_bound`` to
+    start). Two kinds of step share one LP per iteration:
+
+    * Dinkelbach steps (weights w = previous S) lower beta quickly to a vertex, which is the
+      optimum in the regular case. Their stopping rule F(beta) = 0 alone is not enough here:
+      an outcome whose mass can be driven to 0 has confidence 0 (never observed), so F can be
+      0 above beta*.
+    * Check steps test beta' = max((lb + beta) / 2, beta (1 - CHECK_EPS)): min t > T_TOL proves
+      beta' < beta*, so lb rises to beta'; a better table returns the group to Dinkelbach steps.
+
+    A group is done when beta - lb <= rtol * beta, or when a check is feasible but yields no
+    better table (the LP tolerance is reached; the remaining gap is reported in ``gap``).
+    """
     P = p.sum(axis=1)
     live = P > 0
     q = np.where(live[:, None], p / np.where(live, P, 1.0)[:, None], 0.0)
     X = feasible_start(lower, upper, reference)
     beta = group_max_confidence(q, X)
+    lb = np.minimum(lower_bound(q, lower, upper), beta)
+    closed = lambda idx: beta[idx] - lb[idx] <= rtol * beta[idx]  # noqa: E731
     active = np.flatnonzero(live)
+    active = active[~closed(active)]
+    checking = np.zeros(len(p), dtype=bool)
     steps = solves = 0
     build_s = solve_s = 0.0
     shape = (0, 0)
@@ -141,14 +199,24 @@ def solve_lfp(
             )
         steps += 1
         qa, La, Ua = q[active], lower[active], upper[active]
+        chk = checking[active]
         w = np.maximum((qa[:, :, None] * X[active]).sum(axis=1), W_FLOOR)
+        b_act = beta[active]
+        b_check = np.maximum(0.5 * (lb[active] + b_act), b_act * (1.0 - CHECK_EPS))
+        beta_lp = np.where(chk, b_check, b_act)
         t0 = time.perf_counter()
-        lp = _block_lp(qa, beta[active], w, La, Ua)
+        lp = _block_lp(qa, beta_lp, w, La, Ua)
         build_s += time.perf_counter() - t0
         shape = max(shape, lp.shape)
         remaining = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
-        sol = backend.solve_lp(lp, time_limit=remaining)
+        sol = backend.solve_lp(lp, time_limit=remaining, tol=LP_TOL)
         solves += 1
+        if not sol.ok and sol.termination == "error":  # numerical trouble: once more, unit weights
+            build_s += sol.build_s
+            solve_s += sol.solve_s
+            lp = _block_lp(qa, beta_lp, np.ones_like(w), La, Ua)
+            sol = backend.solve_lp(lp, time_limit=remaining, tol=LP_TOL)
+            solves += 1
         build_s += sol.build_s
         solve_s += sol.solve_s
         solver, version = sol.solver, sol.version
@@ -157,16 +225,20 @@ def solve_lfp(
                 f"{sol.solver} stopped at step {steps} of the linear-fractional method: "
                 f"{sol.termination} ({sol.message}); no answer is reported"
             )
-        nX = La.size
-        Xa = repair_rows(sol.x[:nX].reshape(La.shape), La, Ua)
+        raw = sol.x[: La.size].reshape(La.shape)
         t = sol.x[lp.shape[1] - active.size :]
-        new_beta = group_max_confidence(qa, Xa)
-        gain = beta[active] - new_beta
-        better = gain > 0
+        Xa, new_beta = _best_rounding(qa, raw, La, Ua)
+        better = b_act - new_beta > 1e-15 * np.maximum(b_act, 1e-300)
         upd = active[better]
         X[upd] = Xa[better]
         beta[upd] = new_beta[better]
-        done = (t >= -T_TOL) | (gain <= 1e-15 * np.maximum(new_beta, 1e-300))
-        active = active[~done]
+        infeasible = chk & (t > T_TOL)
+        lb[active[infeasible]] = np.maximum(lb[active[infeasible]], b_check[infeasible])
+        stuck = chk & ~infeasible & ~better  # feasible at beta' but no better table: LP resolution
+        stalled = ~chk & ((t >= -T_TOL) | ~better)
+        checking[active] = np.where(chk, ~better, stalled)
+        keep = ~stuck & ~closed(active)
+        active = active[keep]
     beta = np.where(live, beta, 0.0)
-    return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version)
+    gap = np.where(live, np.maximum(beta - lb, 0.0), 0.0)
+    return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version, gap)

@@ -1,0 +1,80 @@
+"""Closed form == generic LFP on random instances, and the papers' lemmas as invariants."""
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from privopt.backends.highs import HighsBackend
+from privopt.closedform.atr import solve_binary
+from privopt.measures.confidence import beta_min, c_star, group_max_confidence
+from privopt.methods.lfp import solve_lfp
+from tests.strategies import binary_instances
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _as_outcomes(lo, hi):
+    return np.stack([1 - hi, lo], axis=2), np.stack([1 - lo, hi], axis=2)
+
+
+@SETTINGS
+@given(binary_instances())
+def test_closed_form_equals_lfp(inst):
+    p, lo, hi, D = inst
+    cf = solve_binary(p, lo, hi, np.clip(D, lo, hi))
+    L, U = _as_outcomes(lo, hi)
+    lf = solve_lfp(p, L, U, HighsBackend())
+    np.testing.assert_allclose(cf.beta, lf.beta, atol=1e-8, rtol=0)
+
+
+@SETTINGS
+@given(binary_instances())
+def test_closed_form_is_certified(inst):
+    """The lower bound max(beta_0, beta_1, beta_p, beta_min) is attained by the returned table."""
+    p, lo, hi, D = inst
+    cf = solve_binary(p, lo, hi, D)
+    live = p.sum(1) > 0
+    assert np.all(cf.d1 >= lo - 1e-12) and np.all(cf.d1 <= hi + 1e-12)
+    table = np.stack([1 - cf.d1, cf.d1], axis=2)
+    np.testing.assert_allclose(group_max_confidence(p, table)[live], cf.beta[live], atol=1e-9, rtol=1e-9)
+
+
+@SETTINGS
+@given(binary_instances())
+def test_lemmas_4_5_6(inst):
+    """Lemma 5: beta* >= beta_min; Lemma 6: beta_min <= C*; Lemma 4: D feasible => beta* <= C*,
+    and fixing D~ = D (1-fidelity) gives exactly C*."""
+    p, lo, hi, D = inst
+    live = p.sum(1) > 0
+    Dtab = np.stack([1 - D, D], axis=2)
+    cstar = c_star(p, Dtab)
+    bmin = beta_min(p)
+    assert np.all(bmin[live] <= cstar[live] + 1e-12)  # Lemma 6
+    free = solve_binary(p, np.minimum(lo, D), np.maximum(hi, D), D)  # bounds widened to contain D
+    assert np.all(free.beta[live] >= bmin[live] - 1e-12)  # Lemma 5
+    assert np.all(free.beta[live] <= cstar[live] + 1e-12)  # Lemma 4 (D is feasible)
+    exact = solve_binary(p, D, D, D)
+    np.testing.assert_allclose(exact.beta[live], cstar[live], atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(3, 4), st.integers(0, 2**31 - 1))
+def test_lfp_multi_outcome_is_feasible_and_beats_start(m, A, seed):
+    rng = np.random.default_rng(seed)
+    G = 3
+    p = rng.random((G, m))
+    D = rng.dirichlet(np.ones(A), size=(G, m))
+    L, U = np.clip(D - 0.2, 0, 1), np.clip(D + 0.2, 0, 1)
+    sol = solve_lfp(p, L, U, HighsBackend(), D)
+    assert np.all(sol.table >= L - 1e-9) and np.all(sol.table <= U + 1e-9)
+    np.testing.assert_allclose(sol.table.sum(-1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(group_max_confidence(p, sol.table), sol.beta, atol=1e-12)
+    assert np.all(sol.beta <= group_max_confidence(p, D) + 1e-12)
+    assert np.all(sol.beta >= beta_min(p) - 1e-12)
+
+
+def test_paper_theorem_without_beta_min_is_wrong():
+    """Theorem 1 as printed gives 0 for a one-record group with free bounds; the optimum is 1."""
+    sol = solve_binary(np.array([[0.7]]), np.array([[0.0]]), np.array([[1.0]]))
+    assert sol.candidates[0, :3].max() == 0.0
+    assert sol.beta[0] == 1.0
