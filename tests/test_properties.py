@@ -8,6 +8,7 @@ from privopt.backends.highs import HighsBackend
 from privopt.closedform.atr import solve_binary
 from privopt.measures.confidence import beta_min, c_star, group_max_confidence
 from privopt.methods.lfp import solve_lfp
+from privopt.solve import GAP_TOL
 from tests.strategies import binary_instances
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -20,11 +21,32 @@ def _as_outcomes(lo, hi):
 @SETTINGS
 @given(binary_instances())
 def test_closed_form_equals_lfp(inst):
+    """Where the LFP closes its bracket it equals the closed form to 1e-8; where the LP's
+    tolerance stops it first, the bracket it reports still contains the exact optimum (and the
+    solve pipeline then refuses to call the answer optimal: test_uncertified_lfp_is_not_optimal)."""
     p, lo, hi, D = inst
     cf = solve_binary(p, lo, hi, np.clip(D, lo, hi))
     L, U = _as_outcomes(lo, hi)
     lf = solve_lfp(p, L, U, HighsBackend())
-    np.testing.assert_allclose(cf.beta, lf.beta, atol=1e-8, rtol=0)
+    closed = lf.gap <= GAP_TOL * np.maximum(lf.beta, 1e-300)
+    np.testing.assert_allclose(cf.beta[closed], lf.beta[closed], atol=1e-8, rtol=0)
+    assert np.all(lf.beta >= cf.beta - 1e-12)
+    assert np.all(lf.beta - lf.gap <= cf.beta + 1e-12)
+
+
+def test_lfp_certifies_realistic_instances():
+    """Bounds and priors away from 1e-6 scales: every group's bracket closes and matches."""
+    rng = np.random.default_rng(20261122)
+    G, m = 400, 6
+    p = rng.integers(0, 50, size=(G, m)).astype(float)
+    D = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=(G, m))
+    delta = rng.choice([0.8, 0.9, 0.95], size=(G, 1))
+    lo, hi = np.clip(D - (1 - delta), 0, 1), np.clip(D + (1 - delta), 0, 1)
+    cf = solve_binary(p, lo, hi, D)
+    L, U = _as_outcomes(lo, hi)
+    lf = solve_lfp(p, L, U, HighsBackend(), np.stack([1 - D, D], axis=2))
+    assert np.all(lf.gap <= GAP_TOL * np.maximum(lf.beta, 1e-300))
+    np.testing.assert_allclose(cf.beta, lf.beta, atol=1e-9, rtol=0)
 
 
 @SETTINGS
@@ -78,3 +100,28 @@ def test_paper_theorem_without_beta_min_is_wrong():
     sol = solve_binary(np.array([[0.7]]), np.array([[0.0]]), np.array([[1.0]]))
     assert sol.candidates[0, :3].max() == 0.0
     assert sol.beta[0] == 1.0
+
+
+def test_uncertified_lfp_is_not_optimal(monkeypatch):
+    """If the LFP leaves a group's bracket open, solve() raises instead of reporting "optimal"."""
+    import dataclasses
+
+    import privopt
+    import privopt.solve as pipeline
+    from privopt.errors import SolverError
+    from tests.conftest import SPECS
+
+    real = pipeline.solve_lfp
+
+    def widened(*args, **kw):
+        sol = real(*args, **kw)
+        return dataclasses.replace(sol, gap=sol.gap + 1e-3)
+
+    monkeypatch.setattr(pipeline, "solve_lfp", widened)
+    problem = privopt.load(SPECS / "atr_table4.priv")
+    try:
+        problem.solve(method="lfp")
+    except SolverError as e:
+        assert "could not certify" in str(e)
+    else:
+        raise AssertionError("an open bracket was reported as optimal")

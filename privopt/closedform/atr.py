@@ -38,6 +38,7 @@ import numpy as np
 from ..measures.confidence import group_max_confidence
 
 CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
+ZERO_MASS = 1e-14  # joint masses below this fraction of the group are rounding crumbs
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,12 @@ def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarr
     frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
     y = y0 + np.sign(gap)[:, None] * room * np.minimum(frac, 1.0)[:, None]
     y = np.clip(y, a, b)
+    # Rounding in p - beta (P - s) can leave 1e-17 where the optimum has no mass, and a lone
+    # positive mass has confidence 1 (Def. 3, 0/0 = 0 otherwise): put such crumbs at exactly 0
+    # for either outcome, where the bounds allow. The certificate below re-checks the result.
+    crumb = ZERO_MASS * P[:, None]
+    y = np.where((y < crumb) & (a <= 0), 0.0, y)
+    y = np.where((p - y < crumb) & (floor0 <= 0), p, y)
 
     with np.errstate(divide="ignore", invalid="ignore"):
         d1 = np.where(p > 0, y / np.where(p > 0, p, 1.0), d_target)

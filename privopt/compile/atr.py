@@ -81,33 +81,38 @@ def lower_atr(problem: Problem) -> ATRInstance:
 
     lower = np.zeros((G, msize, A))
     upper = np.ones((G, msize, A))
+    lower_src = np.full((G, msize, A), -1)  # index of the constraint that set each bound (-1: [0, 1])
+    upper_src = np.full((G, msize, A), -1)
     reasons: list[str] = []
-    for c in problem.constraints:
+    for k, c in enumerate(problem.constraints):
         coef = to_dense(np.broadcast_to(c.coef, problem.shape(design.axes)), design.axes)
         const = to_dense(np.broadcast_to(c.const, problem.shape(design.axes)), design.axes)
         with np.errstate(divide="ignore", invalid="ignore"):
             bound = -const / coef
         pos, neg, zero = coef > 0, coef < 0, coef == 0
-        if c.sense == "==":
-            lower = np.where(~zero, np.maximum(lower, bound), lower)
-            upper = np.where(~zero, np.minimum(upper, bound), upper)
-            broken = zero & (np.abs(const) > 1e-12)
-        else:
-            upper = np.where(pos, np.minimum(upper, bound), upper)
-            lower = np.where(neg, np.maximum(lower, bound), lower)
-            broken = zero & (const > 1e-12)
+        sets_upper = (pos | (~zero & (c.sense == "=="))) & (bound < upper)
+        sets_lower = (neg | (~zero & (c.sense == "=="))) & (bound > lower)
+        upper = np.where(sets_upper, bound, upper)
+        lower = np.where(sets_lower, bound, lower)
+        upper_src = np.where(sets_upper, k, upper_src)
+        lower_src = np.where(sets_lower, k, lower_src)
+        broken = zero & ((np.abs(const) > 1e-12) if c.sense == "==" else (const > 1e-12))
         if broken.any():
             g, i, a = np.argwhere(broken)[0]
             reasons.append(
-                f"'{c.text}' fails at {_cell_text(problem, order, G, msize, g, i, a)}"
-                f" whatever the design ({int(broken.sum())} cell(s)) [{c.span.location() if c.span else ''}]"
+                f"{_where(c)}'{c.text}' fails at {_cell_text(problem, order, G, msize, g, i, a)}"
+                f" whatever the design ({int(broken.sum())} cell(s))"
             )
     bad = lower > upper + FEAS_TOL
     if bad.any():
         g, i, a = np.argwhere(bad)[0]
+        def src(k: int) -> str:
+            return "0 <= design <= 1" if k < 0 else f"{_where(problem.constraints[k])}'{problem.constraints[k].text}'"
+
         reasons.append(
-            f"the bounds at {_cell_text(problem, order, G, msize, g, i, a)} are empty: "
-            f"{lower[g, i, a]:.6g} > {upper[g, i, a]:.6g} ({int(bad.sum())} cell(s))"
+            f"at {_cell_text(problem, order, G, msize, g, i, a)} the bounds are empty: lower bound "
+            f"{lower[g, i, a]:.6g} from {src(lower_src[g, i, a])} exceeds upper bound {upper[g, i, a]:.6g} "
+            f"from {src(upper_src[g, i, a])} ({int(bad.sum())} cell(s) like this)"
         )
     lower = np.minimum(lower, upper)  # only differ by <= FEAS_TOL here
     row_lo, row_hi = lower.sum(-1), upper.sum(-1)
@@ -141,6 +146,10 @@ def lower_atr(problem: Problem) -> ATRInstance:
         upper=upper,
         reference=ref,
     )
+
+
+def _where(c) -> str:
+    return f"line {c.span.line}: " if c.span is not None else ""
 
 
 def _cell_text(problem, order, G, msize, g, i, a) -> str:

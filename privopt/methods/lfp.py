@@ -7,19 +7,18 @@ Per group g, with q_i = P(x_i) / P(T_g), the ratios are
 
 and beta*_g = min over feasible X of max_{i,a} r_{i,a}(X).
 
-Method (Dinkelbach-type for generalized fractional programs, Crouzeix, Ferland & Schaible 1985,
-the variant that scales by the previous denominators): start from a feasible X^0 and
-beta^0 = max r(X^0); at step k solve, for every group at once,
+Method: a Dinkelbach-type iteration for generalized fractional programs (Crouzeix, Ferland &
+Schaible 1985, the variant that scales rows by the previous denominators) inside a bracket
+[lower bound, best value] per group; ``solve_lfp`` states the step and why the bracket shrinks.
+Each step is one LP over every open group:
 
     minimize    sum_g t_g
-    subject to  q_i X_{i,a} - beta^k_g S_a <= w_{g,a} t_g      (w = previous S_a, floored)
-                S_a = sum_i q_i X_{i,a},   sum_a X_{i,a} = 1,   L <= X <= U,
+    subject to  q_i X_{i,a} - beta'_g S_a <= w_{g,a} t_g      (w = S_a of the best table, floored)
+                S_a = sum_i q_i X_{i,a},   sum_a X_{i,a} = 1,   L <= X <= U.
 
-then beta^{k+1}_g = max r(X^{k+1}), recomputed exactly from the returned table. Check steps
-(see ``solve_lfp``) raise a proven lower bound until the bracket closes. The S_a are auxiliary
-columns, so each ratio row has three nonzeros whatever the group size. The number of LP
-solves is the number of steps (typically 3-6), independent of the number of groups; groups that
-have converged leave the LP.
+Values are always recomputed exactly from returned tables. The S_a are auxiliary columns, so
+each ratio row has three nonzeros whatever the group size. The number of LP solves is the
+number of steps (a handful; about 30 at worst), independent of the number of groups.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ T_TOL = 1e-9  # LP values of t beyond this (10x the solver's tolerance) count as
 W_FLOOR = 1e-4  # weights only set the pace; tiny ones give HiGHS duals of 1/w (ratio-test failures)
 SNAP = 1e-8  # LP values below this are also tried at exactly 0 (see _best_rounding)
 SNAP_MASS = 1e-9  # ... and so are cells whose mass q X is below this (10x the row tolerance)
-CHECK_EPS = 1e-6  # the first check tests beta (1 - CHECK_EPS); later ones bisect [lb, beta]
+CHECK_EPS = 1e-6  # a group's first step tests beta (1 - CHECK_EPS); see solve_lfp
 RTOL = 1e-9  # a group is done when its bracket [lb, beta] is this narrow (relative)
 
 
@@ -165,28 +164,32 @@ def solve_lfp(
 
     Every group keeps a bracket [lb, beta]: beta is the confidence recomputed from the best
     table found (an upper bound), lb a proven lower bound (``closedform.atr.lower_bound`` to
-    start). Two kinds of step share one LP per iteration:
+    start; exact for two outcomes). Each step solves, for all open groups in one LP,
 
-    * Dinkelbach steps (weights w = previous S) lower beta quickly to a vertex, which is the
-      optimum in the regular case. Their stopping rule F(beta) = 0 alone is not enough here:
-      an outcome whose mass can be driven to 0 has confidence 0 (never observed), so F can be
-      0 above beta*.
-    * Check steps test beta' = max((lb + beta) / 2, beta (1 - CHECK_EPS)): min t > T_TOL proves
-      beta' < beta*, so lb rises to beta'; a better table returns the group to Dinkelbach steps.
+        tau = min t  s.t.  q_i X_{i,a} - beta' S_a <= w_a t,  at beta' = max((lb + beta)/2, beta (1 - reach)),
 
-    A group is done when beta - lb <= rtol * beta, or when a check is feasible but yields no
-    better table (the LP tolerance is reached; the remaining gap is reported in ``gap``).
+    with w = S of the best table (floored). Then:
+
+    * the returned table, recomputed exactly, lowers beta when it is better (the min-t point is a
+      Dinkelbach-type step, so beta usually drops far below beta'); reach (first CHECK_EPS)
+      grows 16x after each such step;
+    * tau > 0 proves beta* >= beta' + tau min_a w_a (for the optimal X*, each row is at most
+      (beta* - beta') S_a(X*) / w_a and S_a <= 1), so lb jumps, usually to within the tolerance.
+
+    Either beta falls to at most beta' or lb rises to at least beta', so the bracket shrinks
+    geometrically; a group is done when beta - lb <= rtol * beta. A step that is feasible at
+    beta' (tau <= T_TOL) yet yields no better table means the LP's tolerance is reached: the
+    group stops and its remaining bracket is reported in ``gap``. The number of LP solves is
+    the number of steps, independent of the number of groups; closed groups leave the LP.
     """
     P = p.sum(axis=1)
     live = P > 0
     q = np.where(live[:, None], p / np.where(live, P, 1.0)[:, None], 0.0)
     X = feasible_start(lower, upper, reference)
-    beta = group_max_confidence(q, X)
+    X, beta = _best_rounding(q, X, lower, upper)
     lb = np.minimum(lower_bound(q, lower, upper), beta)
-    closed = lambda idx: beta[idx] - lb[idx] <= rtol * beta[idx]  # noqa: E731
-    active = np.flatnonzero(live)
-    active = active[~closed(active)]
-    checking = np.zeros(len(p), dtype=bool)
+    reach = np.full(len(p), CHECK_EPS)
+    active = np.flatnonzero(live & (beta - lb > rtol * beta))
     steps = solves = 0
     build_s = solve_s = 0.0
     shape = (0, 0)
@@ -199,13 +202,11 @@ def solve_lfp(
             )
         steps += 1
         qa, La, Ua = q[active], lower[active], upper[active]
-        chk = checking[active]
         w = np.maximum((qa[:, :, None] * X[active]).sum(axis=1), W_FLOOR)
         b_act = beta[active]
-        b_check = np.maximum(0.5 * (lb[active] + b_act), b_act * (1.0 - CHECK_EPS))
-        beta_lp = np.where(chk, b_check, b_act)
+        b_try = np.maximum(0.5 * (lb[active] + b_act), b_act * (1.0 - reach[active]))
         t0 = time.perf_counter()
-        lp = _block_lp(qa, beta_lp, w, La, Ua)
+        lp = _block_lp(qa, b_try, w, La, Ua)
         build_s += time.perf_counter() - t0
         shape = max(shape, lp.shape)
         remaining = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
@@ -214,7 +215,8 @@ def solve_lfp(
         if not sol.ok and sol.termination == "error":  # numerical trouble: once more, unit weights
             build_s += sol.build_s
             solve_s += sol.solve_s
-            lp = _block_lp(qa, beta_lp, np.ones_like(w), La, Ua)
+            w = np.ones_like(w)
+            lp = _block_lp(qa, b_try, w, La, Ua)
             sol = backend.solve_lp(lp, time_limit=remaining, tol=LP_TOL)
             solves += 1
         build_s += sol.build_s
@@ -226,19 +228,19 @@ def solve_lfp(
                 f"{sol.termination} ({sol.message}); no answer is reported"
             )
         raw = sol.x[: La.size].reshape(La.shape)
-        t = sol.x[lp.shape[1] - active.size :]
+        tau = sol.x[lp.shape[1] - active.size :]
         Xa, new_beta = _best_rounding(qa, raw, La, Ua)
         better = b_act - new_beta > 1e-15 * np.maximum(b_act, 1e-300)
         upd = active[better]
         X[upd] = Xa[better]
         beta[upd] = new_beta[better]
-        infeasible = chk & (t > T_TOL)
-        lb[active[infeasible]] = np.maximum(lb[active[infeasible]], b_check[infeasible])
-        stuck = chk & ~infeasible & ~better  # feasible at beta' but no better table: LP resolution
-        stalled = ~chk & ((t >= -T_TOL) | ~better)
-        checking[active] = np.where(chk, ~better, stalled)
-        keep = ~stuck & ~closed(active)
-        active = active[keep]
+        reach[upd] = np.minimum(reach[upd] * 16.0, 0.5)
+        infeasible = tau > T_TOL
+        bound = b_try + (tau - T_TOL) * w.min(axis=1)
+        lb[active[infeasible]] = np.maximum(lb[active[infeasible]], np.minimum(bound[infeasible], beta[active[infeasible]]))
+        stuck = ~infeasible & ~better
+        open_ = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
+        active = active[open_]
     beta = np.where(live, beta, 0.0)
     gap = np.where(live, np.maximum(beta - lb, 0.0), 0.0)
     return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version, gap)

@@ -424,7 +424,11 @@ class Builder:
     def _cell(self, coef, const, sense, c: ast.ConstraintDecl) -> CellConstraint:
         shape = self._design_shape()
         return CellConstraint(
-            np.broadcast_to(coef, shape).copy(), np.broadcast_to(const, shape).copy(), sense, c.span, c.span.text()
+            np.broadcast_to(coef, shape).copy(),
+            np.broadcast_to(const, shape).copy(),
+            sense,
+            c.span,
+            c.exprs[0].span.to(c.exprs[-1].span).text(),
         )
 
     def _design_shape(self) -> tuple[int, ...]:

@@ -116,7 +116,7 @@ def _codes(col: pd.Series, var: Variable, text: str, span: Span) -> np.ndarray:
         codes = np.where(ok, order[pos], -1)
     else:
         strs = col.astype(str).str.strip()
-        codes = pd.Categorical(strs, categories=list(var.labels)).codes.astype(np.int64)
+        codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])
