@@ -164,7 +164,7 @@ class Problem:
 
     def solve(self, method: str = "auto", backend: str = "highs", time_limit: float | None = None):
         """Solve by ``method`` (auto | closed-form | lfp); returns a ``privopt.Result``."""
-        from ..solve import solve
+        from ..pipeline import solve
 
         return solve(self, method=method, backend=backend, time_limit=time_limit)
 

@@ -1,0 +1,59 @@
+"""The curated public API."""
+
+import pandas as pd
+import pytest
+
+import privopt
+from tests.conftest import SPECS
+
+
+def test_exported_members():
+    assert sorted(privopt.__all__) == sorted(
+        [
+            "load",
+            "loads",
+            "solve",
+            "Problem",
+            "Result",
+            "PrivoptError",
+            "SpecError",
+            "UnsupportedError",
+            "UsageError",
+            "InfeasibleError",
+            "SolverError",
+            "VerificationError",
+            "__version__",
+        ]
+    )
+    for name in privopt.__all__:
+        assert hasattr(privopt, name)
+
+
+def test_error_tree():
+    assert issubclass(privopt.SpecError, privopt.PrivoptError) and issubclass(privopt.SpecError, ValueError)
+    assert issubclass(privopt.UnsupportedError, privopt.SpecError)
+    assert issubclass(privopt.VerificationError, privopt.SolverError)
+    assert issubclass(privopt.SolverError, RuntimeError)
+
+
+def test_loads_and_table_frame():
+    text = (SPECS / "atr_table4.priv").read_text()
+    result = privopt.loads(text).solve()
+    df = result.table("Dt")
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == ["gender", "income", "decision", "value"]
+    with pytest.raises(KeyError, match="no table 'X'"):
+        result.table("X")
+    assert '"status": "optimal"' in result.to_json()
+
+
+def test_solve_shortcut():
+    assert privopt.solve(SPECS / "atr_table4.priv").beta == pytest.approx(0.675)
+
+
+def test_spec_error_str_has_location_and_caret():
+    with pytest.raises(privopt.SpecError) as info:
+        privopt.loads("var x : public {a, b}\nvar x : private {c}\n")
+    text = str(info.value)
+    assert text.startswith("<spec>:2:5: error: 'x' is already declared (line 1)")
+    assert "    2 | var x : private {c}" in text and "^" in text
