@@ -279,3 +279,8 @@ def test_closed_form_on_three_outcomes_is_usage_error(tmp_path, specs_dir):
     result = CliRunner().invoke(main, ["solve", str(specs_dir / "atr_three_outcomes.priv"), "--method", "closed-form"])
     assert result.exit_code == 2
     assert "Theorem 1 covers two outcomes" in result.output
+
+
+def test_two_candidate_priors(tmp_path):
+    text = replace("known D =", "known P(income | gender) = {\n   low mid high\n   F: 0.2 0.3 0.5\n   M: 0.2 0.3 0.5\n}\nknown D =")
+    expect_error(tmp_path, text, 10, "could take the adversary's prior from P\\(gender, income\\) or P\\(income \\| gender\\)")

@@ -605,11 +605,14 @@ class Builder:
                 e.span,
                 "list exactly the design's inputs as the public and private attributes",
             )
-        prior = None
-        for t in self.known.values():
-            if t.variables == inputs and set(private) <= set(t.targets):
-                prior = t.name
-                break
+        priors = [t for t in self.known.values() if t.variables == inputs and set(private) <= set(t.targets)]
+        if len(priors) > 1:
+            raise SpecError(
+                f"{fname} could take the adversary's prior from {priors[0].name} or {priors[1].name}",
+                priors[1].span,
+                "keep one table over the public and private attributes",
+            )
+        prior = priors[0].name if priors else None
         if prior is None:
             need = ", ".join(public + private)
             raise SpecError(
