@@ -14,8 +14,9 @@ from .compile.atr import ATRInstance, lower_atr
 from .errors import InfeasibleError, SolverError, UsageError, VerificationError
 from .ir.model import Problem
 from .measures.confidence import beta_min, c_star, group_max_confidence
+from .measures.reduce import osum
 from .methods.lfp import solve_lfp
-from .results import Result
+from .results import LazyTables, Result
 
 VERIFY_TOL = 1e-9
 GAP_TOL = 1e-8  # largest relative bracket [lower bound, beta] the lfp method may leave open
@@ -108,7 +109,7 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
         problem_class=analysis.problem_class,
         objective_kind=objective.kind,
         groups=groups,
-        tables={problem.design.name: released_table(problem, inst, table)},
+        tables=LazyTables({problem.design.name: lambda: released_table(problem, inst, table)}),
         verification=verification,
         timings=_timings(problem, solve_s, t_start),
         stats=stats,
@@ -129,7 +130,7 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
     """
     failures: list[str] = []
     dense = _design_array(problem, inst, table)
-    row_err = float(np.abs(table.sum(axis=-1) - 1.0).max()) if table.size else 0.0
+    row_err = float(np.abs(osum(table) - 1.0).max()) if table.size else 0.0
     range_err = float(max(0.0, -table.min(), table.max() - 1.0)) if table.size else 0.0
     cons_err = 0.0
     for c in problem.constraints:
@@ -178,21 +179,23 @@ def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> pd
     """Long-format DataFrame of the design: one column per axis (labels), then ``value``."""
     arr = _design_array(problem, inst, table)
     axes = problem.design.axes
-    codes = np.unravel_index(np.arange(arr.size), arr.shape)
-    cols = {
-        a: pd.Categorical.from_codes(c, categories=list(problem.variables[a].labels))
-        for a, c in zip(axes, codes)
-    }
+    cols = {a: _label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
     cols["value"] = arr.ravel()
     return pd.DataFrame(cols)
 
 
+def _label_column(labels: tuple[str, ...], shape: tuple[int, ...], axis: int) -> pd.Categorical:
+    """The labels of one axis for every cell of a C-ordered array of ``shape`` (no unravel)."""
+    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    dtype = np.int8 if len(labels) < 128 else np.int32
+    codes = np.tile(np.repeat(np.arange(len(labels), dtype=dtype), inner), outer)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(labels)), validate=False)
+
+
 def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> pd.DataFrame:
     sizes = tuple(len(l) for l in inst.public_labels)
-    codes = np.unravel_index(np.arange(inst.n_groups), sizes) if inst.public else ()
-    cols = {
-        v: pd.Categorical.from_codes(c, categories=list(labs)) for v, labs, c in zip(inst.public, inst.public_labels, codes)
-    }
+    cols = {v: _label_column(labs, sizes, k) for k, (v, labs) in enumerate(zip(inst.public, inst.public_labels))}
     frame = pd.DataFrame(cols)
     if objective.kind == "min_uncertainty":
         with np.errstate(divide="ignore"):

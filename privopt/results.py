@@ -10,10 +10,31 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+
+class LazyTables(Mapping[str, pd.DataFrame]):
+    """Released tables by name, each built into a DataFrame on first access (a table of
+    millions of cells costs more to label than to solve, and many callers never look)."""
+
+    def __init__(self, factories: dict[str, Callable[[], pd.DataFrame]]):
+        self._factories = dict(factories)
+        self._built: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._built:
+            self._built[name] = self._factories[name]()
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._factories)
+
+    def __len__(self) -> int:
+        return len(self._factories)
 
 
 @dataclass
@@ -27,7 +48,7 @@ class Result:
     problem_class: str
     objective_kind: str
     groups: pd.DataFrame  # one row per QID group: public labels, objective, beta, beta_min, c_star, case
-    tables: dict[str, pd.DataFrame]
+    tables: Mapping[str, pd.DataFrame]
     verification: dict[str, Any]
     timings: dict[str, float]
     stats: dict[str, Any] = field(default_factory=dict)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..measures.confidence import group_max_confidence
+from ..measures.reduce import gmax, gsum, osum
 
 CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
 ZERO_MASS = 1e-14  # joint masses below this fraction of the group are rounding crumbs
@@ -86,8 +87,8 @@ def tighten_to_simplex(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray
     a lower bound of 0 into 1e-16, because any positive floor on a record that alone can take an
     outcome forces confidence 1 there (Def. 3), so the error would not stay small.
     """
-    lo_sum = lower.sum(axis=-1, keepdims=True)
-    hi_sum = upper.sum(axis=-1, keepdims=True)
+    lo_sum = osum(lower, keepdims=True)
+    hi_sum = osum(upper, keepdims=True)
     lo = np.maximum(lower, 1.0 - (hi_sum - upper))
     hi = np.minimum(upper, 1.0 - (lo_sum - lower))
     lo = np.where(lo - lower > TIGHTEN_TOL, lo, lower)
@@ -108,13 +109,13 @@ def lower_bound(p: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarr
     optimum (see ``solve_binary``).
     """
     lo, hi = tighten_to_simplex(lower, upper)
-    P = p.sum(axis=1)
+    P = gsum(p)
     a = p[:, :, None] * lo
     b = p[:, :, None] * hi
-    m = a.max(axis=1)  # (G, A)
-    s = np.minimum(b, m[:, None, :]).sum(axis=1)
+    m = gmax(a)  # (G, A)
+    s = gsum(np.minimum(b, m[:, None, :]))
     per_outcome = _ratio(m, s).max(axis=1)
-    return np.maximum.reduce([per_outcome, _ratio(m.sum(axis=1), P), _ratio(p.max(axis=1), P)])
+    return np.maximum.reduce([per_outcome, _ratio(m.sum(axis=1), P), _ratio(gmax(p), P)])
 
 
 def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray | None = None) -> BinaryATRSolution:
@@ -124,16 +125,16 @@ def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarr
     (G, m) the true D_1 used to pick among optimal solutions (None: the bounds' midpoint).
     """
     p = np.asarray(p, dtype=float)
-    P = p.sum(axis=1)
+    P = gsum(p)
     a, b = p * lo, p * hi
     # bounds on z_i = P(x_i) D~_0(x_i), computed as products, not as p - b: with hi = 1 - 1e-16
     # the difference p - p*hi keeps no correct digit
     floor0, cap0 = p * (1.0 - hi), p * (1.0 - lo)
-    m1 = a.max(axis=1)
-    m0 = floor0.max(axis=1)
-    s1 = np.minimum(b, m1[:, None]).sum(axis=1)
-    s0 = np.minimum(cap0, m0[:, None]).sum(axis=1)
-    cand = np.stack([_ratio(m0, s0), _ratio(m1, s1), _ratio(m1 + m0, P), _ratio(p.max(axis=1), P)], axis=1)
+    m1 = gmax(a)
+    m0 = gmax(floor0)
+    s1 = gsum(np.minimum(b, m1[:, None]))
+    s0 = gsum(np.minimum(cap0, m0[:, None]))
+    cand = np.stack([_ratio(m0, s0), _ratio(m1, s1), _ratio(m1 + m0, P), _ratio(gmax(p), P)], axis=1)
     beta = cand.max(axis=1)
     case = np.argmax(cand >= beta[:, None] * (1 - 1e-12), axis=1)
 
@@ -150,20 +151,20 @@ def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarr
         s0max = _s_max(cap0[idx], bb)
         s_lo[idx] = np.maximum(m1[idx] / bb, P[idx] - s0max)
         s_hi[idx] = np.minimum(P[idx] - m0[idx] / bb, s1max)
-    s_lo = np.maximum(s_lo, a.sum(axis=1))
-    s_hi = np.minimum(s_hi, b.sum(axis=1))
+    s_lo = np.maximum(s_lo, gsum(a))
+    s_hi = np.minimum(s_hi, gsum(b))
     d_target = 0.5 * (lo + hi) if target is None else np.clip(target, lo, hi)
     y_target = p * d_target
-    s = np.where(s_lo <= s_hi, np.clip(y_target.sum(axis=1), s_lo, s_hi), 0.5 * (s_lo + s_hi))
+    s = np.where(s_lo <= s_hi, np.clip(gsum(y_target), s_lo, s_hi), 0.5 * (s_lo + s_hi))
 
     # per-record interval at (beta, s), then move the target into it and onto the sum s
     y_lo = np.maximum(a, p - safe_beta[:, None] * (P - s)[:, None])
     y_hi = np.minimum(b, safe_beta[:, None] * s[:, None])
     y_hi = np.maximum(y_hi, y_lo)
     y0 = np.clip(y_target, y_lo, y_hi)
-    gap = s - y0.sum(axis=1)
+    gap = s - gsum(y0)
     room = np.where(gap[:, None] >= 0, y_hi - y0, y0 - y_lo)
-    total = room.sum(axis=1)
+    total = gsum(room)
     frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
     y = y0 + np.sign(gap)[:, None] * room * np.minimum(frac, 1.0)[:, None]
     y = np.clip(y, a, b)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InfeasibleError
+from ..measures.reduce import osum
 from ..ir.model import Problem
 
 FEAS_TOL = 1e-12
@@ -115,7 +116,7 @@ def lower_atr(problem: Problem) -> ATRInstance:
             f"from {src(upper_src[g, i, a])} ({int(bad.sum())} cell(s) like this)"
         )
     lower = np.minimum(lower, upper)  # only differ by <= FEAS_TOL here
-    row_lo, row_hi = lower.sum(-1), upper.sum(-1)
+    row_lo, row_hi = osum(lower), osum(upper)
     bad_rows = (row_lo > 1 + FEAS_TOL) | (row_hi < 1 - FEAS_TOL)
     if bad_rows.any() and not reasons:
         g, i = np.argwhere(bad_rows)[0]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .reduce import gmax, gsum
+
 
 def confidences(p: np.ndarray, table: np.ndarray) -> np.ndarray:
     """conf[g, i, a] for prior ``p`` (G, m) and mapping ``table`` (G, m, A)."""
@@ -23,15 +25,24 @@ def confidences(p: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def group_max_confidence(p: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Conf(X_U = x_U, A -> X_S) per group (the max over outcomes and records)."""
-    return confidences(p, table).max(axis=(1, 2))
+    """Conf(X_U = x_U, A -> X_S) per group (the max over outcomes and records).
+
+    Computed as max_a [max_i joint / sum_i joint]: two reductions and a (G, A) division,
+    never a full array of ratios.
+    """
+    joint = p[:, :, None] * table
+    denom = gsum(joint)
+    top = gmax(joint)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(denom > 0, top / np.where(denom > 0, denom, 1.0), 0.0)
+    return ratio.max(axis=1)
 
 
 def beta_min(p: np.ndarray) -> np.ndarray:
     """Lemma 5: the privacy limit max_x P(x | T_{x_U}) per group (0 for a group of zero mass)."""
-    P = p.sum(axis=1)
+    P = gsum(p)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(P > 0, p.max(axis=1) / np.where(P > 0, P, 1.0), 0.0)
+        return np.where(P > 0, gmax(p) / np.where(P > 0, P, 1.0), 0.0)
 
 
 def c_star(p: np.ndarray, reference: np.ndarray) -> np.ndarray:
