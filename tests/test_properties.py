@@ -11,7 +11,7 @@ from privopt.methods.lfp import solve_lfp
 from privopt.pipeline import GAP_TOL
 from tests.strategies import binary_instances
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _as_outcomes(lo, hi):
@@ -58,7 +58,9 @@ def test_closed_form_is_certified(inst):
     live = p.sum(1) > 0
     assert np.all(cf.d1 >= lo - 1e-12) and np.all(cf.d1 <= hi + 1e-12)
     table = np.stack([1 - cf.d1, cf.d1], axis=2)
-    np.testing.assert_allclose(group_max_confidence(p, table)[live], cf.beta[live], atol=1e-9, rtol=1e-9)
+    # 1e-8 relative: when a group's masses span ~13 orders of magnitude (priors 1e-6 beside 0.5,
+    # a balanced deny mass of 1e-13) double precision leaves ~2e-9 (docs/atr.md, Numerics)
+    np.testing.assert_allclose(group_max_confidence(p, table)[live], cf.beta[live], atol=0, rtol=1e-8)
 
 
 @SETTINGS

@@ -118,6 +118,43 @@ def lower_bound(p: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarr
     return np.maximum.reduce([per_outcome, _ratio(m.sum(axis=1), P), _ratio(gmax(p), P)])
 
 
+def _allocate(p, a, b, floor0, beta, s, y_target, d_target, lo, hi):
+    """One optimal table at (beta, S1 = s): each y_i starts at the target, is clipped into its
+    interval [max(a_i, P(x_i) - beta (P - s)), min(b_i, beta s)], and the rows move
+    proportionally onto sum s. Returns D~_1 and its max confidence per group."""
+    P = gsum(p)
+    y_lo = np.maximum(a, p - beta[:, None] * (P - s)[:, None])
+    y_hi = np.minimum(b, beta[:, None] * s[:, None])
+    y_hi = np.maximum(y_hi, y_lo)
+    y0 = np.clip(y_target, y_lo, y_hi)
+    gap = s - gsum(y0)
+    room = np.where(gap[:, None] >= 0, y_hi - y0, y0 - y_lo)
+    total = gsum(room)
+    frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
+    y = y0 + np.sign(gap)[:, None] * room * np.minimum(frac, 1.0)[:, None]
+    y = np.clip(y, a, b)
+    # Rounding in p - beta (P - s) can leave 1e-17 where the optimum has no mass, and a lone
+    # positive mass has confidence 1 (Def. 3; with no mass the outcome is never observed). So we
+    # also try the table with such crumbs at exactly 0, for either outcome where the bounds allow,
+    # and keep per group whichever has the lower recomputed confidence: a tiny mass can also be
+    # what the optimum needs (at beta = beta_min every record's share is proportional).
+    crumb = ZERO_MASS * P[:, None]
+    y_clean = np.where((y < crumb) & (a <= 0), 0.0, y)
+    y_clean = np.where((p - y_clean < crumb) & (floor0 <= 0), p, y_clean)
+    d1, achieved = _table(p, y, d_target, lo, hi)
+    d1_clean, achieved_clean = _table(p, y_clean, d_target, lo, hi)
+    use_clean = achieved_clean < achieved
+    return np.where(use_clean[:, None], d1_clean, d1), np.minimum(achieved, achieved_clean)
+
+
+def _table(p, y, d_default, lo, hi):
+    """D~_1 from the joint masses y (d_default where P(x) = 0) and its max confidence per group."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d1 = np.where(p > 0, y / np.where(p > 0, p, 1.0), d_default)
+    d1 = np.clip(d1, lo, hi)
+    return d1, group_max_confidence(p, np.stack([1.0 - d1, d1], axis=2))
+
+
 def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray | None = None) -> BinaryATRSolution:
     """Optimal D~_1 for every group at once.
 
@@ -155,30 +192,21 @@ def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarr
     s_hi = np.minimum(s_hi, gsum(b))
     d_target = 0.5 * (lo + hi) if target is None else np.clip(target, lo, hi)
     y_target = p * d_target
-    s = np.where(s_lo <= s_hi, np.clip(gsum(y_target), s_lo, s_hi), 0.5 * (s_lo + s_hi))
+    ok = s_lo <= s_hi
+    s = np.where(ok, np.clip(gsum(y_target), s_lo, s_hi), 0.5 * (s_lo + s_hi))
+    d1, achieved = _allocate(p, a, b, floor0, safe_beta, s, y_target, d_target, lo, hi)
 
-    # per-record interval at (beta, s), then move the target into it and onto the sum s
-    y_lo = np.maximum(a, p - safe_beta[:, None] * (P - s)[:, None])
-    y_hi = np.minimum(b, safe_beta[:, None] * s[:, None])
-    y_hi = np.maximum(y_hi, y_lo)
-    y0 = np.clip(y_target, y_lo, y_hi)
-    gap = s - gsum(y0)
-    room = np.where(gap[:, None] >= 0, y_hi - y0, y0 - y_lo)
-    total = gsum(room)
-    frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
-    y = y0 + np.sign(gap)[:, None] * room * np.minimum(frac, 1.0)[:, None]
-    y = np.clip(y, a, b)
-    # Rounding in p - beta (P - s) can leave 1e-17 where the optimum has no mass, and a lone
-    # positive mass has confidence 1 (Def. 3, 0/0 = 0 otherwise): put such crumbs at exactly 0
-    # for either outcome, where the bounds allow. The certificate below re-checks the result.
-    crumb = ZERO_MASS * P[:, None]
-    y = np.where((y < crumb) & (a <= 0), 0.0, y)
-    y = np.where((p - y < crumb) & (floor0 <= 0), p, y)
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d1 = np.where(p > 0, y / np.where(p > 0, p, 1.0), d_target)
-    d1 = np.clip(d1, lo, hi)
-    table = np.stack([1.0 - d1, d1], axis=2)
-    achieved = group_max_confidence(p, table)
+    # S1 nearest the true mapping is best for fidelity, but a tiny S1 (or P - S1) makes
+    # p - beta (P - S1) cancel; where the certificate then fails, try the interval's ends and
+    # middle and keep the best (vectorized over those groups only).
+    off = np.flatnonzero(live & (achieved > beta * (1 + 1e-12) + 1e-15))
+    for s_alt in (s_lo, s_hi, 0.5 * (s_lo + s_hi)) if off.size else ():
+        idx = off
+        d_alt, ach_alt = _allocate(
+            p[idx], a[idx], b[idx], floor0[idx], safe_beta[idx], s_alt[idx], y_target[idx], d_target[idx], lo[idx], hi[idx]
+        )
+        take = ach_alt < achieved[idx]
+        d1[idx[take]] = d_alt[take]
+        achieved[idx[take]] = ach_alt[take]
     beta = np.where(live, beta, 0.0)
     return BinaryATRSolution(beta=beta, candidates=cand, case=case, d1=d1, achieved=achieved)

@@ -160,6 +160,7 @@ def solve_lfp(
     max_steps: int = 100,
     time_limit: float | None = None,
     rtol: float = RTOL,
+    check_eps: float = CHECK_EPS,
 ) -> LFPSolution:
     """Minimize the maximum confidence of every group. Raises ``SolverError`` if a step fails.
 
@@ -173,7 +174,8 @@ def solve_lfp(
 
     * the returned table, recomputed exactly, lowers beta when it is better (the min-t point is a
       Dinkelbach-type step, so beta usually drops far below beta'); reach (first CHECK_EPS)
-      grows 16x after each such step;
+      grows 16x after each such step, and returns to CHECK_EPS after a step that proves
+      infeasibility without improving (beta is then likely optimal, so certify close by);
     * tau > 0 proves beta* >= beta' + tau min_a w_a (for the optimal X*, each row is at most
       (beta* - beta') S_a(X*) / w_a and S_a <= 1), so lb jumps, usually to within the tolerance.
 
@@ -182,6 +184,8 @@ def solve_lfp(
     beta' (tau <= T_TOL) yet yields no better table means the LP's tolerance is reached: the
     group stops and its remaining bracket is reported in ``gap``. The number of LP solves is
     the number of steps, independent of the number of groups; closed groups leave the LP.
+    ``check_eps=0.5`` makes every step test the bracket's midpoint: plain bisection (with
+    Dinkelbach-improved upper ends), kept for comparison in benchmarks/bench_lfp.py.
     """
     P = p.sum(axis=1)
     live = P > 0
@@ -189,7 +193,7 @@ def solve_lfp(
     X = feasible_start(lower, upper, reference)
     X, beta = _best_rounding(q, X, lower, upper)
     lb = np.minimum(lower_bound(q, lower, upper), beta)
-    reach = np.full(len(p), CHECK_EPS)
+    reach = np.full(len(p), check_eps)
     active = np.flatnonzero(live & (beta - lb > rtol * beta))
     steps = solves = 0
     build_s = solve_s = 0.0
@@ -239,6 +243,7 @@ def solve_lfp(
         infeasible = tau > T_TOL
         bound = b_try + (tau - T_TOL) * w.min(axis=1)
         lb[active[infeasible]] = np.maximum(lb[active[infeasible]], np.minimum(bound[infeasible], beta[active[infeasible]]))
+        reach[active[infeasible & ~better]] = check_eps  # beta is likely optimal: certify close by
         stuck = ~infeasible & ~better
         open_ = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
         active = active[open_]
