@@ -284,3 +284,15 @@ def test_closed_form_on_three_outcomes_is_usage_error(tmp_path, specs_dir):
 def test_two_candidate_priors(tmp_path):
     text = replace("known D =", "known P(income | gender) = {\n   low mid high\n   F: 0.2 0.3 0.5\n   M: 0.2 0.3 0.5\n}\nknown D =")
     expect_error(tmp_path, text, 10, "could take the adversary's prior from P\\(gender, income\\) or P\\(income \\| gender\\)")
+
+
+def test_empty_data_file(tmp_path):
+    (tmp_path / "empty.csv").write_text("")
+    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "empty.csv" column n')
+    expect_error(tmp_path, text, 5, "data file 'empty.csv' is empty")
+
+
+def test_binary_data_file(tmp_path):
+    (tmp_path / "blob.csv").write_bytes(b"gender\x00income\x00n\n\x01\x02")
+    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "blob.csv" column n')
+    expect_error(tmp_path, text, 5, "is binary")
