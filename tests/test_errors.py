@@ -56,13 +56,42 @@ def replace(old, new, count=1):
     return BASE.replace(old, new, count)
 
 
+INLINE_PRIOR = "= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}"
+
+
+def prior_from_file(path: str) -> str:
+    """BASE with the prior read from a data file instead of the inline table."""
+    return replace(INLINE_PRIOR, f'= counts from "{path}" column n')
+
+
 def test_the_base_spec_solves(tmp_path):
     result, _ = run(tmp_path, BASE, "--json")
     assert result.exit_code == 0
 
 
-def test_malformed_syntax(tmp_path):
-    expect_error(tmp_path, replace("design Dt = P(", "design Dt = P(("), 15, "unexpected")
+# One bad input each: (id, old text, new text, line of the error, message pattern)
+CASES = [
+    pytest.param("design Dt = P(", "design Dt = P((", 15, "unexpected", id="malformed_syntax"),
+    pytest.param("|Dt - D|", "|Dt - E|", 17, "'E' is not defined", id="unknown_name_in_constraint"),
+    pytest.param("decision = approve", "decision = yes", 10, "label 'yes' is not in the domain of decision", id="shorthand_label_outside_domain"),
+    pytest.param("F:   12   5    3", "F:   12   5", 7, "this row has 2 value\\(s\\) but the header has 3", id="short_row"),
+    pytest.param("F:   12   5    3", "F:   12   5    3   8", 7, "this row has 4 value", id="long_row"),
+    pytest.param("    M:   9    7    4\n", "", 5, "no value for \\(gender, income\\) = \\(M low\\)", id="missing_row"),
+    pytest.param("F:   12   5    3", "F:   12   -5    3", 7, "negative count -5", id="negative_count"),
+    pytest.param("M:   0    0.5  1", "M:   0    1.5  1", 13, "probability 1.5 is outside \\[0, 1\\]", id="probability_outside_unit_interval"),
+    pytest.param("{F, M}", "{F, M, F}", 2, "label 'F' appears twice", id="duplicate_domain_label"),
+    pytest.param("param delta = 0.9", "param delta = 1 - slack", 16, "'slack' is not defined", id="undefined_param_in_param"),
+    pytest.param("decision -> income)", "decision -> gender)", 18, "is public|'gender' is public", id="wrong_role_after_arrow"),
+    pytest.param("max_confidence(gender, decision -> income)", "max_confidence(gender, decision, income)", 18, "needs '->'", id="missing_arrow"),
+    pytest.param("|Dt - D| <= 1 - delta", "Dt * Dt <= 1", 17, "product of two design terms is not linear", id="nonlinear_constraint"),
+    pytest.param("|Dt - D| <= 1 - delta", "|Dt - D| >= 0.1", 17, "smaller side", id="abs_on_the_wrong_side"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "line", "message"), CASES)
+def test_bad_input(tmp_path, old, new, line, message):
+    expect_error(tmp_path, replace(old, new), line, message)
+
 
 
 def test_misspelt_keyword(tmp_path):
@@ -75,37 +104,16 @@ def test_unknown_variable(tmp_path):
     assert "did you mean 'income'" in out
 
 
-def test_unknown_name_in_constraint(tmp_path):
-    expect_error(tmp_path, replace("|Dt - D|", "|Dt - E|"), 17, "'E' is not defined")
-
 
 def test_label_outside_domain(tmp_path):
     out = expect_error(tmp_path, replace("low  mid  high\n    F:   12", "low  mid  hig\n    F:   12"), 6, "label 'hig' is not in the domain of income")
     assert "did you mean 'high'" in out
 
 
-def test_shorthand_label_outside_domain(tmp_path):
-    expect_error(tmp_path, replace("decision = approve", "decision = yes"), 10, "label 'yes' is not in the domain of decision")
 
 
-def test_short_row(tmp_path):
-    expect_error(tmp_path, replace("F:   12   5    3", "F:   12   5"), 7, "this row has 2 value\\(s\\) but the header has 3")
 
 
-def test_long_row(tmp_path):
-    expect_error(tmp_path, replace("F:   12   5    3", "F:   12   5    3   8"), 7, "this row has 4 value")
-
-
-def test_missing_row(tmp_path):
-    expect_error(tmp_path, replace("    M:   9    7    4\n", ""), 5, "no value for \\(gender, income\\) = \\(M low\\)")
-
-
-def test_negative_count(tmp_path):
-    expect_error(tmp_path, replace("F:   12   5    3", "F:   12   -5    3"), 7, "negative count -5")
-
-
-def test_probability_outside_unit_interval(tmp_path):
-    expect_error(tmp_path, replace("M:   0    0.5  1", "M:   0    1.5  1"), 13, "probability 1.5 is outside \\[0, 1\\]")
 
 
 def test_rows_not_summing_to_one(tmp_path):
@@ -124,9 +132,6 @@ def test_duplicate_declaration(tmp_path):
     assert "another name" in out
 
 
-def test_duplicate_domain_label(tmp_path):
-    expect_error(tmp_path, replace("{F, M}", "{F, M, F}"), 2, "label 'F' appears twice")
-
 
 def test_no_objective(tmp_path):
     expect_error(tmp_path, replace("minimize max_confidence(gender, decision -> income)\n", ""), None, "the spec has no objective")
@@ -142,9 +147,6 @@ def test_undefined_param(tmp_path):
     assert "did you mean 'delta'" in out
 
 
-def test_undefined_param_in_param(tmp_path):
-    expect_error(tmp_path, replace("param delta = 0.9", "param delta = 1 - slack"), 16, "'slack' is not defined")
-
 
 def test_set_unknown_param_is_usage_error(tmp_path):
     out = expect_error(tmp_path, BASE, None, "no param 'alpha'; its params are: delta", "--set", "alpha=1")
@@ -156,7 +158,7 @@ def test_set_non_number(tmp_path):
 
 
 def test_missing_data_file(tmp_path):
-    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "nope.csv" column n')
+    text = prior_from_file("nope.csv")
     expect_error(tmp_path, text, 5, "data file 'nope.csv' does not exist")
 
 
@@ -164,7 +166,7 @@ def test_path_leaving_the_folder(tmp_path):
     (tmp_path / "outside.csv").write_text("gender,income,n\nF,low,1\n")
     sub = tmp_path / "sub"
     sub.mkdir()
-    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "../outside.csv" column n')
+    text = prior_from_file("../outside.csv")
     out = expect_error(sub, text, 5, "this path leaves the spec's folder")
     assert "--allow-paths" in out
     result, _ = run(sub, text, "--allow-paths", "--json")
@@ -174,13 +176,13 @@ def test_path_leaving_the_folder(tmp_path):
 def test_absolute_path(tmp_path):
     csv = tmp_path / "abs.csv"
     csv.write_text("gender,income,n\nF,low,1\n")
-    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", f'= counts from "{csv}" column n')
+    text = prior_from_file(str(csv))
     expect_error(tmp_path, text, 5, "absolute paths are not allowed")
 
 
 def test_unknown_label_in_data_file(tmp_path):
     (tmp_path / "d.csv").write_text("gender,income,n\nF,low,1\nF,huge,2\n")
-    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "d.csv" column n')
+    text = prior_from_file("d.csv")
     expect_error(tmp_path, text, 5, "row 3 of 'd.csv': income = 'huge' is not in its domain")
 
 
@@ -189,12 +191,6 @@ def test_wrong_role_before_arrow(tmp_path):
     assert "PUBLIC" in out
 
 
-def test_wrong_role_after_arrow(tmp_path):
-    expect_error(tmp_path, replace("decision -> income)", "decision -> gender)"), 18, "is public|'gender' is public")
-
-
-def test_missing_arrow(tmp_path):
-    expect_error(tmp_path, replace("max_confidence(gender, decision -> income)", "max_confidence(gender, decision, income)"), 18, "needs '->'")
 
 
 def test_shorthand_on_three_values(tmp_path):
@@ -232,12 +228,6 @@ def test_string_with_single_quotes(tmp_path):
     assert "straight double quotes" in out
 
 
-def test_nonlinear_constraint(tmp_path):
-    expect_error(tmp_path, replace("|Dt - D| <= 1 - delta", "Dt * Dt <= 1"), 17, "product of two design terms is not linear")
-
-
-def test_abs_on_the_wrong_side(tmp_path):
-    expect_error(tmp_path, replace("|Dt - D| <= 1 - delta", "|Dt - D| >= 0.1"), 17, "smaller side")
 
 
 def test_infeasible_spec_exit_3(tmp_path):
@@ -288,11 +278,11 @@ def test_two_candidate_priors(tmp_path):
 
 def test_empty_data_file(tmp_path):
     (tmp_path / "empty.csv").write_text("")
-    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "empty.csv" column n')
+    text = prior_from_file("empty.csv")
     expect_error(tmp_path, text, 5, "data file 'empty.csv' is empty")
 
 
 def test_binary_data_file(tmp_path):
     (tmp_path / "blob.csv").write_bytes(b"gender\x00income\x00n\n\x01\x02")
-    text = replace("= counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}", '= counts from "blob.csv" column n')
+    text = prior_from_file("blob.csv")
     expect_error(tmp_path, text, 5, "is binary")
