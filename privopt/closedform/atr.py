@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures.confidence import group_max_confidence
 from ..measures.reduce import gmax, gsum, osum
 
 CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
@@ -142,9 +141,13 @@ def _allocate(p, a, b, floor0, beta, s, y_target, d_target, lo, hi):
     y_clean = np.where((y < crumb) & (a <= 0), 0.0, y)
     y_clean = np.where((p - y_clean < crumb) & (floor0 <= 0), p, y_clean)
     d1, achieved = _table(p, y, d_target, lo, hi)
-    d1_clean, achieved_clean = _table(p, y_clean, d_target, lo, hi)
-    use_clean = achieved_clean < achieved
-    return np.where(use_clean[:, None], d1_clean, d1), np.minimum(achieved, achieved_clean)
+    idx = np.flatnonzero((y_clean != y).any(axis=1))  # usually none
+    if idx.size:
+        d1_clean, achieved_clean = _table(p[idx], y_clean[idx], d_target[idx], lo[idx], hi[idx])
+        take = achieved_clean < achieved[idx]
+        d1[idx[take]] = d1_clean[take]
+        achieved[idx[take]] = achieved_clean[take]
+    return d1, achieved
 
 
 def _table(p, y, d_default, lo, hi):
@@ -152,7 +155,14 @@ def _table(p, y, d_default, lo, hi):
     with np.errstate(divide="ignore", invalid="ignore"):
         d1 = np.where(p > 0, y / np.where(p > 0, p, 1.0), d_default)
     d1 = np.clip(d1, lo, hi)
-    return d1, group_max_confidence(p, np.stack([1.0 - d1, d1], axis=2))
+    return d1, _binary_confidence(p, d1)
+
+
+def _binary_confidence(p: np.ndarray, d1: np.ndarray) -> np.ndarray:
+    """group_max_confidence for two outcomes, without building the (G, m, 2) table."""
+    y = p * d1
+    z = p * (1.0 - d1)
+    return np.maximum(_ratio(gmax(y), gsum(y)), _ratio(gmax(z), gsum(z)))
 
 
 def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray | None = None) -> BinaryATRSolution:
