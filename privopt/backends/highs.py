@@ -37,7 +37,7 @@ _STATUS = {
 class HighsBackend(Backend):
     name = "highs"
     supports_lp = True
-    supports_qp = True
+    supports_qp = False  # HiGHS can solve convex QPs; privopt does not route QPs here yet
 
     def available(self) -> tuple[bool, str]:
         try:

@@ -55,10 +55,6 @@ class ATRInstance:
         idx = np.unravel_index(g, tuple(len(l) for l in self.public_labels)) if self.public else ()
         return {v: labs[i] for v, labs, i in zip(self.public, self.public_labels, idx)}
 
-    def record_key(self, i: int) -> dict[str, str]:
-        idx = np.unravel_index(i, tuple(len(l) for l in self.private_labels))
-        return {v: labs[j] for v, labs, j in zip(self.private, self.private_labels, idx)}
-
     def binary_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Effective bounds on D~_1 (outcome index 1) for two outcomes."""
         from ..closedform.atr import tighten_to_simplex

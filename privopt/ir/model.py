@@ -156,9 +156,6 @@ class Problem:
     source_name: str = "<spec>"
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
 
-    def var(self, name: str) -> Variable:
-        return self.variables[name]
-
     def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in axes)
 

@@ -15,15 +15,6 @@ import numpy as np
 from .reduce import gmax, gsum
 
 
-def confidences(p: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """conf[g, i, a] for prior ``p`` (G, m) and mapping ``table`` (G, m, A)."""
-    joint = p[:, :, None] * table
-    denom = joint.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        conf = np.where(denom > 0, joint / np.where(denom > 0, denom, 1.0), 0.0)
-    return conf
-
-
 def group_max_confidence(p: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Conf(X_U = x_U, A -> X_S) per group (the max over outcomes and records).
 
