@@ -64,7 +64,8 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
         beta_g = sol.beta
         case = sol.case
         used_backend = None
-        stats["candidates"] = {name: "per group" for name in CASES}
+        counts = np.bincount(case[live_groups(inst)], minlength=len(CASES))
+        stats["binding_case_groups"] = {name: int(n) for name, n in zip(CASES, counts)}
     else:
         be = get_backend(backend)
         sol = solve_lfp(inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit)
@@ -120,6 +121,11 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
         timings=_timings(problem, solve_s, t_start),
         stats=stats,
     )
+
+
+def live_groups(inst: ATRInstance) -> np.ndarray:
+    """Groups with positive mass (the others have no adversary inference to bound)."""
+    return inst.p.sum(axis=1) > 0
 
 
 def _timings(problem: Problem, solve_s: float, t_start: float) -> dict[str, float]:
