@@ -78,7 +78,8 @@ class Result:
             out.append(row)
         return out
 
-    def to_dict(self, tables: bool = True) -> dict[str, Any]:
+    def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:
+        """Plain Python objects (for small results; ``to_json`` is the fast path for large ones)."""
         out: dict[str, Any] = {
             "status": self.status,
             "termination": self.termination,
@@ -89,7 +90,7 @@ class Result:
             "backend": self.backend,
             "problem_class": self.problem_class,
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
-            "groups": self.group_records(),
+            "groups": self.group_records() if groups else None,
             "verification": self.verification,
             "stats": self.stats,
         }
@@ -103,7 +104,42 @@ class Result:
         return out
 
     def to_json(self, tables: bool = True, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(tables), indent=indent, default=_json_default, allow_nan=False)
+        """The result as JSON text. Groups and tables go through pandas' C writer (15
+        significant digits), so a result of millions of cells serializes at C speed; the rest
+        is ``json.dumps``. ``--out`` writes the tables as CSV with full precision."""
+        body = self.to_dict(tables=False, groups=False)
+        del body["groups"]
+        text = json.dumps(body, indent=indent, default=_json_default, allow_nan=False)
+        parts = [f'"groups": {_groups_json(self.groups)}']
+        if tables:
+            parts.append(
+                '"tables": {'
+                + ", ".join(f"{json.dumps(name)}: {_frame_json(df)}" for name, df in self.tables.items())
+                + "}"
+            )
+        sep = ",\n" + " " * (indent or 0) if indent else ", "
+        head, _, tail = text.rpartition("}")
+        return head.rstrip() + sep + sep.join(parts) + ("\n" if indent else "") + "}" + tail
+
+
+def _frame_json(df: pd.DataFrame) -> str:
+    return df.to_json(orient="records", double_precision=15)
+
+
+def _groups_json(frame: pd.DataFrame) -> str:
+    """[{"key": {var: label, ...}, "objective": ..., ...}] without a Python loop per group."""
+    if frame.empty:
+        return "[]"
+    measures = [c for c in ("objective", "beta", "beta_min", "c_star", "case") if c in frame.columns]
+    keys = [c for c in frame.columns if c not in measures]
+    flat = frame[measures].to_json(orient="records", lines=True, double_precision=15).splitlines()
+    key = pd.Series(["{"] * len(frame), dtype=object)
+    for i, col in enumerate(keys):
+        labels = frame[col].astype("category")
+        escaped = np.array([json.dumps(str(c)) for c in labels.cat.categories], dtype=object)
+        key = key + (("," if i else "") + json.dumps(col) + ":") + escaped[labels.cat.codes.to_numpy()]
+    records = '{"key": ' + key + "}, " + pd.Series(flat, dtype=object).str.slice(1)
+    return "[" + ", ".join(records.tolist()) + "]"
 
 
 def _num(x):
