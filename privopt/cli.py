@@ -1,6 +1,7 @@
 """Command line: ``privopt solve SPEC`` and ``privopt explain SPEC``.
 
-Exit codes: 0 solved, 1 internal or solver error, 2 spec or usage error, 3 infeasible.
+Exit codes: 0 solved (check: all paths agree), 1 internal or solver error, 2 spec or usage
+error, 3 infeasible, 4 (check) a path disagrees or fails.
 A user error prints ``FILE:LINE:COL``, the line, a caret and a hint; never a traceback
 (set PRIVOPT_DEBUG=1 to see one for an internal error).
 """
@@ -21,11 +22,13 @@ from rich.table import Table as RichTable
 from . import api
 from .errors import InfeasibleError, PrivoptError, SolverError, SpecError, UsageError
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE = 0, 1, 2, 3
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3, 4
 MAX_ROWS = 40
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# rich assumes 80 columns when output is not a terminal (pipes, CI logs): allow wide tables there
+_WIDTH = None if sys.stdout.isatty() else 160
+out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -80,16 +83,17 @@ def _with_common(f):
 @main.command()
 @_with_common
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp"]), default="auto", show_default=True)
-@click.option("--backend", default="highs", show_default=True, help="LP backend for lfp.")
+@click.option("--backend", default="highs", show_default=True, help="LP backend for lfp: highs, scipy, cvxpy, pyomo.")
+@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for the LP solves.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
-def solve(spec, sets, allow_paths, method, backend, time_limit, as_json, no_tables, out_dir):
+def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json, no_tables, out_dir):
     """Solve SPEC and print the optimal mechanism with its verification."""
     try:
         problem = api.load(spec, _params(sets), allow_paths)
-        result = problem.solve(method=method, backend=backend, time_limit=time_limit)
+        result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver)
         if out_dir is not None:
             _write_out(out_dir, result)
     except Exception as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
@@ -105,6 +109,57 @@ def solve(spec, sets, allow_paths, method, backend, time_limit, as_json, no_tabl
         if not as_json:
             err.print("infeasible: " + "; ".join(result.reasons), markup=False)
         sys.exit(EXIT_INFEASIBLE)
+
+
+@main.command()
+@_with_common
+@click.option("--backends", default=None, metavar="LIST", help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).")
+@click.option("--tol", type=float, default=1e-7, show_default=True, help="Largest allowed objective difference and violation.")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for each solver call.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
+def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
+    """Solve SPEC by every applicable method and backend, and compare.
+
+    Each path's table is measured by privopt itself: the objective it achieves and its largest
+    violation of the spec. Exit 0 when all agree within --tol, 4 when any differs or fails.
+    """
+    from .crosscheck import run_check
+
+    try:
+        problem = api.load(spec, _params(sets), allow_paths)
+        names = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
+        report = run_check(problem, names, tol, time_limit)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        t = RichTable(title=f"{problem.title or spec}: every path", title_justify="left")
+        for col in ("method", "backend", "status", "objective", "abs diff", "max violation", "build s", "solve s", "note"):
+            t.add_column(col, justify="right" if col in ("objective", "abs diff", "max violation", "build s", "solve s") else "left")
+        for p in report.paths:
+            t.add_row(
+                p.method, p.backend or "-", p.status, _fmt12(p.objective), _sci(p.abs_diff), _sci(p.max_violation),
+                f"{p.build_s:.3f}", f"{p.solve_s:.3f}", p.message,
+            )
+        out.print(t)
+        ref = report.reference
+        out.print(f"reference: {ref['method']}" + (f" on {ref['backend']}" if ref and ref["backend"] else "") if ref else "no path succeeded")
+        for line in report.problems:
+            out.print(f"[red]problem:[/red] {line}", highlight=False)
+        out.print("[green]all paths agree[/green]" if report.agree else "[red]paths disagree or fail[/red]")
+    sys.exit(EXIT_OK if report.agree else EXIT_DISAGREE)
+
+
+def _fmt12(x) -> str:
+    return "-" if x is None else f"{x:.12g}"
+
+
+def _sci(x) -> str:
+    return "-" if x is None else f"{x:.1e}"
 
 
 @main.command()

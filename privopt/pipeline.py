@@ -23,7 +23,13 @@ CONF_RTOL = 1e-8  # recomputed confidence vs the method's value (relative; docs/
 GAP_TOL = 1e-8  # largest relative bracket [lower bound, beta] the lfp method may leave open
 
 
-def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_limit: float | None = None) -> Result:
+def solve(
+    problem: Problem,
+    method: str = "auto",
+    backend: str = "highs",
+    time_limit: float | None = None,
+    solver: str | None = None,
+) -> Result:
     """Solve an ATR problem. Returns a Result whose status is "optimal" or "infeasible"; raises
     ``UsageError`` for a method that does not apply and ``SolverError`` when a solver fails."""
     t_start = time.perf_counter()
@@ -67,7 +73,7 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
         counts = np.bincount(case[live_groups(inst)], minlength=len(CASES))
         stats["binding_case_groups"] = {name: int(n) for name, n in zip(CASES, counts)}
     else:
-        be = get_backend(backend)
+        be = get_backend(backend, solver)
         sol = solve_lfp(inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit)
         table, beta_g = sol.table, sol.beta
         rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
@@ -79,7 +85,7 @@ def solve(problem: Problem, method: str = "auto", backend: str = "highs", time_l
                 f"{sol.beta[g] - sol.gap[g]:.12g} is proven as a lower bound (bounds finer than the LP "
                 "tolerance, ~1e-9?); no optimum is reported"
             )
-        used_backend = backend
+        used_backend = be.label
         stats.update(
             steps=sol.steps,
             lp_solves=sol.lp_solves,

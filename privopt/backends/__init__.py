@@ -1,23 +1,47 @@
-"""LP/QP backends. ``get_backend(name)`` returns an instance or raises ``UsageError``."""
+"""LP backends. ``get_backend(name, solver)`` returns an instance or raises ``UsageError``.
+
+A backend whose package is missing or broken is listed by ``backend_status`` with the reason;
+it never stops the others.
+"""
 
 from __future__ import annotations
 
 from ..errors import UsageError
 from .base import Backend, LinearProgram, LPSolution
+from .cvxpy import CvxpyBackend
 from .highs import HighsBackend
+from .pyomo import PyomoBackend
+from .scipy import ScipyBackend
 
-BACKENDS: dict[str, type[Backend]] = {"highs": HighsBackend}
+BACKENDS: dict[str, type[Backend]] = {
+    "highs": HighsBackend,
+    "scipy": ScipyBackend,
+    "cvxpy": CvxpyBackend,
+    "pyomo": PyomoBackend,
+}
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str, solver: str | None = None) -> Backend:
+    """The named backend, ready to use; ``UsageError`` if unknown, misconfigured or unavailable."""
     try:
-        backend = BACKENDS[name]()
+        cls = BACKENDS[name]
     except KeyError:
         raise UsageError(f"unknown backend '{name}'; available: {', '.join(BACKENDS)}") from None
+    if solver is not None and not cls.solvers:
+        raise UsageError(f"--solver applies to backends with inner solvers (cvxpy), not '{name}'")
+    backend = cls(solver)
     ok, why = backend.available()
     if not ok:
-        raise UsageError(f"backend '{name}' is unavailable here: {why}")
+        raise UsageError(f"backend '{backend.label}' is unavailable here: {why}")
     return backend
 
 
-__all__ = ["Backend", "LinearProgram", "LPSolution", "BACKENDS", "get_backend"]
+def all_backends() -> list[Backend]:
+    """One instance per backend and inner solver (unavailable ones included)."""
+    out: list[Backend] = []
+    for cls in BACKENDS.values():
+        out += [cls(s) for s in cls.solvers] if cls.solvers else [cls()]
+    return out
+
+
+__all__ = ["Backend", "LinearProgram", "LPSolution", "BACKENDS", "get_backend", "all_backends"]

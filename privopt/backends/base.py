@@ -46,6 +46,8 @@ class LPSolution:
     solver: str
     version: str
     message: str = ""
+    row_dual: np.ndarray | None = field(default=None, repr=False)  # d objective / d row bound
+    col_dual: np.ndarray | None = field(default=None, repr=False)  # reduced costs
 
     @property
     def ok(self) -> bool:
@@ -53,15 +55,59 @@ class LPSolution:
 
 
 class Backend:
-    """Base class; subclasses set the flags and implement ``solve_lp``."""
+    """Base class; subclasses set the flags and implement ``solve_lp``.
+
+    ``package`` is imported by ``available``; a missing or broken package makes the backend
+    report itself unavailable (with the reason) instead of failing the caller.
+    """
 
     name: ClassVar[str] = "base"
+    package: ClassVar[str] = ""
     supports_lp: ClassVar[bool] = True
     supports_qp: ClassVar[bool] = False
+    solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers, for modelling layers (cvxpy)
+
+    def __init__(self, solver: str | None = None):
+        if solver is not None and solver not in self.solvers:
+            from ..errors import UsageError
+
+            choices = ", ".join(self.solvers) if self.solvers else "none (it has no --solver choice)"
+            raise UsageError(f"backend '{self.name}' has no solver '{solver}'; choose: {choices}")
+        self.solver = solver or (self.solvers[0] if self.solvers else None)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.solver}" if self.solver else self.name
 
     def available(self) -> tuple[bool, str]:
         """(True, "") if usable here, else (False, why)."""
+        import importlib
+
+        try:
+            importlib.import_module(self.package)
+        except Exception as e:  # a broken install raises more than ImportError
+            return False, f"{self.package} cannot be imported: {type(e).__name__}: {e}"
         return True, ""
 
     def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         raise NotImplementedError
+
+
+def split_rows(lp: LinearProgram):
+    """The rows as ``A_ub x <= b_ub`` and ``A_eq x == b_eq`` (for APIs without ranged rows).
+
+    Returns (A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows): ``ub_rows[k]`` is the original
+    row of inequality k and ``ub_sign[k]`` is +1 for an upper bound, -1 for a lower bound, so
+    duals can be mapped back.
+    """
+    A = lp.A.tocsr()
+    lo, hi = lp.row_lower, lp.row_upper
+    eq = np.isfinite(lo) & np.isfinite(hi) & (lo == hi)
+    upper = np.isfinite(hi) & ~eq
+    lower = np.isfinite(lo) & ~eq
+    up_rows, low_rows, eq_rows = np.flatnonzero(upper), np.flatnonzero(lower), np.flatnonzero(eq)
+    A_ub = sp.vstack([A[up_rows], -A[low_rows]]).tocsr()
+    b_ub = np.concatenate([hi[up_rows], -lo[low_rows]])
+    ub_rows = np.concatenate([up_rows, low_rows])
+    ub_sign = np.concatenate([np.ones(up_rows.size), -np.ones(low_rows.size)])
+    return A_ub, b_ub, A[eq_rows], lo[eq_rows], ub_rows, ub_sign, eq_rows

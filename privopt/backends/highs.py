@@ -36,15 +36,9 @@ _STATUS = {
 
 class HighsBackend(Backend):
     name = "highs"
+    package = "highspy"
     supports_lp = True
     supports_qp = False  # HiGHS can solve convex QPs; privopt does not route QPs here yet
-
-    def available(self) -> tuple[bool, str]:
-        try:
-            import highspy  # noqa: F401
-        except Exception as e:  # a broken install raises more than ImportError
-            return False, f"highspy cannot be imported: {e}"
-        return True, ""
 
     def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         import highspy
@@ -85,11 +79,14 @@ class HighsBackend(Backend):
         if run == highspy.HighsStatus.kError and status == "optimal":
             termination, status = "error", "unknown"
         info = h.getInfo()
-        x = None
-        objective = None
+        x = objective = row_dual = col_dual = None
         if status == "optimal":
-            x = np.asarray(h.getSolution().col_value, dtype=float)
+            sol = h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
             objective = float(info.objective_function_value)
+            if sol.dual_valid:
+                row_dual = np.asarray(sol.row_dual, dtype=float)
+                col_dual = np.asarray(sol.col_dual, dtype=float)
         return LPSolution(
             termination,
             status,
@@ -101,4 +98,6 @@ class HighsBackend(Backend):
             solver="HiGHS",
             version=version,
             message=h.modelStatusToString(model_status),
+            row_dual=row_dual,
+            col_dual=col_dual,
         )

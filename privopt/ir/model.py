@@ -159,11 +159,14 @@ class Problem:
     def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in axes)
 
-    def solve(self, method: str = "auto", backend: str = "highs", time_limit: float | None = None):
-        """Solve by ``method`` (auto | closed-form | lfp); returns a ``privopt.Result``."""
+    def solve(
+        self, method: str = "auto", backend: str = "highs", time_limit: float | None = None, solver: str | None = None
+    ):
+        """Solve by ``method`` (auto | closed-form | lfp) on an LP ``backend`` (highs | scipy |
+        cvxpy | pyomo; ``solver`` picks cvxpy's inner solver); returns a ``privopt.Result``."""
         from ..pipeline import solve
 
-        return solve(self, method=method, backend=backend, time_limit=time_limit)
+        return solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
 
     def explain(self):
         """The analysis: problem class, applicable methods and why, size."""

@@ -1,0 +1,109 @@
+"""cvxpy as a modelling layer over CLARABEL, HIGHS, SCS or OSQP (``--solver``).
+
+Each inner solver gets the options it needs to reach ~1e-9 (cvxpy's defaults stop near 1e-8
+or looser). cvxpy's "inaccurate" statuses are failures, never answers. Duals are cvxpy's
+multipliers mapped to privopt's convention, d objective / d row bound.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .base import Backend, LinearProgram, LPSolution, split_rows
+
+# cvxpy status -> (termination, status of the returned point)
+_STATUS = {
+    "optimal": ("optimal", "optimal"),
+    "optimal_inaccurate": ("inaccurate", "unknown"),
+    "infeasible": ("infeasible", "infeasible"),
+    "infeasible_inaccurate": ("inaccurate", "unknown"),
+    "unbounded": ("unbounded", "unbounded"),
+    "unbounded_inaccurate": ("inaccurate", "unknown"),
+    "infeasible_or_unbounded": ("infeasible_or_unbounded", "unknown"),
+    "user_limit": ("user_limit", "unknown"),
+    "solver_error": ("error", "unknown"),
+}
+
+# options that make each inner solver accurate to ~tol, and its name for a time limit
+_OPTIONS = {
+    "CLARABEL": lambda tol: {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol, "max_iter": 500},
+    "HIGHS": lambda tol: {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
+    "SCS": lambda tol: {"eps_abs": tol, "eps_rel": tol, "max_iters": 200_000},
+    "OSQP": lambda tol: {"eps_abs": tol, "eps_rel": tol, "max_iter": 200_000, "polishing": True},
+}
+_TIME_LIMIT = {"CLARABEL": "time_limit", "HIGHS": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit"}
+
+
+class CvxpyBackend(Backend):
+    name = "cvxpy"
+    package = "cvxpy"
+    solvers = ("CLARABEL", "HIGHS", "SCS", "OSQP")
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        import cvxpy as cp
+
+        if self.solver not in cp.installed_solvers():
+            return False, f"cvxpy has no {self.solver} installed (it has {', '.join(cp.installed_solvers())})"
+        return True, ""
+
+    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+        import cvxpy as cp
+
+        t0 = time.perf_counter()
+        A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
+        n = lp.A.shape[1]
+        x = cp.Variable(n)
+        cons = []
+        ub = eq = None
+        if A_ub.shape[0]:
+            ub = A_ub @ x <= b_ub
+            cons.append(ub)
+        if A_eq.shape[0]:
+            eq = A_eq @ x == b_eq
+            cons.append(eq)
+        lo_idx = np.flatnonzero(np.isfinite(lp.col_lower))
+        hi_idx = np.flatnonzero(np.isfinite(lp.col_upper))
+        if lo_idx.size:
+            cons.append(x[lo_idx] >= lp.col_lower[lo_idx])
+        if hi_idx.size:
+            cons.append(x[hi_idx] <= lp.col_upper[hi_idx])
+        problem = cp.Problem(cp.Minimize(lp.c @ x), cons)
+        options = _OPTIONS[self.solver](tol)
+        if time_limit is not None:
+            options[_TIME_LIMIT[self.solver]] = float(time_limit)
+        t1 = time.perf_counter()
+        message = ""
+        try:
+            problem.solve(solver=self.solver, **options)
+            termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
+        except cp.error.SolverError as e:
+            termination, status, message = "error", "unknown", str(e)
+        t2 = time.perf_counter()
+        values = objective = row_dual = None
+        if status == "optimal":
+            values = np.asarray(x.value, dtype=float)
+            objective = float(problem.value)
+            row_dual = np.zeros(lp.A.shape[0])
+            if ub is not None and ub.dual_value is not None:
+                np.add.at(row_dual, ub_rows, -np.asarray(ub.dual_value) * ub_sign)
+            if eq is not None and eq.dual_value is not None:
+                row_dual[eq_rows] = -np.asarray(eq.dual_value)
+        stats = problem.solver_stats
+        return LPSolution(
+            termination,
+            status,
+            values,
+            objective,
+            solve_s=t2 - t1,
+            build_s=t1 - t0,
+            iterations=getattr(stats, "num_iters", None) if stats is not None else None,
+            solver=f"cvxpy/{self.solver}",
+            version=cp.__version__,
+            message=message or str(problem.status),
+            row_dual=row_dual,
+        )

@@ -1,0 +1,113 @@
+"""Pyomo with its HiGHS interface (``pyomo.contrib.solver``; no external solver binary).
+
+Pyomo builds one expression per row, so its build time is part of what `privopt check` and the
+benchmarks report. Its results keep termination condition and solution status apart, which
+map through tables like every other backend.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .base import Backend, LinearProgram, LPSolution
+
+_TERMINATION = {
+    "convergenceCriteriaSatisfied": "optimal",
+    "maxTimeLimit": "time_limit",
+    "iterationLimit": "iteration_limit",
+    "objectiveLimit": "objective_limit",
+    "minStepLength": "numerical_trouble",
+    "unbounded": "unbounded",
+    "provenInfeasible": "infeasible",
+    "locallyInfeasible": "infeasible",
+    "infeasibleOrUnbounded": "infeasible_or_unbounded",
+    "error": "error",
+    "interrupted": "interrupted",
+    "licensingProblems": "error",
+    "emptyModel": "optimal",
+    "unknown": "unknown",
+}
+_SOLUTION = {"optimal": "optimal", "feasible": "unknown", "infeasible": "infeasible", "noSolution": "unknown", "unknown": "unknown"}
+
+
+class PyomoBackend(Backend):
+    name = "pyomo"
+    package = "pyomo.environ"
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        from pyomo.contrib.solver.solvers.highs import Highs
+
+        status = Highs().available()
+        return (bool(status), "" if status else f"Pyomo's HiGHS interface is unavailable: {status}")
+
+    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+        import pyomo
+        import pyomo.environ as pe
+        from pyomo.contrib.solver.solvers.highs import Highs
+        from pyomo.core.expr.numeric_expr import LinearExpression
+
+        t0 = time.perf_counter()
+        n_row, n_col = lp.A.shape
+        m = pe.ConcreteModel()
+        m.I = pe.RangeSet(0, n_col - 1)
+        lo = [None if not np.isfinite(v) else float(v) for v in lp.col_lower]
+        hi = [None if not np.isfinite(v) else float(v) for v in lp.col_upper]
+        m.x = pe.Var(m.I, bounds=lambda _, i: (lo[i], hi[i]))
+        xs = [m.x[i] for i in range(n_col)]
+        A = lp.A.tocsr()
+        m.rows = pe.ConstraintList()
+        rows = []
+        for r in range(n_row):
+            a, b = A.indptr[r], A.indptr[r + 1]
+            expr = LinearExpression(
+                constant=0.0, linear_coefs=A.data[a:b].tolist(), linear_vars=[xs[j] for j in A.indices[a:b]]
+            )
+            rl, ru = lp.row_lower[r], lp.row_upper[r]
+            rows.append(
+                m.rows.add((None if not np.isfinite(rl) else float(rl), expr, None if not np.isfinite(ru) else float(ru)))
+            )
+        nz = np.flatnonzero(lp.c)
+        m.obj = pe.Objective(
+            expr=LinearExpression(constant=0.0, linear_coefs=lp.c[nz].tolist(), linear_vars=[xs[j] for j in nz])
+        )
+        t1 = time.perf_counter()
+        res = Highs().solve(
+            m,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            time_limit=time_limit,
+            solver_options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
+        )
+        t2 = time.perf_counter()
+        termination = _TERMINATION.get(res.termination_condition.name, "unknown")
+        status = _SOLUTION.get(res.solution_status.name, "unknown")
+        if termination != "optimal":
+            status = "infeasible" if termination == "infeasible" else ("unbounded" if termination == "unbounded" else "unknown")
+        x = objective = row_dual = col_dual = None
+        if status == "optimal":
+            primals = res.solution_loader.get_vars()
+            x = np.array([primals[v] for v in xs], dtype=float)
+            objective = float(res.incumbent_objective)
+            duals = res.solution_loader.get_duals()
+            row_dual = np.array([duals.get(c, 0.0) for c in rows], dtype=float)
+            rc = res.solution_loader.get_reduced_costs()
+            col_dual = np.array([rc[v] for v in xs], dtype=float)
+        return LPSolution(
+            termination,
+            status,
+            x,
+            objective,
+            solve_s=t2 - t1,
+            build_s=t1 - t0,
+            iterations=None,
+            solver="pyomo/HiGHS",
+            version=pyomo.version.version,
+            message=res.termination_condition.name,
+            row_dual=row_dual,
+            col_dual=col_dual,
+        )

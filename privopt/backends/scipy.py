@@ -1,0 +1,78 @@
+"""scipy.optimize.linprog with HiGHS: a second path to the same solver, through scipy's API.
+
+linprog takes A_ub x <= b_ub and A_eq x == b_eq, so ranged rows are split (``split_rows``)
+and the duals (scipy's ``marginals``, d objective / d b) are mapped back onto the rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .base import Backend, LinearProgram, LPSolution, split_rows
+
+# linprog status -> (termination, status of the returned point)
+_STATUS = {
+    0: ("optimal", "optimal"),
+    1: ("iteration_limit", "unknown"),  # also time limit
+    2: ("infeasible", "infeasible"),
+    3: ("unbounded", "unbounded"),
+    4: ("numerical_trouble", "unknown"),
+}
+
+
+class ScipyBackend(Backend):
+    name = "scipy"
+    package = "scipy.optimize"
+
+    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+        import scipy
+        from scipy.optimize import linprog
+
+        t0 = time.perf_counter()
+        A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
+        bounds = np.column_stack([lp.col_lower, lp.col_upper])
+        bounds = [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi) for lo, hi in bounds]
+        options = {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        t1 = time.perf_counter()
+        res = linprog(
+            lp.c,
+            A_ub=A_ub if A_ub.shape[0] else None,
+            b_ub=b_ub if A_ub.shape[0] else None,
+            A_eq=A_eq if A_eq.shape[0] else None,
+            b_eq=b_eq if A_eq.shape[0] else None,
+            bounds=bounds,
+            method="highs",
+            options=options,
+        )
+        t2 = time.perf_counter()
+        termination, status = _STATUS.get(res.status, ("unknown", "unknown"))
+        if res.status == 1 and "time" in str(res.message).lower():
+            termination = "time_limit"
+        x = objective = row_dual = col_dual = None
+        if status == "optimal":
+            x = np.asarray(res.x, dtype=float)
+            objective = float(res.fun)
+            row_dual = np.zeros(lp.A.shape[0])
+            if A_ub.shape[0]:
+                np.add.at(row_dual, ub_rows, res.ineqlin.marginals * ub_sign)
+            if A_eq.shape[0]:
+                row_dual[eq_rows] = res.eqlin.marginals
+            col_dual = np.asarray(res.lower.marginals) + np.asarray(res.upper.marginals)
+        return LPSolution(
+            termination,
+            status,
+            x,
+            objective,
+            solve_s=t2 - t1,
+            build_s=t1 - t0,
+            iterations=int(getattr(res, "nit", 0) or 0),
+            solver="scipy.linprog(highs)",
+            version=scipy.__version__,
+            message=str(res.message),
+            row_dual=row_dual,
+            col_dual=col_dual,
+        )

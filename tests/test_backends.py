@@ -1,0 +1,134 @@
+"""Backend conformance: canonical LPs with known optima and duals. Every backend (and every
+inner solver of a modelling layer) runs every case; a new backend joins by being registered.
+
+Dual convention: d objective / d (the active row bound); reduced costs likewise per column.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from privopt.backends import BACKENDS, all_backends, get_backend
+from privopt.backends.base import LinearProgram
+from privopt.errors import UsageError
+
+INF = np.inf
+BACKEND_LIST = all_backends()
+IDS = [b.label for b in BACKEND_LIST]
+# first-order methods are accurate to their tolerance, not to a vertex
+LOOSE = {"cvxpy:SCS", "cvxpy:OSQP"}
+
+
+def lp(c, A, row_lo, row_hi, col_lo, col_hi):
+    return LinearProgram(
+        np.asarray(c, float), sp.csc_matrix(np.asarray(A, float)), np.asarray(row_lo, float),
+        np.asarray(row_hi, float), np.asarray(col_lo, float), np.asarray(col_hi, float),
+    )
+
+
+def tol(backend):
+    return 1e-5 if backend.label in LOOSE else 1e-7
+
+
+@pytest.fixture(params=BACKEND_LIST, ids=IDS)
+def backend(request):
+    b = request.param
+    ok, why = b.available()
+    if not ok:
+        pytest.skip(f"{b.label} unavailable: {why}")
+    return b
+
+
+def test_upper_row_with_duals(backend):
+    # min -x - 2y  s.t. x + y <= 1.5,  0 <= x, y <= 1   ->  x = (0.5, 1), obj -2.5
+    sol = backend.solve_lp(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]))
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(-2.5, abs=tol(backend))
+    np.testing.assert_allclose(sol.x, [0.5, 1.0], atol=tol(backend))
+    if sol.row_dual is not None:
+        np.testing.assert_allclose(sol.row_dual, [-1.0], atol=1e-5)
+    if sol.col_dual is not None:
+        np.testing.assert_allclose(sol.col_dual, [0.0, -1.0], atol=1e-5)
+
+
+def test_lower_row_with_dual(backend):
+    # min x  s.t. x + y >= 2,  0 <= x <= 10, 0 <= y <= 1   ->  x = 1, y = 1, obj 1, d obj / d lo = 1
+    sol = backend.solve_lp(lp([1, 0], [[1, 1]], [2], [INF], [0, 0], [10, 1]))
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(1.0, abs=tol(backend))
+    if sol.row_dual is not None:
+        np.testing.assert_allclose(sol.row_dual, [1.0], atol=1e-5)
+
+
+def test_equality_and_ranged_rows(backend):
+    # min x + y  s.t.  1 <= x - y <= 2,  x + y == 3,  x, y free   ->  obj 3; eq dual 1, ranged 0
+    sol = backend.solve_lp(lp([1, 1], [[1, -1], [1, 1]], [1, 3], [2, 3], [-INF, -INF], [INF, INF]))
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(3.0, abs=tol(backend))
+    x = sol.x
+    assert 1 - tol(backend) <= x[0] - x[1] <= 2 + tol(backend)
+    assert x.sum() == pytest.approx(3.0, abs=tol(backend))
+    if sol.row_dual is not None:
+        np.testing.assert_allclose(sol.row_dual, [0.0, 1.0], atol=1e-5)
+
+
+def test_infeasible_is_never_optimal(backend):
+    sol = backend.solve_lp(lp([1, 1], [[1, 1]], [3], [INF], [0, 0], [1, 1]))
+    assert not sol.ok and sol.x is None
+    assert sol.status in ("infeasible", "unknown")
+    assert sol.termination in ("infeasible", "infeasible_or_unbounded", "inaccurate", "error")
+
+
+def test_unbounded_is_never_optimal(backend):
+    sol = backend.solve_lp(lp([-1, 0], [[1, -1]], [-INF], [0], [0, 0], [INF, INF]))
+    assert not sol.ok and sol.x is None
+    assert sol.termination in ("unbounded", "infeasible_or_unbounded", "inaccurate", "error")
+
+
+def test_result_reports_solver_and_times(backend):
+    sol = backend.solve_lp(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]))
+    assert sol.solver and sol.version
+    assert sol.build_s >= 0 and sol.solve_s >= 0
+
+
+def test_atr_step_lp_agrees_across_backends(backend):
+    """One step of the LFP method on Table 4 (delta = 0.9) at beta = 0.7: same optimum everywhere."""
+    from privopt.methods.lfp import _block_lp
+
+    p = np.array([[0.3, 0.125, 0.075], [0.225, 0.175, 0.1]])
+    q = p / p.sum(1, keepdims=True)
+    D1 = np.array([[0, 0, 1], [0, 0.5, 1.0]])
+    D = np.stack([1 - D1, D1], 2)
+    L, U = np.clip(D - 0.1, 0, 1), np.clip(D + 0.1, 0, 1)
+    step = _block_lp(q, np.array([0.7, 0.7]), np.ones((2, 2)), L, U)
+    reference = get_backend("highs").solve_lp(step)
+    sol = backend.solve_lp(step)
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(reference.objective, abs=10 * tol(backend))
+
+
+def test_registry_errors():
+    with pytest.raises(UsageError, match="unknown backend 'gurobi'; available: highs, scipy, cvxpy, pyomo"):
+        get_backend("gurobi")
+    with pytest.raises(UsageError, match="no solver 'MOSEK'; choose: CLARABEL, HIGHS, SCS, OSQP"):
+        get_backend("cvxpy", "MOSEK")
+    with pytest.raises(UsageError, match="--solver applies to backends with inner solvers"):
+        get_backend("highs", "CLARABEL")
+
+
+def test_missing_package_reports_unavailable(monkeypatch):
+    """A backend whose package cannot be imported says so, with the reason."""
+    import importlib
+
+    real = importlib.import_module
+
+    def broken(name, *a, **k):
+        if name.startswith("cvxpy"):
+            raise ImportError("simulated: no module named cvxpy")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    ok, why = BACKENDS["cvxpy"]("CLARABEL").available()
+    assert not ok and "simulated" in why
+    with pytest.raises(UsageError, match="unavailable here: cvxpy cannot be imported"):
+        get_backend("cvxpy")
