@@ -132,3 +132,21 @@ def test_missing_package_reports_unavailable(monkeypatch):
     assert not ok and "simulated" in why
     with pytest.raises(UsageError, match="unavailable here: cvxpy cannot be imported"):
         get_backend("cvxpy")
+
+
+def test_time_limit_is_a_failure_not_an_answer(backend):
+    """A solve cut short by --time-limit is reported (time_limit / user_limit / inaccurate) and
+    never used; a fresh solver per call means a limit does not leak into the next solve."""
+    from privopt.methods.lfp import _block_lp
+
+    rng = np.random.default_rng(0)
+    G, m, A = 400, 5, 3
+    p = rng.integers(1, 100, size=(G, m)).astype(float)
+    D = rng.dirichlet(np.ones(A), size=(G, m))
+    L, U = np.clip(D - 0.1, 0, 1), np.clip(D + 0.1, 0, 1)
+    step = _block_lp(p / p.sum(1, keepdims=True), np.full(G, 0.5), np.ones((G, A)), L, U)
+    cut = backend.solve_lp(step, time_limit=1e-6)
+    assert not cut.ok and cut.x is None
+    assert cut.termination in ("time_limit", "user_limit", "inaccurate", "iteration_limit")
+    again = backend.solve_lp(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]), time_limit=60)
+    assert again.ok

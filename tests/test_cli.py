@@ -92,3 +92,18 @@ def test_three_outcome_spec_matches_definitions():
     # each group's beta is at least Lemma 5's floor and at most C*
     for g in data["groups"]:
         assert g["beta_min"] - 1e-12 <= g["beta"] <= g["c_star"] + 1e-12
+
+
+def test_time_limit_stops_with_a_clear_error():
+    r = invoke("solve", SPECS / "atr_three_outcomes.priv", "--method", "lfp", "--time-limit", "0.000001")
+    assert r.exit_code == 1
+    assert "time_limit" in r.output and "no answer is reported" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("backend", ["scipy", "pyomo", "cvxpy"])
+def test_solve_on_other_backends(backend):
+    r = invoke("solve", SPECS / "atr_three_outcomes.priv", "--method", "lfp", "--backend", backend, "--json", "--no-tables")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["objective"] == pytest.approx(0.7262569832402234, abs=1e-9)
+    assert data["backend"] == ("cvxpy:CLARABEL" if backend == "cvxpy" else backend)

@@ -8,6 +8,7 @@ multipliers mapped to privopt's convention, d objective / d row bound.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -79,7 +80,9 @@ class CvxpyBackend(Backend):
         t1 = time.perf_counter()
         message = ""
         try:
-            problem.solve(solver=self.solver, **options)
+            with warnings.catch_warnings():  # "may be inaccurate": the status says so, and is mapped
+                warnings.simplefilter("ignore", UserWarning)
+                problem.solve(solver=self.solver, **options)
             termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
         except cp.error.SolverError as e:
             termination, status, message = "error", "unknown", str(e)
