@@ -82,3 +82,19 @@ def test_infeasible_spec_exits_3(tmp_path):
     (tmp_path / "s.priv").write_text(text)
     r = CliRunner().invoke(main, ["check", str(tmp_path / "s.priv")])
     assert r.exit_code == 3 and "the bounds are empty: lower bound 0.9 from line 20" in r.output
+
+
+def test_dqcp_route_rejects_non_optimal_status(monkeypatch):
+    """cvxpy's DQCP can end at user_limit with a value far from the optimum (1.0 vs 0.675 on
+    Table 4 with its default solver): such a status is a failed path, never an answer."""
+    import cvxpy as cp
+
+    def stops_early(self, *args, **kwargs):
+        self._status = "user_limit"
+        return 1.0
+
+    monkeypatch.setattr(cp.Problem, "solve", stops_early)
+    report = run_check(privopt.load(SPECS / "atr_table4.priv"), ["highs", "cvxpy:HIGHS"])
+    dqcp = next(p for p in report.paths if p.method == "dqcp")
+    assert dqcp.status == "failed" and "user_limit" in dqcp.message
+    assert not report.agree
