@@ -81,7 +81,7 @@ def main() -> None:
             if name == "pyomo" and G * m > args.skip_pyomo_above:
                 continue
             backend = get_backend(name, solver)
-            runs = [backend.solve_lp(lp) for _ in range(1 if name in ("pyomo", "cvxpy") else 3)]
+            runs = [backend.solve(lp) for _ in range(1 if name in ("pyomo", "cvxpy") else 3)]
             best = min(runs, key=lambda s: s.build_s + s.solve_s)
             assert best.ok, (backend.label, best.termination)
             total = best.build_s + best.solve_s

@@ -41,7 +41,7 @@ def backend(request):
 
 def test_upper_row_with_duals(backend):
     # min -x - 2y  s.t. x + y <= 1.5,  0 <= x, y <= 1   ->  x = (0.5, 1), obj -2.5
-    sol = backend.solve_lp(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]))
+    sol = backend.solve(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]))
     assert sol.ok, sol
     assert sol.objective == pytest.approx(-2.5, abs=tol(backend))
     np.testing.assert_allclose(sol.x, [0.5, 1.0], atol=tol(backend))
@@ -53,7 +53,7 @@ def test_upper_row_with_duals(backend):
 
 def test_lower_row_with_dual(backend):
     # min x  s.t. x + y >= 2,  0 <= x <= 10, 0 <= y <= 1   ->  x = 1, y = 1, obj 1, d obj / d lo = 1
-    sol = backend.solve_lp(lp([1, 0], [[1, 1]], [2], [INF], [0, 0], [10, 1]))
+    sol = backend.solve(lp([1, 0], [[1, 1]], [2], [INF], [0, 0], [10, 1]))
     assert sol.ok, sol
     assert sol.objective == pytest.approx(1.0, abs=tol(backend))
     if sol.row_dual is not None:
@@ -62,7 +62,7 @@ def test_lower_row_with_dual(backend):
 
 def test_equality_and_ranged_rows(backend):
     # min x + y  s.t.  1 <= x - y <= 2,  x + y == 3,  x, y free   ->  obj 3; eq dual 1, ranged 0
-    sol = backend.solve_lp(lp([1, 1], [[1, -1], [1, 1]], [1, 3], [2, 3], [-INF, -INF], [INF, INF]))
+    sol = backend.solve(lp([1, 1], [[1, -1], [1, 1]], [1, 3], [2, 3], [-INF, -INF], [INF, INF]))
     assert sol.ok, sol
     assert sol.objective == pytest.approx(3.0, abs=tol(backend))
     x = sol.x
@@ -73,20 +73,20 @@ def test_equality_and_ranged_rows(backend):
 
 
 def test_infeasible_is_never_optimal(backend):
-    sol = backend.solve_lp(lp([1, 1], [[1, 1]], [3], [INF], [0, 0], [1, 1]))
+    sol = backend.solve(lp([1, 1], [[1, 1]], [3], [INF], [0, 0], [1, 1]))
     assert not sol.ok and sol.x is None
     assert sol.status in ("infeasible", "unknown")
     assert sol.termination in ("infeasible", "infeasible_or_unbounded", "inaccurate", "error")
 
 
 def test_unbounded_is_never_optimal(backend):
-    sol = backend.solve_lp(lp([-1, 0], [[1, -1]], [-INF], [0], [0, 0], [INF, INF]))
+    sol = backend.solve(lp([-1, 0], [[1, -1]], [-INF], [0], [0, 0], [INF, INF]))
     assert not sol.ok and sol.x is None
     assert sol.termination in ("unbounded", "infeasible_or_unbounded", "inaccurate", "error")
 
 
 def test_result_reports_solver_and_times(backend):
-    sol = backend.solve_lp(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]))
+    sol = backend.solve(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]))
     assert sol.solver and sol.version
     assert sol.build_s >= 0 and sol.solve_s >= 0
 
@@ -101,8 +101,8 @@ def test_atr_step_lp_agrees_across_backends(backend):
     D = np.stack([1 - D1, D1], 2)
     L, U = np.clip(D - 0.1, 0, 1), np.clip(D + 0.1, 0, 1)
     step = _block_lp(q, np.array([0.7, 0.7]), np.ones((2, 2)), L, U)
-    reference = get_backend("highs").solve_lp(step)
-    sol = backend.solve_lp(step)
+    reference = get_backend("highs").solve(step)
+    sol = backend.solve(step)
     assert sol.ok, sol
     assert sol.objective == pytest.approx(reference.objective, abs=10 * tol(backend))
 
@@ -145,8 +145,39 @@ def test_time_limit_is_a_failure_not_an_answer(backend):
     D = rng.dirichlet(np.ones(A), size=(G, m))
     L, U = np.clip(D - 0.1, 0, 1), np.clip(D + 0.1, 0, 1)
     step = _block_lp(p / p.sum(1, keepdims=True), np.full(G, 0.5), np.ones((G, A)), L, U)
-    cut = backend.solve_lp(step, time_limit=1e-6)
+    cut = backend.solve(step, time_limit=1e-6)
     assert not cut.ok and cut.x is None
     assert cut.termination in ("time_limit", "user_limit", "inaccurate", "iteration_limit")
-    again = backend.solve_lp(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]), time_limit=60)
+    again = backend.solve(lp([-1, -2], [[1, 1]], [-INF], [1.5], [0, 0], [1, 1]), time_limit=60)
     assert again.ok
+
+
+def qp(c, Q, A, row_lo, row_hi, col_lo, col_hi):
+    base = lp(c, A, row_lo, row_hi, col_lo, col_hi)
+    return LinearProgram(base.c, base.A, base.row_lower, base.row_upper, base.col_lower, base.col_upper, sp.csc_matrix(np.asarray(Q, float)))
+
+
+def test_qp_with_row_dual(backend):
+    # min (x-1)^2 + (y-2)^2 - 5 = 1/2 x'(2I)x - 2x - 4y  s.t. x + y <= 2  ->  (0.5, 1.5), obj -4.5, dual -1
+    sol = backend.solve(qp([-2, -4], [[2, 0], [0, 2]], [[1, 1]], [-INF], [2], [-INF, -INF], [INF, INF]))
+    if not backend.supports_qp:
+        assert sol.termination == "unsupported" and not sol.ok and "LPs only" in sol.message
+        return
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(-4.5, abs=1e-6)
+    np.testing.assert_allclose(sol.x, [0.5, 1.5], atol=1e-6)
+    if sol.row_dual is not None:
+        np.testing.assert_allclose(sol.row_dual, [-1.0], atol=1e-5)
+
+
+def test_qp_with_active_bound(backend):
+    # min (x-2)^2 - 4 = x^2 - 4x  with x <= 1 (a column bound) and a slack row  ->  x = 1, obj -3
+    sol = backend.solve(qp([-4, 0], [[2, 0], [0, 0]], [[1, 1]], [-INF], [10], [0, 0], [1, 1]))
+    if not backend.supports_qp:
+        assert sol.termination == "unsupported"
+        return
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(-3.0, abs=1e-6)
+    assert sol.x[0] == pytest.approx(1.0, abs=1e-6)
+    if sol.col_dual is not None:
+        assert sol.col_dual[0] == pytest.approx(-2.0, abs=1e-5)

@@ -32,7 +32,7 @@ def test_failing_backend_is_reported_and_others_run(monkeypatch):
     def broken(self, lp, **kw):
         return LPSolution("numerical_trouble", "unknown", None, None, 0.0, 0.0, None, "scipy", "x", "forced failure")
 
-    monkeypatch.setattr(ScipyBackend, "solve_lp", broken)
+    monkeypatch.setattr(ScipyBackend, "solve", broken)
     r = CliRunner().invoke(main, ["check", str(SPECS / "atr_table4.priv"), "--backends", "highs,scipy", "--json"])
     assert r.exit_code == 4
     data = json.loads(r.stdout)

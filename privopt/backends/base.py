@@ -1,6 +1,6 @@
 """The backend protocol: a canonical sparse LP in, a uniform solution out.
 
-    minimize    c @ x
+    minimize    c @ x  (+ 1/2 x @ Q @ x, Q symmetric positive semidefinite, for a QP)
     subject to  row_lower <= A @ x <= row_upper
                 col_lower <= x <= col_upper
 
@@ -28,10 +28,15 @@ class LinearProgram:
     row_upper: np.ndarray
     col_lower: np.ndarray
     col_upper: np.ndarray
+    Q: sp.csc_matrix | None = None  # quadratic objective term (1/2 x'Qx); None for an LP
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.A.shape
+
+    @property
+    def is_qp(self) -> bool:
+        return self.Q is not None and self.Q.nnz > 0
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,8 @@ class LPSolution:
 
 
 class Backend:
-    """Base class; subclasses set the flags and implement ``solve_lp``.
+    """Base class; subclasses set the flags and implement ``solve`` (an LP, or a QP when
+    ``supports_qp``; ``unsupported`` returns the status for a program a backend cannot take).
 
     ``package`` is imported by ``available``; a missing or broken package makes the backend
     report itself unavailable (with the reason) instead of failing the caller.
@@ -89,8 +95,17 @@ class Backend:
             return False, f"{self.package} cannot be imported: {type(e).__name__}: {e}"
         return True, ""
 
-    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         raise NotImplementedError
+
+    def unsupported(self, lp: LinearProgram) -> LPSolution | None:
+        """A failed solution if this backend cannot take ``lp`` (a QP on an LP-only backend)."""
+        if lp.is_qp and not self.supports_qp:
+            return LPSolution(
+                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
+                f"backend '{self.label}' solves LPs only; this program has a quadratic objective",
+            )
+        return None
 
 
 def split_rows(lp: LinearProgram):

@@ -40,6 +40,7 @@ _TIME_LIMIT = {"CLARABEL": "time_limit", "HIGHS": "time_limit", "SCS": "time_lim
 class CvxpyBackend(Backend):
     name = "cvxpy"
     package = "cvxpy"
+    supports_qp = True
     solvers = ("CLARABEL", "HIGHS", "SCS", "OSQP")
 
     def available(self) -> tuple[bool, str]:
@@ -52,7 +53,7 @@ class CvxpyBackend(Backend):
             return False, f"cvxpy has no {self.solver} installed (it has {', '.join(cp.installed_solvers())})"
         return True, ""
 
-    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         import cvxpy as cp
 
         t0 = time.perf_counter()
@@ -73,7 +74,10 @@ class CvxpyBackend(Backend):
             cons.append(x[lo_idx] >= lp.col_lower[lo_idx])
         if hi_idx.size:
             cons.append(x[hi_idx] <= lp.col_upper[hi_idx])
-        problem = cp.Problem(cp.Minimize(lp.c @ x), cons)
+        objective = lp.c @ x
+        if lp.is_qp:
+            objective = objective + 0.5 * cp.quad_form(x, cp.psd_wrap(lp.Q))
+        problem = cp.Problem(cp.Minimize(objective), cons)
         options = _OPTIONS[self.solver](tol)
         if time_limit is not None:
             options[_TIME_LIMIT[self.solver]] = float(time_limit)

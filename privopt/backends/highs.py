@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from .base import Backend, LinearProgram, LPSolution
 
@@ -38,9 +39,9 @@ class HighsBackend(Backend):
     name = "highs"
     package = "highspy"
     supports_lp = True
-    supports_qp = False  # HiGHS can solve convex QPs; privopt does not route QPs here yet
+    supports_qp = True
 
-    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         import highspy
 
         t0 = time.perf_counter()
@@ -68,6 +69,16 @@ class HighsBackend(Backend):
         model.a_matrix_.value_ = np.ascontiguousarray(A.data, dtype=np.float64)
         # (the array overload of passModel reads an empty integrality array as garbage)
         st = h.passModel(model)
+        if st != highspy.HighsStatus.kError and lp.is_qp:
+            Q = sp.tril(lp.Q, format="csc")  # HiGHS takes the lower triangle, column-wise
+            st = h.passHessian(
+                n_col,
+                int(Q.nnz),
+                int(highspy.HessianFormat.kTriangular),
+                np.ascontiguousarray(Q.indptr, dtype=np.int32),
+                np.ascontiguousarray(Q.indices, dtype=np.int32),
+                np.ascontiguousarray(Q.data, dtype=np.float64),
+            )
         version = f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
         t1 = time.perf_counter()
         if st == highspy.HighsStatus.kError:
@@ -94,7 +105,7 @@ class HighsBackend(Backend):
             objective,
             solve_s=t2 - t1,
             build_s=t1 - t0,
-            iterations=int(info.simplex_iteration_count) + int(info.ipm_iteration_count),
+            iterations=int(info.simplex_iteration_count) + int(info.ipm_iteration_count) + int(info.qp_iteration_count),
             solver="HiGHS",
             version=version,
             message=h.modelStatusToString(model_status),

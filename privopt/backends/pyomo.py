@@ -35,6 +35,7 @@ _SOLUTION = {"optimal": "optimal", "feasible": "unknown", "infeasible": "infeasi
 class PyomoBackend(Backend):
     name = "pyomo"
     package = "pyomo.environ"
+    supports_qp = True  # the contrib.solver HiGHS interface takes convex quadratic objectives
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
@@ -45,7 +46,7 @@ class PyomoBackend(Backend):
         status = Highs().available()
         return (bool(status), "" if status else f"Pyomo's HiGHS interface is unavailable: {status}")
 
-    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         import pyomo
         import pyomo.environ as pe
         from pyomo.contrib.solver.solvers.highs import Highs
@@ -72,9 +73,11 @@ class PyomoBackend(Backend):
                 m.rows.add((None if not np.isfinite(rl) else float(rl), expr, None if not np.isfinite(ru) else float(ru)))
             )
         nz = np.flatnonzero(lp.c)
-        m.obj = pe.Objective(
-            expr=LinearExpression(constant=0.0, linear_coefs=lp.c[nz].tolist(), linear_vars=[xs[j] for j in nz])
-        )
+        linear = LinearExpression(constant=0.0, linear_coefs=lp.c[nz].tolist(), linear_vars=[xs[j] for j in nz])
+        if lp.is_qp:
+            Q = lp.Q.tocoo()
+            linear = linear + 0.5 * sum(float(v) * xs[i] * xs[j] for i, j, v in zip(Q.row, Q.col, Q.data))
+        m.obj = pe.Objective(expr=linear)
         t1 = time.perf_counter()
         res = Highs().solve(
             m,

@@ -26,10 +26,12 @@ class ScipyBackend(Backend):
     name = "scipy"
     package = "scipy.optimize"
 
-    def solve_lp(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
         import scipy
         from scipy.optimize import linprog
 
+        if (refused := self.unsupported(lp)) is not None:
+            return refused
         t0 = time.perf_counter()
         A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
         bounds = np.column_stack([lp.col_lower, lp.col_upper])

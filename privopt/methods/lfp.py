@@ -215,14 +215,14 @@ def solve_lfp(
         build_s += time.perf_counter() - t0
         shape = max(shape, lp.shape)
         remaining = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
-        sol = backend.solve_lp(lp, time_limit=remaining, tol=LP_TOL)
+        sol = backend.solve(lp, time_limit=remaining, tol=LP_TOL)
         solves += 1
         if not sol.ok and sol.termination == "error":  # numerical trouble: once more, unit weights
             build_s += sol.build_s
             solve_s += sol.solve_s
             w = np.ones_like(w)
             lp = _block_lp(qa, b_try, w, La, Ua)
-            sol = backend.solve_lp(lp, time_limit=remaining, tol=LP_TOL)
+            sol = backend.solve(lp, time_limit=remaining, tol=LP_TOL)
             solves += 1
         build_s += sol.build_s
         solve_s += sol.solve_s
