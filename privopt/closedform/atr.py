@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures.reduce import gmax, gsum, osum
+from ..measures.reduce import gmax, gsum, osum, shift_onto_sum
 
 CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
 ZERO_MASS = 1e-14  # joint masses below this fraction of the group are rounding crumbs
@@ -125,13 +125,7 @@ def _allocate(p, a, b, floor0, beta, s, y_target, d_target, lo, hi):
     y_lo = np.maximum(a, p - beta[:, None] * (P - s)[:, None])
     y_hi = np.minimum(b, beta[:, None] * s[:, None])
     y_hi = np.maximum(y_hi, y_lo)
-    y0 = np.clip(y_target, y_lo, y_hi)
-    gap = s - gsum(y0)
-    room = np.where(gap[:, None] >= 0, y_hi - y0, y0 - y_lo)
-    total = gsum(room)
-    frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
-    y = y0 + np.sign(gap)[:, None] * room * np.minimum(frac, 1.0)[:, None]
-    y = np.clip(y, a, b)
+    y = np.clip(shift_onto_sum(y_target, y_lo, y_hi, s, axis=1), a, b)
     # Rounding in p - beta (P - s) can leave 1e-17 where the optimum has no mass, and a lone
     # positive mass has confidence 1 (Def. 3; with no mass the outcome is never observed). So we
     # also try the table with such crumbs at exactly 0, for either outcome where the bounds allow,

@@ -42,3 +42,19 @@ def gmax(x: np.ndarray, keepdims: bool = False, axis: int = 1) -> np.ndarray:
 def osum(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """Sum over the last axis (the outcomes of each record)."""
     return _reduce(np.add, x, -1, keepdims)
+
+
+def shift_onto_sum(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, target, axis: int) -> np.ndarray:
+    """Clip ``x`` into [lower, upper], then move it onto ``sum(x, axis) == target``: each entry
+    moves toward the needed side in proportion to its room there, so entries stay in their
+    bounds (the sum falls short only where the bounds cannot reach the target).
+
+    Used to put LP rows back onto the simplex (axis -1, target 1) and the closed form's joint
+    masses onto their group total S1 (axis 1, target s).
+    """
+    x = np.clip(x, lower, upper)
+    gap = np.expand_dims(target, axis) - _reduce(np.add, x, axis, keepdims=True)
+    room = np.where(gap >= 0, upper - x, x - lower)
+    total = _reduce(np.add, room, axis, keepdims=True)
+    frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
+    return x + np.sign(gap) * room * np.minimum(frac, 1.0)

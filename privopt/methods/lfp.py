@@ -33,7 +33,7 @@ from ..backends.base import Backend, LinearProgram
 from ..errors import SolverError
 from ..closedform.atr import lower_bound
 from ..measures.confidence import group_max_confidence
-from ..measures.reduce import osum
+from ..measures.reduce import shift_onto_sum
 
 LP_TOL = 1e-10  # HiGHS's tightest primal and dual feasibility tolerances
 T_TOL = 1e-9  # LP values of t beyond this (10x the solver's tolerance) count as nonzero
@@ -60,12 +60,7 @@ class LFPSolution:
 
 def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     """Clip to the bounds, then move each row onto sum 1 within its bounds (proportionally)."""
-    X = np.clip(X, lower, upper)
-    gap = 1.0 - osum(X)
-    room = np.where(gap[..., None] >= 0, upper - X, X - lower)
-    total = osum(room)
-    frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
-    return X + np.sign(gap)[..., None] * room * np.minimum(frac, 1.0)[..., None]
+    return shift_onto_sum(X, lower, upper, np.ones(X.shape[:-1]), axis=-1)
 
 
 def _best_rounding(q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.ndarray):
