@@ -32,7 +32,7 @@ from .compile.analysis import analyse
 from .compile.atr import ATRInstance, lower_atr
 from .errors import PrivoptError, UsageError
 from .ir.model import Problem
-from .measures.confidence import group_max_confidence
+from .measures.confidence import conditional_prior, group_max_confidence
 from .methods.lfp import feasible_start, repair_rows, solve_lfp
 
 DQCP_MAX_RATIOS = 5_000  # the DQCP route builds one scalar ratio atom per (record, outcome)
@@ -95,8 +95,7 @@ def _dqcp(inst: ATRInstance, _backend, time_limit):
     import cvxpy as cp
 
     G, m, A = inst.lower.shape
-    P = inst.p.sum(axis=1)
-    q = np.where(P[:, None] > 0, inst.p / np.where(P > 0, P, 1.0)[:, None], 0.0).reshape(-1)
+    q = conditional_prior(inst.p).reshape(-1)
     n_ratios = int((q > 0).sum()) * A
     if n_ratios > DQCP_MAX_RATIOS:
         raise _Skip(f"{n_ratios} ratio atoms; the DQCP route is for small problems (<= {DQCP_MAX_RATIOS})")
@@ -127,8 +126,7 @@ def _pyomo_bisection(inst: ATRInstance, _backend, time_limit, rtol: float = 1e-1
     G, m, A = inst.lower.shape
     if G * m * A > BISECTION_MAX_CELLS:
         raise _Skip(f"{G * m * A} design cells; the Pyomo route is for problems up to {BISECTION_MAX_CELLS}")
-    P = inst.p.sum(axis=1)
-    q = np.where(P[:, None] > 0, inst.p / np.where(P > 0, P, 1.0)[:, None], 0.0)
+    q = conditional_prior(inst.p)
     t0 = time.perf_counter()
     mdl = pe.ConcreteModel()
     mdl.beta = pe.Param(mutable=True, initialize=1.0)

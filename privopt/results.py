@@ -17,6 +17,9 @@ import numpy as np
 import pandas as pd
 
 
+GROUP_MEASURES = ("objective", "beta", "beta_min", "c_star", "case")  # the rest of a group row is its key
+
+
 class LazyTables(Mapping[str, pd.DataFrame]):
     """Released tables by name, each built into a DataFrame on first access (a table of
     millions of cells costs more to label than to solve, and many callers never look)."""
@@ -66,7 +69,7 @@ class Result:
         frame = self.groups
         if frame.empty:
             return []
-        measures = [c for c in ("objective", "beta", "beta_min", "c_star", "case") if c in frame.columns]
+        measures = [c for c in GROUP_MEASURES if c in frame.columns]
         keys = [c for c in frame.columns if c not in measures]
         key_rows = frame[keys].astype(str).to_dict(orient="records") if keys else [{}] * len(frame)
         value_rows = frame[measures].to_dict(orient="records")
@@ -130,7 +133,7 @@ def _groups_json(frame: pd.DataFrame) -> str:
     """[{"key": {var: label, ...}, "objective": ..., ...}] without a Python loop per group."""
     if frame.empty:
         return "[]"
-    measures = [c for c in ("objective", "beta", "beta_min", "c_star", "case") if c in frame.columns]
+    measures = [c for c in GROUP_MEASURES if c in frame.columns]
     keys = [c for c in frame.columns if c not in measures]
     flat = frame[measures].to_json(orient="records", lines=True, double_precision=15).splitlines()
     key = pd.Series(["{"] * len(frame), dtype=object)

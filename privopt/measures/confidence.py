@@ -15,6 +15,14 @@ import numpy as np
 from .reduce import gmax, gsum
 
 
+def conditional_prior(p: np.ndarray) -> np.ndarray:
+    """P(x | T_{x_U}) per group: the prior scaled to sum 1 in each group (0 for a group of zero
+    mass). Confidences are invariant to this scaling; the LP methods use it for conditioning."""
+    P = gsum(p, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(P > 0, p / np.where(P > 0, P, 1.0), 0.0)
+
+
 def group_max_confidence(p: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Conf(X_U = x_U, A -> X_S) per group (the max over outcomes and records).
 

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from ..backends.base import Backend, LinearProgram
 from ..errors import SolverError
 from ..closedform.atr import lower_bound
-from ..measures.confidence import group_max_confidence
+from ..measures.confidence import conditional_prior, group_max_confidence
 from ..measures.reduce import shift_onto_sum
 
 LP_TOL = 1e-10  # HiGHS's tightest primal and dual feasibility tolerances
@@ -184,7 +184,7 @@ def solve_lfp(
     """
     P = p.sum(axis=1)
     live = P > 0
-    q = np.where(live[:, None], p / np.where(live, P, 1.0)[:, None], 0.0)
+    q = conditional_prior(p)
     X = feasible_start(lower, upper, reference)
     X, beta = _best_rounding(q, X, lower, upper)
     lb = np.minimum(lower_bound(q, lower, upper), beta)
