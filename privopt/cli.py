@@ -12,7 +12,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import click
@@ -20,7 +19,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from . import api
-from .errors import InfeasibleError, PrivoptError, SolverError, SpecError, UsageError
+from .errors import InfeasibleError, SolverError, SpecError, UsageError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3, 4
 MAX_ROWS = 40

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -401,11 +400,9 @@ class Builder:
     def _constraint(self, c: ast.ConstraintDecl) -> list[CellConstraint]:
         vals = [self._value(e) for e in c.exprs]
         out = []
-        for (le, re_), (lv, rv), op, i in zip(
-            zip(c.exprs, c.exprs[1:]), zip(vals, vals[1:]), c.ops, range(len(c.ops))
-        ):
+        for lv, rv, op in zip(vals, vals[1:], c.ops):
             if op == ">=":
-                le, re_, lv, rv, op = re_, le, rv, lv, "<="
+                lv, rv, op = rv, lv, "<="
             if isinstance(rv, _AbsOf) or (op == "==" and isinstance(lv, _AbsOf)):
                 a = rv if isinstance(rv, _AbsOf) else lv
                 raise UnsupportedError(
