@@ -81,7 +81,7 @@ def _with_common(f):
 
 @main.command()
 @_with_common
-@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp"]), default="auto", show_default=True)
+@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp"]), default="auto", show_default=True)
 @click.option("--backend", default="highs", show_default=True, help="LP backend for lfp: highs, scipy, cvxpy, pyomo.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for the LP solves.")
@@ -179,12 +179,21 @@ def explain(spec, sets, allow_paths):
         out.print(f"  known {t.name}: axes {', '.join(t.axes)}", markup=False)
     d = problem.design
     out.print(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})", markup=False)
-    out.print(f"  {len(problem.constraints)} elementwise constraint(s); params: "
-              + (", ".join(f"{k}={v:g}" for k, v in problem.params.items()) or "none"), markup=False)
+    params = ", ".join(f"{k}={v:g}" for k, v in problem.params.items()) or "none"
     o = problem.objective
-    m = o.measure
-    out.print(f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
-              + (f", true mapping {m.reference}" if m.reference else ""), markup=False)
+    if problem.family == "atr":
+        out.print(f"  {len(problem.constraints)} elementwise constraint(s); params: {params}", markup=False)
+        m = o.measure
+        out.print(f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
+                  + (f", true mapping {m.reference}" if m.reference else ""), markup=False)
+    else:
+        for c in problem.constraints:
+            rows = int(c.expr.defined_mask().sum())
+            out.print(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})", markup=False)
+        for b in problem.budgets:
+            pairs = "all pairs" if b.pairs is None else f"{len(b.pairs)} adjacent pairs"
+            out.print(f"  budget {b.text}  ({b.kind}, eps={b.eps:g}" + (f", delta={b.delta:g}" if b.delta else "") + f", {pairs})", markup=False)
+        out.print(f"  {o.sense} {o.text}  ({o.kind}); params: {params}", markup=False)
     for line in analysis.summary_lines():
         out.print(line, markup=False)
 
@@ -228,6 +237,9 @@ def _print_summary(problem, result, tables: bool) -> None:
     if result.status != "optimal":
         out.print(f"status: [red]{result.status}[/red]")
         return
+    if problem.family == "mechanism":
+        _print_mechanism(problem, result, tables)
+        return
     kind = "max confidence" if result.objective_kind == "max_confidence" else "min uncertainty (-log beta)"
     out.print(f"status: [green]optimal[/green] (verified)   {kind}: [bold]{_fmt(result.objective)}[/bold]"
               + (f"   beta* = {_fmt(result.beta)}" if result.objective_kind != "max_confidence" else ""))
@@ -250,8 +262,30 @@ def _print_summary(problem, result, tables: bool) -> None:
     out.print(gt)
     if len(g) > MAX_ROWS:
         out.print(f"(the {MAX_ROWS} groups with the largest beta; --out DIR writes all of them)")
-    if not tables:
-        return
+    if tables:
+        _print_tables(problem, result)
+
+
+def _print_mechanism(problem, result, tables: bool) -> None:
+    o = problem.objective
+    out.print(f"status: [green]optimal[/green] (verified)   {o.sense} {o.text}: [bold]{_fmt12(result.objective)}[/bold]")
+    where = f"method: {result.method}" + (f" on {result.backend}" if result.backend else "")
+    tm = result.timings
+    out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
+    v = result.verification
+    out.print(f"verification: constraint violation {v['max_constraint_violation']:.1e}; budget violation "
+              f"{v['max_budget_violation']:.1e}; row sums +- {v['max_row_sum_error']:.1e}; {v['optimality']}")
+    mt = RichTable(title="measures of the released mechanism", title_justify="left")
+    mt.add_column("measure")
+    mt.add_column("value", justify="right")
+    for k, val in result.measures.items():
+        mt.add_row(k, _fmt(val))
+    out.print(mt)
+    if tables:
+        _print_tables(problem, result)
+
+
+def _print_tables(problem, result) -> None:
     for name, df in result.tables.items():
         outcome = problem.design.targets[0]
         keys = [a for a in problem.design.axes if a != outcome]

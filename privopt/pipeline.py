@@ -30,7 +30,7 @@ def solve(
     time_limit: float | None = None,
     solver: str | None = None,
 ) -> Result:
-    """Solve an ATR problem. Returns a Result whose status is "optimal" or "infeasible"; raises
+    """Solve a problem (ATR here; mechanism LPs in mechanism_pipeline.py). Returns a Result whose status is "optimal" or "infeasible"; raises
     ``UsageError`` for a method that does not apply and ``SolverError`` when a solver fails."""
     t_start = time.perf_counter()
     if method not in ("auto",) + METHODS:
@@ -40,6 +40,10 @@ def solve(
         method = analysis.chosen
     elif method not in analysis.applicable:
         raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}")
+    if problem.family == "mechanism":
+        from .mechanism_pipeline import solve_mechanism
+
+        return solve_mechanism(problem, analysis, method, backend, time_limit, solver)
     objective = problem.objective
     try:
         inst = lower_atr(problem)

@@ -56,6 +56,7 @@ class Result:
     timings: dict[str, float]
     stats: dict[str, Any] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
 
     def table(self, name: str) -> pd.DataFrame:
         """A released table as a DataFrame: one column per variable (labels) and ``value``."""
@@ -97,6 +98,8 @@ class Result:
             "verification": self.verification,
             "stats": self.stats,
         }
+        if self.measures:
+            out["measures"] = {k: _num(v) for k, v in self.measures.items()}
         if self.reasons:
             out["reasons"] = self.reasons
         if tables:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..ir.model import Problem
 
-METHODS = ("closed-form", "lfp")
+METHODS = ("closed-form", "lfp", "reduced-lp", "lp")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Analysis:
 
 
 def analyse(problem: Problem) -> Analysis:
+    if problem.family == "mechanism":
+        return analyse_mechanism(problem)
     m = problem.objective.measure
     n_out = problem.variables[m.outcome].size
     groups = int(np.prod([problem.variables[v].size for v in m.public], dtype=np.int64)) if m.public else 1
@@ -45,10 +47,13 @@ def analyse(problem: Problem) -> Analysis:
         "outcomes": n_out,
         "design cells": groups * per_group * n_out,
     }
+    not_applicable = {
+        "reduced-lp": "Prop. 2 of Ding et al. is about sanitization, not transparency reports",
+        "lp": "the objective max_confidence is a ratio of linear forms, not linear (use lfp)",
+    }
     applicable = {
         "lfp": "any number of outcomes: Dinkelbach-type steps, one block LP over all groups per step (Sec. 6, Lemma 3)"
     }
-    not_applicable = {}
     if n_out == 2:
         applicable["closed-form"] = (
             "binary outcome with elementwise fidelity bounds: Theorem 1 (with beta_min, Lemma 5), "
@@ -61,6 +66,75 @@ def analyse(problem: Problem) -> Analysis:
     return Analysis(
         problem_class="atr-" + problem.objective.kind.replace("_", "-"),
         program="generalized linear-fractional program, separable by QID group",
+        applicable=applicable,
+        not_applicable=not_applicable,
+        chosen=chosen,
+        why=why,
+        size=size,
+    )
+
+
+def analyse_mechanism(problem: Problem) -> Analysis:
+    """A linear program over the design; a closed form or Prop. 2's reduced LP where Ding et
+    al.'s theorems prove it optimal (closedform/sanitization.py states the conditions)."""
+    from ..closedform import sanitization as cf
+
+    size = {
+        "design cells": problem.design_size,
+        "linear constraints": len(problem.constraints),
+        "privacy budgets": len(problem.budgets),
+    }
+    applicable = {"lp": "the constraints and the objective are linear in the design's cells"}
+    not_applicable: dict[str, str] = {"lfp": "the objective is linear, not a max-confidence ratio"}
+    san, why_not = cf.match(problem)
+    kind = cf.objective_matches(problem.objective, san) if san is not None else None
+    cls = "mechanism-lp"
+    if san is None:
+        not_applicable["closed-form"] = why_not
+        not_applicable["reduced-lp"] = why_not
+    elif san.markov:
+        cls = "sanitization-markov"
+        not_applicable["reduced-lp"] = "Prop. 2 is about the non-Markov scheme P(Y | S, X)"
+        if san.alpha is None:
+            not_applicable["closed-form"] = "the required P(Y | S) is not the linear reduction of eq. 3"
+        elif not cf.full_column_rank(san.p, san.ps):
+            not_applicable["closed-form"] = (
+                "P(X | S) does not have full column rank, so Lemma 1's channel is one of many Markov channels "
+                "meeting eq. 3 (App. E, footnote 11) and may not be the best"
+            )
+        else:
+            applicable["closed-form"] = (
+                f"Lemma 1 (eq. 7) with alpha = {san.alpha:.6g}: P(X | S) has full column rank, so it is the only "
+                "Markov channel meeting eq. 3, whatever the objective"
+            )
+    else:
+        cls = "sanitization-non-markov"
+        if kind == "tv":
+            applicable["closed-form"] = "Prop. 1 (eq. 11): minimize tv under P(Y | S) fixed; the diagonal at min(1, q/p)"
+            not_applicable["reduced-lp"] = "Prop. 2 is for expected distortion (the closed form covers tv)"
+        elif kind == "distortion":
+            not_applicable["closed-form"] = "Prop. 1 is for tv; expected distortion needs Prop. 2's transport LP"
+            ok, why = cf.is_quasi_metric(problem.objective.distance)
+            if ok:
+                applicable["reduced-lp"] = (
+                    "Prop. 2 (eq. 12): d(x, x) = 0 and d satisfies the triangle inequality, so the full diagonal is "
+                    "optimal and only X-(s) x X+(s) transport remains"
+                )
+            else:
+                not_applicable["reduced-lp"] = f"Prop. 2 needs a quasi-metric distance and {why}; it could miss the optimum"
+        else:
+            why = "the objective is neither minimize tv(X, Y) nor minimize E[d(X, Y)]"
+            not_applicable["closed-form"] = why
+            not_applicable["reduced-lp"] = why
+    if "closed-form" in applicable:
+        chosen, why = "closed-form", "a theorem gives the optimum; no solver needed"
+    elif "reduced-lp" in applicable:
+        chosen, why = "reduced-lp", "Prop. 2's transport LP is smaller than the full LP and provably optimal"
+    else:
+        chosen, why = "lp", "no theorem covers this program; solve the LP"
+    return Analysis(
+        problem_class=cls,
+        program="linear program over the design's cells",
         applicable=applicable,
         not_applicable=not_applicable,
         chosen=chosen,

@@ -13,6 +13,7 @@ from enum import StrEnum
 import numpy as np
 
 from ..spec.source import Span
+from .linear import LinTable
 
 
 class Role(StrEnum):
@@ -34,6 +35,7 @@ class Variable:
     labels: tuple[str, ...]
     values: np.ndarray | None = field(default=None, repr=False)
     span: Span | None = field(default=None, repr=False)
+    over: str | None = None  # declared "over OTHER": same labels, aligned with OTHER in expressions
 
     @property
     def size(self) -> int:
@@ -143,6 +145,73 @@ class Objective:
 
 
 @dataclass(frozen=True, eq=False)
+class LinearConstraint:
+    """``expr (<= | ==) 0`` for every defined cell of ``expr``, a table affine in the design.
+
+    ``induced`` is set when the spec wrote ``P(T | G) == constant`` for a distribution
+    induced by the design (the form of Ding et al. eq. 3); the closed forms look for it.
+    """
+
+    expr: LinTable = field(repr=False)
+    sense: str  # "<=" or "=="
+    span: Span | None = field(default=None, repr=False)
+    text: str = ""
+    induced: InducedEquality | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class InducedEquality:
+    targets: tuple[str, ...]
+    given: tuple[str, ...]
+    value: np.ndarray = field(repr=False)  # over given + targets
+
+
+@dataclass(frozen=True, eq=False)
+class Budget:
+    """A pairwise privacy budget on the conditional ``cond = P(target | source)`` induced by the
+    design, over the axes ``source + (target,)``:
+
+    * ``ldp`` (Ding et al. eq. 1) and ``dp``: ``cond[a, y] <= e^eps cond[a', y] + delta / |A|``
+      for every pair (all pairs, or the ``pairs`` of an adjacency relation) and every y;
+    * ``loglift`` (eq. 2): ``e^-eps P(y) <= cond[a, y] <= e^eps P(y)`` with
+      ``P(y) = sum_a weights[a] cond[a, y]``, for every a with ``weights[a] > 0``.
+    """
+
+    kind: str  # ldp | dp | loglift
+    source: tuple[str, ...]
+    target: str
+    eps: float
+    delta: float
+    cond: LinTable = field(repr=False)
+    pairs: np.ndarray | None = field(default=None, repr=False)  # (k, 2) ordered pairs of source cells
+    weights: np.ndarray | None = field(default=None, repr=False)  # P(source), raveled
+    span: Span | None = field(default=None, repr=False)
+    text: str = ""
+
+    @property
+    def source_cells(self) -> int:
+        return self.cond.cells // self.cond.shape[-1]
+
+
+@dataclass(frozen=True, eq=False)
+class LinearObjective:
+    """A scalar affine in the design: ``tv(X, Y)`` (Ding et al. App. B), an expected distortion
+    ``E[d(X, Y)]``, or any linear combination. ``distance`` is ``d`` over (data, release) when
+    the objective is exactly an expected distortion."""
+
+    sense: str
+    expr: LinTable = field(repr=False)
+    kind: str  # tv | expected_distortion | linear
+    text: str = ""
+    pair: tuple[str, str] | None = None  # (data, release) for tv / expected distortion
+    distance: np.ndarray | None = field(default=None, repr=False)
+    span: Span | None = field(default=None, repr=False)
+
+    def value(self, v: float) -> float:
+        return float(v)
+
+
+@dataclass(frozen=True, eq=False)
 class Problem:
     """A validated privacy-design problem."""
 
@@ -151,10 +220,23 @@ class Problem:
     params: dict[str, float]
     known: dict[str, Table]
     design: Design
-    constraints: tuple[CellConstraint, ...]
-    objective: Objective
+    constraints: tuple[CellConstraint | LinearConstraint, ...]
+    objective: Objective | LinearObjective
     source_name: str = "<spec>"
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
+    budgets: tuple[Budget, ...] = ()
+    model: LinTable | None = field(default=None, repr=False)  # joint P(known vars, design targets), linear in the design
+    joint: Table | None = field(default=None, repr=False)  # the known joint of the non-release variables
+
+    @property
+    def family(self) -> str:
+        """"atr" (Chen et al.: minimize the adversary's confidence) or "mechanism" (a linear
+        program over the design's cells: Ding et al., Kairouz et al., count queries)."""
+        return "atr" if isinstance(self.objective, Objective) else "mechanism"
+
+    @property
+    def design_size(self) -> int:
+        return int(np.prod(self.shape(self.design.axes), dtype=np.int64))
 
     def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in axes)
@@ -162,7 +244,7 @@ class Problem:
     def solve(
         self, method: str = "auto", backend: str = "highs", time_limit: float | None = None, solver: str | None = None
     ):
-        """Solve by ``method`` (auto | closed-form | lfp) on an LP ``backend`` (highs | scipy |
+        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp) on an LP ``backend`` (highs | scipy |
         cvxpy | pyomo; ``solver`` picks cvxpy's inner solver); returns a ``privopt.Result``."""
         from ..pipeline import solve
 

@@ -69,6 +69,28 @@ class Call:
 
 
 @dataclass(frozen=True)
+class KwArg:
+    """``name: value`` or ``name: value OP bound`` inside a call (``adjacent: |x - x'| <= 1``,
+    the body of ``sum(x, y: ...)``)."""
+
+    name: Ident
+    value: "Expr"
+    op: str | None
+    bound: "Expr | None"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Expect:
+    """``E[body]`` or ``E[body | given...]``."""
+
+    func: Ident
+    body: "Expr"
+    given: tuple["Expr", ...] | None
+    span: Span
+
+
+@dataclass(frozen=True)
 class BinOp:
     op: str  # one of + - * / ^
     left: "Expr"
@@ -94,7 +116,7 @@ class TupleExpr:
     span: Span
 
 
-Expr = Number | Name | Prob | Call | BinOp | Neg | Abs | TupleExpr
+Expr = Number | Name | Prob | Call | KwArg | Expect | BinOp | Neg | Abs | TupleExpr
 
 
 # ---------------------------------------------------------------- statements
@@ -187,6 +209,16 @@ class KnownDecl:
 
 
 @dataclass(frozen=True)
+class ConstDecl:
+    """``const d(X, Y) = TABLE``: a table of numbers (not a distribution) over the variables."""
+
+    name: Ident
+    axes: tuple[Ident, ...]
+    source: "TableSource"
+    span: Span
+
+
+@dataclass(frozen=True)
 class DesignDecl:
     name: Ident
     prob: Prob
@@ -209,7 +241,7 @@ class ObjectiveDecl:
     span: Span
 
 
-Statement = SpecTitle | VarDecl | ParamDecl | KnownDecl | DesignDecl | ConstraintDecl | ObjectiveDecl
+Statement = SpecTitle | VarDecl | ParamDecl | KnownDecl | ConstDecl | DesignDecl | ConstraintDecl | ObjectiveDecl
 
 
 @dataclass(frozen=True)

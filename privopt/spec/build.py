@@ -60,6 +60,7 @@ class Builder:
         self.variables: dict[str, Variable] = {}
         self.params: dict[str, float] = {}
         self.known: dict[str, Table] = {}
+        self.consts: dict[str, Table] = {}  # const NAME(VARS) = ...: numbers, not distributions
         self.names: dict[str, Span] = {}  # every declared name, for duplicate checks
 
     # ------------------------------------------------------------------ entry point
@@ -73,6 +74,8 @@ class Builder:
         for s in st:
             if isinstance(s, ast.KnownDecl):
                 self._known(s)
+            elif isinstance(s, ast.ConstDecl):
+                self._const(s)
         designs = [s for s in st if isinstance(s, ast.DesignDecl)]
         if not designs:
             raise SpecError("the spec has no design", None, "add a line such as: design Dt = P(decision | gender, income)")
@@ -90,7 +93,12 @@ class Builder:
             )
         if len(objectives) > 1:
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
-        constraints = tuple(c for s in st if isinstance(s, ast.ConstraintDecl) for c in self._constraint(s))
+        constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
+        if not _is_atr_objective(objectives[0]):
+            from .mechanism import MechanismBuilder
+
+            return MechanismBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
+        constraints = tuple(c for s in constraint_decls for c in self._constraint(s))
         objective = self._objective(objectives[0])
         return Problem(
             title=titles[0].title if titles else None,
@@ -134,7 +142,9 @@ class Builder:
             if other.name not in self.variables:
                 raise SpecError(f"'{other.name}' is not a variable", other.span, _suggest(other.name, self.variables))
             base = self.variables[other.name]
-            self.variables[d.name.name] = Variable(d.name.name, Role(d.role.name), base.labels, base.values, d.span)
+            self.variables[d.name.name] = Variable(
+                d.name.name, Role(d.role.name), base.labels, base.values, d.span, over=other.name
+            )
 
     def _domain(self, d: ast.VarDecl, role: Role) -> Variable:
         dom = d.domain
@@ -312,6 +322,24 @@ class Builder:
             data=data,
             span=k.span,
         )
+
+    def _const(self, k: ast.ConstDecl) -> None:
+        """``const d(X, Y) = { ... }``: a table of finite numbers; the last variable is the column."""
+        self._declare(k.name, "table")
+        axes = self._vars_of(k.axes)
+        src = k.source
+        if getattr(src, "counts", False):
+            raise SpecError("'counts' normalizes a distribution; a const table is taken as written", src.span)
+        if isinstance(src, ast.InlineTable):
+            data = read_inline(self.source, src.body, src.body_span, axes[:-1], axes[-1]).data
+        elif isinstance(src, ast.FileTable):
+            data = read_long_table(self.files, src.path, src.path_span, axes, src.column.name, None)
+        else:
+            raise SpecError("a const table is written inline or read from a file", src.span)
+        if not np.all(np.isfinite(data)):
+            raise SpecError(f"{k.name.name} has a cell that is not a finite number", src.span)
+        names = tuple(v.name for v in axes)
+        self.consts[k.name.name] = Table(k.name.name, names, (), names, data, k.span)
 
     def _builtin(self, src: ast.BuiltinTable, layout_vars, given_vars, free, fixed) -> np.ndarray:
         fname = src.func.name
@@ -619,6 +647,12 @@ class Builder:
             )
         refs = [t.name for t in self.known.values() if t.targets == (outcome,) and set(t.given) == set(d.given)]
         return MaxConfidence(tuple(public), outcome, tuple(private), prior, refs[0] if refs else None, e.span)
+
+
+def _is_atr_objective(o: ast.ObjectiveDecl) -> bool:
+    """max_confidence / min_uncertainty objectives are Chen et al.'s problem; the rest are
+    linear programs over the design (spec/mechanism.py)."""
+    return isinstance(o.expr, ast.Call) and o.expr.func.name in MEASURES
 
 
 def _prob_text(p: ast.Prob) -> str:

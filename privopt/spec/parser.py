@@ -19,7 +19,7 @@ from ..errors import SpecError
 from . import ast
 from .source import Source, Span
 
-STATEMENT_KEYWORDS = ("spec", "var", "param", "known", "design", "subject to", "minimize", "maximize")
+STATEMENT_KEYWORDS = ("spec", "var", "param", "known", "const", "design", "subject to", "minimize", "maximize")
 
 _OPEN = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 
@@ -153,7 +153,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             "the spec ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}"
         )
     span = source.span(tok.start_pos, tok.end_pos)
-    statement_start = {"VAR", "SPEC", "PARAM", "KNOWN", "DESIGN", "SUBJECT"} & set(e.expected)
+    statement_start = {"VAR", "SPEC", "PARAM", "KNOWN", "CONST", "DESIGN", "SUBJECT"} & set(e.expected)
     if statement_start and tok.type == "NAME":
         close = difflib.get_close_matches(str(tok), [k.split()[0] for k in STATEMENT_KEYWORDS], n=1, cutoff=0.6)
         hint = (
@@ -225,6 +225,10 @@ class _ToAst(Transformer):
     def known_stmt(self, meta, items):
         name, prob, source = items
         return ast.KnownDecl(self._ident(name) if name is not None else None, prob, source, self._span(meta))
+
+    def const_stmt(self, meta, items):
+        name, *axes, source = items
+        return ast.ConstDecl(self._ident(name), tuple(self._ident(a) for a in axes), source, self._span(meta))
 
     def design_stmt(self, meta, items):
         return ast.DesignDecl(self._ident(items[0]), items[1], self._span(meta))
@@ -318,6 +322,14 @@ class _ToAst(Transformer):
 
     def arglist(self, meta, items):
         return tuple(items)
+
+    def kwarg(self, meta, items):
+        name, value, op, bound = items
+        return ast.KwArg(self._ident(name), value, str(op) if op is not None else None, bound, self._span(meta))
+
+    def expect(self, meta, items):
+        func, body, given = items
+        return ast.Expect(self._ident(func), body, given, self._span(meta))
 
     def call(self, meta, items):
         func, args, _arrow, arrow_args = items

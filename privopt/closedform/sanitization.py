@@ -1,0 +1,208 @@
+"""Closed forms for sanitization under a fixed induced distribution (Ding, Liu & Farokhi).
+
+Setting: private S, data X with known P(S, X), release Y over the same alphabet as X, and
+one constraint ``P(Y | S) == Q`` (for the linear reduction, eq. 3,
+``Q = (1 - alpha) P(X | S) + alpha P(X)``). Write ``p_s = P(X | s)`` and ``q_s = Q(. | s)``.
+
+Non-Markov, design ``M = P(Y | S, X)``. For each s, ``T_s(x', y) = p_s(x') M(y | s, x')`` is a
+transport plan from ``p_s`` to ``q_s``: its rows sum to ``p_s`` (M is a channel) and its columns
+to ``q_s`` (the constraint). The problem separates over s (App. C), and:
+
+* ``tv(X, Y) = 1 - sum_s P(s) sum_x T_s(x, x)``: the diagonal can hold at most
+  ``min(p_s(x), q_s(x))``, and every plan that keeps that much is optimal (Prop. 1, eq. 11a:
+  ``M(x | s, x) = min(1, q_s(x) / p_s(x))``, equal to ``min{1 - alpha (1 - P(x)/P(x|s)), 1}``
+  under eq. 3). The rest moves from X^-(s) (p > q) to X^+(s) (q > p); we take the
+  proportional plan ``r(x') t(y) / sum r`` (one of the many solutions of eq. 11d-e).
+* ``E[d(X, Y)]`` (Prop. 2, eq. 12): keeping the diagonal full is optimal when ``d(x, x) = 0``
+  and d satisfies the triangle inequality: moving mass w -> x -> z costs at least w -> z, so
+  any plan that routes mass through x can be rerouted to keep it at x at no extra cost. The
+  residual is then a transport problem on X^-(s) x X^+(s) only (eq. 12). Without the triangle
+  inequality (e.g. d = (x - y)^2) Prop. 2 can be wrong, and privopt solves the full LP.
+
+Markov, design ``M = P(Y | X)``: ``P(Y | S) = P(X | S) M``. Lemma 1 (eq. 7) gives
+``M = (1 - alpha) I + alpha 1 P(X)^T``, which satisfies eq. 3 for every P(X | S). It is the only
+solution, hence optimal for any objective, when P(X | S) has full column rank (App. E,
+footnote 11). Otherwise other Markov channels satisfy eq. 3 and may do better: the LP decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..backends.base import Backend, LinearProgram
+from ..errors import SolverError
+from ..ir.model import LinearObjective, Problem, Role
+
+TOL = 1e-12  # recognizing eq. 3 and checking the triangle inequality
+
+
+@dataclass(frozen=True)
+class Sanitization:
+    """A problem of the closed forms' shape, in arrays over (S, X) and (S, Y)."""
+
+    private: str
+    data: str
+    release: str
+    markov: bool
+    p: np.ndarray  # P(X | S), (S, X); rows of P(s) = 0 are zero
+    q: np.ndarray  # the required P(Y | S), (S, Y)
+    ps: np.ndarray  # P(S)
+    alpha: float | None  # q is eq. 3 with this alpha, if it is
+
+
+def match(problem: Problem) -> tuple[Sanitization | None, str]:
+    """The closed forms' setting if ``problem`` is in it, else (None, why not)."""
+    d = problem.design
+    if problem.budgets:
+        return None, "the spec has privacy budgets besides the induced-distribution constraint"
+    if len(problem.constraints) != 1 or problem.constraints[0].induced is None or problem.constraints[0].sense != "==":
+        return None, "the closed forms need exactly one constraint, P(Y | S) == a known table (eq. 3)"
+    ind = problem.constraints[0].induced
+    if len(ind.targets) != 1 or len(ind.given) != 1 or d.targets != ind.targets:
+        return None, "the constraint must fix P(release | private)"
+    y, s = ind.targets[0], ind.given[0]
+    V = problem.variables
+    ydata = V[y].over
+    if ydata is None or V[ydata].role is not Role.DATA or V[s].role is not Role.PRIVATE:
+        return None, f"{y} must be declared 'release over' a data variable, and {s} private"
+    x = ydata
+    if set(d.given) == {s, x}:
+        markov = False
+    elif d.given == (x,):
+        markov = True
+    else:
+        return None, f"the design must be P({y} | {s}, {x}) or P({y} | {x})"
+    if problem.model is None:
+        return None, "the joint distribution of the private and data variables is not known"
+    if problem.joint is None or set(problem.joint.axes) != {s, x}:
+        return None, "the model must know exactly the joint distribution of the private and the data variable"
+    pxs_joint = _known_joint(problem, s, x)
+    ps = pxs_joint.sum(axis=1)
+    p = np.divide(pxs_joint, ps[:, None], out=np.zeros_like(pxs_joint), where=ps[:, None] > 0)
+    q = ind.value if ind.given == (s,) else ind.value.T
+    live = ps > 0
+    if np.any(q[live] < -TOL) or np.any(np.abs(q[live].sum(axis=1) - 1) > 1e-9):
+        return None, "the required P(Y | S) is not a distribution for every s"
+    px = pxs_joint.sum(axis=0)
+    alpha = reduction_alpha(p[live], px, q[live])
+    return Sanitization(s, x, y, markov, p, q, ps, alpha), ""
+
+
+def _known_joint(problem: Problem, s: str, x: str) -> np.ndarray:
+    """P(S, X) with S on rows."""
+    t = problem.joint
+    return t.aligned((s, x))
+
+
+def reduction_alpha(p: np.ndarray, px: np.ndarray, q: np.ndarray) -> float | None:
+    """The alpha with ``q = (1 - alpha) p + alpha P(X)`` (eq. 3), or None if q has another form."""
+    direction = px[None, :] - p
+    r = q - p
+    denom = float((direction**2).sum())
+    if denom == 0.0:
+        return 0.0 if np.abs(r).max(initial=0.0) <= TOL else None
+    alpha = float((r * direction).sum() / denom)
+    if np.abs(r - alpha * direction).max() > 1e-10 or not (-TOL <= alpha <= 1 + TOL):
+        return None
+    return min(max(alpha, 0.0), 1.0)
+
+
+def full_column_rank(p: np.ndarray, ps: np.ndarray) -> bool:
+    live = p[ps > 0]
+    return live.shape[0] >= live.shape[1] and np.linalg.matrix_rank(live) == live.shape[1]
+
+
+def lemma1(px: np.ndarray, alpha: float) -> np.ndarray:
+    """Ding et al. eq. 7: M[x', x] = P(Y = x | X = x') = 1 - alpha (1 - P(x)) on the diagonal,
+    alpha P(x) off it."""
+    k = px.size
+    return (1.0 - alpha) * np.eye(k) + alpha * np.broadcast_to(px, (k, k))
+
+
+def is_quasi_metric(d: np.ndarray) -> tuple[bool, str]:
+    """d(x, x) = 0 and d(w, z) <= d(w, x) + d(x, z): the condition under which Prop. 2 holds."""
+    if np.abs(np.diag(d)).max(initial=0.0) > TOL:
+        return False, "d(x, x) is not 0 for every x"
+    for k in range(d.shape[0]):  # one vectorized pass per middle point
+        viol = d - (d[:, k][:, None] + d[k, :][None, :])
+        if viol.max() > TOL * max(1.0, np.abs(d).max()):
+            w, z = np.unravel_index(int(np.argmax(viol)), viol.shape)
+            return False, f"the triangle inequality fails: d({w},{z}) > d({w},{k}) + d({k},{z}) (by index)"
+    return True, ""
+
+
+def _residuals(p: np.ndarray, q: np.ndarray):
+    keep = np.minimum(p, q)
+    return keep, p - keep, q - keep  # diagonal mass, supply on X^-(s), demand on X^+(s)
+
+
+def _channel(p: np.ndarray, plan: np.ndarray) -> np.ndarray:
+    """M(y | s, x) = T_s(x, y) / p_s(x); a row with p_s(x) = 0 has no mass and no constraint,
+    so it keeps its value (the identity)."""
+    k = p.shape[1]
+    M = np.divide(plan, p[:, :, None], out=np.zeros_like(plan), where=p[:, :, None] > 0)
+    empty = p <= 0
+    M[empty] = np.eye(k)[np.nonzero(empty)[1]]
+    return M
+
+
+def prop1(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Prop. 1 (eq. 11) for tv: full diagonal, the rest moved proportionally. Returns M over
+    (S, X, Y)."""
+    keep, r, t = _residuals(p, q)
+    total = r.sum(axis=1)
+    share = np.divide(t, total[:, None], out=np.zeros_like(t), where=total[:, None] > 0)
+    plan = keep[:, :, None] * np.eye(p.shape[1])[None] + r[:, :, None] * share[:, None, :]
+    return _channel(p, plan)
+
+
+def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: Backend, time_limit=None):
+    """Prop. 2 (eq. 12) for E[d(X, Y)] with d a quasi-metric: the full diagonal, then one
+    transport LP over the pairs X^-(s) x X^+(s) of every s (the problems are separate; one
+    block LP solves them all). Returns (M over (S, X, Y), the LP solution)."""
+    keep, r, t = _residuals(p, q)
+    S, k = p.shape
+    s_idx, xs, ys = [], [], []
+    for s in range(S):  # pairs per s; sizes |X^-(s)| x |X^+(s)|, built by broadcasting
+        a, b = np.flatnonzero(r[s] > 0), np.flatnonzero(t[s] > 0)
+        if a.size and b.size:
+            aa, bb = np.meshgrid(a, b, indexing="ij")
+            s_idx.append(np.full(aa.size, s))
+            xs.append(aa.ravel())
+            ys.append(bb.ravel())
+    plan = keep[:, :, None] * np.eye(k)[None]
+    if not s_idx:
+        return _channel(p, plan), None
+    s_idx, xs, ys = np.concatenate(s_idx), np.concatenate(xs), np.concatenate(ys)
+    m = s_idx.size
+    cols = np.arange(m)
+    supply_row = s_idx * k + xs
+    demand_row = S * k + s_idx * k + ys
+    A = sp.csc_array((np.ones(2 * m), (np.concatenate([supply_row, demand_row]), np.tile(cols, 2))), shape=(2 * S * k, m))
+    rhs = np.concatenate([r.ravel(), t.ravel()])
+    used = np.unique(np.concatenate([supply_row, demand_row]))
+    lp = LinearProgram(
+        ps[s_idx] * d[xs, ys], A[used], rhs[used], rhs[used], np.zeros(m), np.full(m, np.inf)
+    )
+    sol = backend.unsupported(lp) or backend.solve(lp, time_limit=time_limit, tol=1e-10)
+    if not sol.ok:
+        raise SolverError(f"{sol.solver}: Prop. 2's transport LP ended '{sol.termination}' ({sol.message})")
+    flow = np.clip(sol.x, 0.0, None)
+    np.add.at(plan, (s_idx, xs, ys), flow)
+    return _channel(p, plan), sol
+
+
+def to_design(problem: Problem, san: Sanitization, M: np.ndarray) -> np.ndarray:
+    """An (S, X, Y) or (X, Y) array in the design's axis order."""
+    order = (san.data, san.release) if san.markov else (san.private, san.data, san.release)
+    return np.transpose(M, [order.index(a) for a in problem.design.axes])
+
+
+def objective_matches(obj: LinearObjective, san: Sanitization) -> str | None:
+    """'tv' or 'distortion' when the objective is the one a proposition is about."""
+    if obj.sense != "minimize" or obj.pair != (san.data, san.release):
+        return None
+    return {"tv": "tv", "expected_distortion": "distortion"}.get(obj.kind)

@@ -1,0 +1,161 @@
+"""Lowering a mechanism problem to one sparse LP (backends/base.py's canonical form).
+
+Columns: the design's cells ``M`` (C order over the design's axes), then auxiliary envelope
+columns of the pairwise budgets. Rows, each tagged with the family (spec statement) it
+comes from, so an infeasible program can name what blocks it:
+
+* every conditioning row of the design sums to 1; cells lie in [0, 1];
+* each linear constraint, one row per defined cell (``A x + b <= 0`` or ``== 0``);
+* ``ldp`` / ``dp`` over all pairs of source values, in linear size: per released value y,
+  an upper envelope ``u_y`` and a lower envelope ``l_y`` with
+
+      cond[a, y] <= u_y,   cond[a, y] >= l_y,   u_y <= e^eps l_y + delta / |A|
+
+  which holds iff ``max_a cond[a, y] <= e^eps min_a cond[a, y] + delta / |A|`` (Ding et al.
+  eq. 1 for delta = 0; Ramon & Basu Sec. 3.3 for delta > 0): 2|A||Y| + |Y| rows instead of
+  |A|^2 |Y|;
+* ``dp`` over an adjacency relation: one row per ordered adjacent pair and y;
+* ``loglift`` (eq. 2): ``e^-eps P(y) <= cond[a, y] <= e^eps P(y)`` for every a with
+  ``P(a) > 0``, where ``P(y) = sum_a P(a) cond[a, y]``: |log P(a | y) / P(a)| <= eps,
+  multiplied through by P(a) P(y) >= 0. Already 2|A||Y| rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..backends.base import LinearProgram
+from ..ir.linear import LinTable
+from ..ir.model import Budget, LinearConstraint, Problem
+
+
+@dataclass(frozen=True)
+class MechanismLP:
+    lp: LinearProgram
+    n_design: int
+    sign: float  # +1 minimize, -1 maximize: objective value = sign * (c @ x) + const
+    const: float
+    families: tuple[str, ...]  # family k: "line L: text"
+    row_family: np.ndarray  # family index of every row
+
+    def objective_value(self, x: np.ndarray) -> float:
+        return float(self.sign * (self.lp.c @ x) + self.const)
+
+    def restricted(self, keep_families) -> LinearProgram:
+        """The same program with only the rows of ``keep_families`` (for infeasibility
+        diagnosis) and a zero objective."""
+        rows = np.flatnonzero(np.isin(self.row_family, list(keep_families)))
+        lp = self.lp
+        return LinearProgram(
+            np.zeros_like(lp.c), lp.A[rows], lp.row_lower[rows], lp.row_upper[rows], lp.col_lower, lp.col_upper
+        )
+
+
+def _family_text(span, text: str) -> str:
+    return f"line {span.line}: '{text}'" if span is not None else text
+
+
+def lower_mechanism(problem: Problem) -> MechanismLP:
+    design = problem.design
+    n = problem.design_size
+    shape = problem.shape(design.axes)
+    n_aux = sum(_aux_columns(b) for b in problem.budgets)
+    N = n + n_aux
+    blocks: list[tuple[sp.csr_array, np.ndarray, np.ndarray, int]] = []  # A, lo, hi, family
+    families: list[str] = []
+
+    # the design is a conditional distribution: rows sum to 1
+    M = LinTable.variable(design.axes, shape, n)
+    sums = M.sum_over(design.targets)
+    families.append(_family_text(design.span, f"design {design.name}: each row of P({', '.join(design.targets)} | ...) sums to 1"))
+    ones = np.ones(sums.cells)
+    blocks.append((sums.matrix(), ones, ones, 0))
+
+    for c in problem.constraints:
+        assert isinstance(c, LinearConstraint)
+        fam = len(families)
+        families.append(_family_text(c.span, c.text))
+        A, b = c.expr.take(np.ones(c.expr.cells, dtype=bool))
+        lo = -b if c.sense == "==" else np.full(b.size, -np.inf)
+        blocks.append((A, lo, -b, fam))
+
+    offset = n
+    for bud in problem.budgets:
+        fam = len(families)
+        families.append(_family_text(bud.span, bud.text))
+        for A, lo, hi in _budget_rows(bud, offset, N):
+            blocks.append((A, lo, hi, fam))
+        offset += _aux_columns(bud)
+
+    A = sp.vstack([sp.csr_array((blk[0].data, blk[0].indices, blk[0].indptr), shape=(blk[0].shape[0], N)) for blk in blocks], format="csc")
+    row_lower = np.concatenate([blk[1] for blk in blocks])
+    row_upper = np.concatenate([blk[2] for blk in blocks])
+    row_family = np.concatenate([np.full(blk[0].shape[0], blk[3]) for blk in blocks])
+
+    obj = problem.objective
+    sign = 1.0 if obj.sense == "minimize" else -1.0
+    row = obj.expr.matrix()
+    c = np.zeros(N)
+    c[:n] = sign * row.toarray().ravel()
+    col_lower = np.zeros(N)
+    col_upper = np.ones(N)
+    lp = LinearProgram(c, A, row_lower, row_upper, col_lower, col_upper)
+    return MechanismLP(lp, n, sign, float(obj.expr.b[0]), tuple(families), row_family)
+
+
+def _aux_columns(b: Budget) -> int:
+    """Envelope columns (u_y, l_y per released value) for a budget over all pairs."""
+    return 2 * b.cond.shape[-1] if b.kind in ("ldp", "dp") and b.pairs is None else 0
+
+
+def _budget_rows(b: Budget, offset: int, N: int):
+    cond = b.cond.widen(N)
+    ny = cond.shape[-1]
+    na = cond.cells // ny
+    A = cond.matrix()
+    live = cond.defined_mask().reshape(na, ny)
+    alive_a = live.all(axis=1)
+    e = math.exp(b.eps)
+    if b.kind == "loglift":
+        assert not np.any(cond.b), "an induced conditional has no constant part"
+        w = np.where(alive_a, b.weights, 0.0)
+        # P(y) = sum_a w_a cond[a, y]: one row per y
+        Py = sp.kron(sp.csr_array(w[None, :]), sp.eye_array(ny), format="csr") @ A
+        keep = np.flatnonzero(np.repeat(alive_a & (b.weights > 0), ny))
+        Py_rep = Py[np.tile(np.arange(ny), na)[keep]]
+        Ak = A[keep]
+        inf = np.full(keep.size, np.inf)
+        zero = np.zeros(keep.size)
+        yield (Ak - e * Py_rep).tocsr(), -inf, zero  # cond <= e^eps P(y)
+        yield (Ak - Py_rep / e).tocsr(), zero, inf  # cond >= e^-eps P(y)
+        return
+    slack = b.delta / na
+    if b.pairs is not None:
+        a1, a2 = b.pairs[:, 0], b.pairs[:, 1]
+        ok = alive_a[a1] & alive_a[a2]
+        a1, a2 = a1[ok], a2[ok]
+        r1 = (a1[:, None] * ny + np.arange(ny)).ravel()
+        r2 = (a2[:, None] * ny + np.arange(ny)).ravel()
+        rows = (A[r1] - e * A[r2]).tocsr()
+        yield rows, np.full(r1.size, -np.inf), np.full(r1.size, slack) - (cond.b[r1] - e * cond.b[r2])
+        return
+    cells = np.flatnonzero(np.repeat(alive_a, ny))
+    y_of = cells % ny
+    u = offset + y_of
+    l = offset + ny + y_of
+    k = cells.size
+    U = sp.csr_array((np.ones(k), (np.arange(k), u)), shape=(k, N))
+    L = sp.csr_array((np.ones(k), (np.arange(k), l)), shape=(k, N))
+    base = cond.b[cells]
+    inf = np.full(k, np.inf)
+    yield (A[cells] - U).tocsr(), -inf, -base  # cond <= u_y
+    yield (A[cells] - L).tocsr(), -base, inf  # cond >= l_y
+    env = sp.csr_array(
+        (np.concatenate([np.ones(ny), -e * np.ones(ny)]), (np.tile(np.arange(ny), 2), np.concatenate([offset + np.arange(ny), offset + ny + np.arange(ny)]))),
+        shape=(ny, N),
+    )
+    yield env, np.full(ny, -np.inf), np.full(ny, slack)  # u_y - e^eps l_y <= delta / |A|

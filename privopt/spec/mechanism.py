@@ -1,0 +1,549 @@
+"""Meaning of a mechanism spec: constraints, budgets and objective as tables linear in the design.
+
+This is the second half of ``build.py`` for problems that are linear programs over the
+design's cells (Ding, Liu & Farokhi; optimal randomized response; count queries under DP).
+Every expression evaluates to a ``LinTable`` (ir/linear.py). The model is the joint
+distribution of the known variables times the design:
+
+    P(k, t) = P(k) M(t | c(k))            (k: known variables, t: the design's targets)
+
+so any distribution of it whose condition avoids the design's targets is linear in M, e.g.
+``P(Y | S) = sum_x M(y | s, x) P(x | s)`` (Ding et al., left side of eq. 3, and eq. 9).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SpecError, UnsupportedError
+from ..ir.linear import LinTable
+from ..ir.model import Budget, InducedEquality, LinearConstraint, LinearObjective, Problem, Role, Table
+from . import ast
+from .source import Span
+
+BUDGETS = ("ldp", "dp", "loglift")
+NONLINEAR = {
+    "mutual_info": "mutual information is not linear in the design",
+    "krcc": "krcc is not linear in the design",
+    "max_confidence": "max_confidence is the objective of a transparency-report spec",
+    "min_uncertainty": "min_uncertainty is the objective of a transparency-report spec",
+}
+SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs}
+
+
+@dataclass(frozen=True)
+class _Abs:
+    inner: LinTable
+    span: Span
+
+
+class MechanismBuilder:
+    def __init__(self, b):
+        self.b = b  # the Builder: variables, params, known, consts, design
+        self.vars = b.variables
+        self.design = b.design
+        self.n = int(np.prod([self.vars[a].size for a in self.design.axes], dtype=np.int64))
+        self._known_joint: tuple[tuple[str, ...], np.ndarray] | None = None
+        self._model: LinTable | None = None
+        self.primed: dict[str, str] = {}  # x' -> x while an adjacency relation is read
+
+    # ------------------------------------------------------------------ entry point
+    def build(self, decls: list[ast.ConstraintDecl], objective: ast.ObjectiveDecl, title) -> Problem:
+        self._check_design()
+        constraints, budgets = [], []
+        for c in decls:
+            cons, buds = self._constraint(c)
+            constraints += cons
+            budgets += buds
+        obj = self._objective(objective)
+        return Problem(
+            title=title,
+            variables=self.vars,
+            params=self.b.params,
+            known=self.b.known,
+            design=self.design,
+            constraints=tuple(constraints),
+            objective=obj,
+            source_name=self.b.source.name,
+            budgets=tuple(budgets),
+            model=self._model_or_none(),
+            joint=self._joint_table(),
+        )
+
+    def _check_design(self) -> None:
+        d = self.design
+        for t in d.targets:
+            if self.vars[t].role is not Role.RELEASE:
+                raise SpecError(
+                    f"the design {d.name} chooses P({t} | ...), but {t} is {self.vars[t].role.value}",
+                    d.span,
+                    f"declare the published variable with role release: var {t} : release over ...",
+                )
+
+    # ------------------------------------------------------------------ the model
+    def known_joint(self, span: Span | None) -> tuple[tuple[str, ...], np.ndarray]:
+        """The joint distribution of the known (non-release) variables, chained from the known
+        tables: one joint table, then conditionals whose condition it already covers."""
+        if self._known_joint is not None:
+            return self._known_joint
+        release = {v.name for v in self.vars.values() if v.role is Role.RELEASE}
+        tables = [t for t in self.b.known.values() if not (set(t.axes) & release)]
+        joints = [t for t in tables if not t.given]
+        if not joints:
+            need = ", ".join(self.design.given)
+            raise SpecError(
+                f"this needs the distribution of {need}, but no known table gives a joint distribution",
+                span,
+                f"add e.g. known P({need}) = {{ ... }}, or known P(S) and known P(X | S)",
+            )
+        first = max(joints, key=lambda t: len(t.axes))
+        axes, data = list(first.axes), first.data
+        used = {first.name}
+        progress = True
+        while progress:
+            progress = False
+            for t in tables:
+                if t.name in used or not t.given or not set(t.given) <= set(axes) or set(t.targets) & set(axes):
+                    continue
+                new = [a for a in t.axes if a not in axes]
+                out_axes = axes + new
+                lhs = data.reshape(data.shape + (1,) * len(new))
+                rhs = np.transpose(t.data, [t.axes.index(a) for a in out_axes if a in t.axes])
+                rhs = rhs.reshape([self.vars[a].size if a in t.axes else 1 for a in out_axes])
+                axes, data = out_axes, lhs * rhs
+                used.add(t.name)
+                progress = True
+        missing = [a for a in self.design.given if a not in axes]
+        if missing:
+            raise SpecError(
+                f"the model does not know the distribution of {', '.join(missing)} (it knows {', '.join(axes)})",
+                span,
+                f"add a known table for {missing[0]}, e.g. known P({missing[0]} | {axes[0]}) = {{ ... }}",
+            )
+        self._known_joint = (tuple(axes), data)
+        return self._known_joint
+
+    def model(self, span: Span | None) -> LinTable:
+        """The joint P(k, t) = P(k) M(t | c): linear in the design, over known axes + targets."""
+        if self._model is None:
+            axes, data = self.known_joint(span)
+            M = self._design_table()
+            full_axes = axes + self.design.targets
+            shape = tuple(self.vars[a].size for a in full_axes)
+            self._model = M.align(full_axes, shape).scale(LinTable.const(axes, data.shape, data, self.n))
+        return self._model
+
+    def _model_or_none(self) -> LinTable | None:
+        try:
+            return self.model(None)
+        except SpecError:
+            return None
+
+    def _joint_table(self) -> Table | None:
+        if self._known_joint is None:
+            return None
+        axes, data = self._known_joint
+        return Table("joint", axes, (), axes, data)
+
+    def _design_table(self) -> LinTable:
+        axes = self.design.axes
+        return LinTable.variable(axes, tuple(self.vars[a].size for a in axes), self.n)
+
+    def induced(self, targets: tuple[str, ...], given: tuple[str, ...], span: Span) -> LinTable:
+        """``P(targets | given)`` of the model, over ``given + targets``."""
+        d = self.design
+        if set(given) & set(d.targets):
+            t = next(iter(set(given) & set(d.targets)))
+            raise UnsupportedError(
+                f"P(... | {t}) divides by P({t}), which depends on the design: not linear",
+                span,
+                f"write the joint instead, e.g. P({', '.join(targets + given)}), and compare it with a multiple of P({t})",
+            )
+        if not (set(targets) | set(given)) & set(d.targets):
+            return self._known_conditional(targets, given, span)
+        if set(given) == set(d.given) and set(targets) == set(d.targets):
+            M = self._design_table()
+            axes = given + targets
+            return M.align(axes, tuple(self.vars[a].size for a in axes))
+        joint = self.model(span)
+        keep = given + targets
+        marg = joint.sum_over([a for a in joint.axes if a not in keep])
+        marg = marg.align(keep, tuple(self.vars[a].size for a in keep))
+        if not given:
+            return marg
+        kaxes, kdata = self.known_joint(span)
+        pg = kdata.sum(axis=tuple(i for i, a in enumerate(kaxes) if a not in given))
+        pg = np.transpose(pg, [[a for a in kaxes if a in given].index(a) for a in given])
+        inv = np.divide(1.0, pg, out=np.zeros_like(pg), where=pg > 0)
+        out = marg.scale(LinTable.const(given, pg.shape, inv, self.n))
+        defined = np.broadcast_to((pg > 0).reshape(pg.shape + (1,) * len(targets)), out.shape)
+        return out.with_defined(defined.ravel())
+
+    def _known_conditional(self, targets, given, span) -> LinTable:
+        """``P(targets | given)`` of the known variables alone: a constant table."""
+        kaxes, kdata = self.known_joint(span)
+        keep = given + targets
+        missing = [a for a in keep if a not in kaxes]
+        if missing:
+            raise SpecError(f"the model has no distribution for {missing[0]}", span)
+        marg = kdata.sum(axis=tuple(i for i, a in enumerate(kaxes) if a not in keep))
+        marg = np.transpose(marg, [[a for a in kaxes if a in keep].index(a) for a in keep])
+        if given:
+            pg = marg.sum(axis=tuple(range(len(given), len(keep))), keepdims=True)
+            marg = np.divide(marg, pg, out=np.zeros_like(marg), where=pg > 0)
+        return LinTable.const(keep, marg.shape, marg, self.n)
+
+    # ------------------------------------------------------------------ expressions
+    def value(self, e: ast.Expr):
+        n = self.n
+        if isinstance(e, ast.Number):
+            return LinTable.scalar(e.value, n)
+        if isinstance(e, ast.Name):
+            return self._name(e)
+        if isinstance(e, ast.Prob):
+            return self._prob(e)
+        if isinstance(e, ast.Neg):
+            return -self._plain(e.operand)
+        if isinstance(e, ast.Abs):
+            v = self._plain(e.operand)
+            if v.is_const:
+                return LinTable.const(v.axes, v.shape, np.abs(v.array()), n)
+            return _Abs(v, e.span)
+        if isinstance(e, ast.BinOp):
+            return self._binop(e)
+        if isinstance(e, ast.Expect):
+            return self._expect(e)
+        if isinstance(e, ast.Call):
+            return self._call(e)
+        if isinstance(e, ast.TupleExpr):
+            raise UnsupportedError("a tuple is not a value here", e.span, "(eps, delta) goes on the right of dp(...) <=")
+        if isinstance(e, ast.KwArg):
+            raise SpecError(f"'{e.name.name}:' is not expected here", e.span)
+        raise SpecError("unexpected expression", e.span)
+
+    def _plain(self, e: ast.Expr) -> LinTable:
+        v = self.value(e)
+        if isinstance(v, _Abs):
+            raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
+        return v
+
+    def _name(self, e: ast.Name) -> LinTable:
+        b, n = self.b, self.n
+        if e.name in b.params:
+            return LinTable.scalar(b.params[e.name], n)
+        if e.name == self.design.name:
+            return self._design_table()
+        if e.name in b.known:
+            return self._const_table(b.known[e.name])
+        if e.name in b.consts:
+            return self._const_table(b.consts[e.name])
+        base = self.primed.get(e.name, e.name)
+        if base in self.vars:
+            v = self.vars[base]
+            if v.values is None:
+                raise UnsupportedError(
+                    f"the labels of {base} are not numbers, so '{e.name}' has no numeric value",
+                    e.span,
+                    f"give {base} numeric labels, or use a const table: const d({base}, ...) = {{ ... }}",
+                )
+            return LinTable.const((e.name,), (v.size,), v.values, n)
+        from .build import _suggest
+
+        options = list(b.params) + list(b.known) + list(b.consts) + list(self.vars) + [self.design.name]
+        raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options))
+
+    def _const_table(self, t: Table) -> LinTable:
+        return LinTable.const(t.axes, t.data.shape, t.data, self.n)
+
+    def _prob(self, p: ast.Prob) -> LinTable:
+        for t in p.targets:
+            if t.label is not None:
+                raise UnsupportedError("P(v = label | ...) is a shorthand for known tables only", t.label.span, "write the whole distribution")
+        targets = tuple(self.b._vars_of([t.var for t in p.targets]))
+        given = tuple(self.b._vars_of(p.given))
+        tn, gn = tuple(v.name for v in targets), tuple(v.name for v in given)
+        for t in self.b.known.values():
+            if t.targets == tn and frozenset(t.given) == frozenset(gn):
+                return self._const_table(t)
+        if set(tn) & set(gn):
+            raise SpecError(f"'{next(iter(set(tn) & set(gn)))}' is both a target and a condition", p.span)
+        return self.induced(tn, gn, p.span)
+
+    def _pair(self, a: LinTable, b: LinTable) -> tuple[LinTable, LinTable]:
+        """Align ``over`` aliases: where a table of the design meets a known one, an axis X on
+        one side stands for its sanitized copy Y on the other (``P(Y | S) == P(X | S)``).
+        Between two constant tables nothing is renamed, so ``|X - Y|`` keeps both axes."""
+        if a.is_const == b.is_const:
+            return a, b
+        for ax in a.axes:
+            if ax in b.axes:
+                continue
+            for bx in b.axes:
+                if bx in a.axes:
+                    continue
+                if self._aliases(ax, bx):
+                    renamed = tuple(ax if x == bx else x for x in b.axes)
+                    b = LinTable(renamed, b.shape, b.A, b.b, b.n, b.defined)
+                    break
+        return a, b
+
+    def _aliases(self, a: str, b: str) -> bool:
+        va, vb = self.vars.get(a), self.vars.get(b)
+        if va is None or vb is None:
+            return False
+        base_a, base_b = va.over or a, vb.over or b
+        return base_a == base_b and va.labels == vb.labels
+
+    def _binop(self, e: ast.BinOp) -> LinTable:
+        a, b = self._pair(self._plain(e.left), self._plain(e.right))
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            if not a.is_const and not b.is_const:
+                raise UnsupportedError("a product of two design terms is not linear", e.span)
+            return a.scale(b) if b.is_const else b.scale(a)
+        if e.op == "/":
+            if not b.is_const:
+                raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
+            if np.any(b.b == 0):
+                raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
+            return a.scale(LinTable.const(b.axes, b.shape, 1.0 / b.array(), self.n))
+        assert e.op == "^"
+        if not (a.is_const and b.is_const):
+            raise UnsupportedError(
+                "a power of the design is not linear", e.span, "quadratic objectives are not supported for this problem yet"
+            )
+        a, b = a._union(b)
+        with np.errstate(all="ignore"):
+            out = np.power(a.b, b.b)
+        if not np.all(np.isfinite(out)):
+            raise SpecError("the power is undefined for some cells", e.span)
+        return LinTable(a.axes, a.shape, None, out, self.n)
+
+    def _expect(self, e: ast.Expect) -> LinTable:
+        if e.func.name != "E":
+            raise SpecError(f"'{e.func.name}[...]': only E[...] (an expectation) takes brackets", e.func.span)
+        body = self._plain(e.body)
+        if not body.is_const:
+            raise UnsupportedError(
+                "E[...] of the design is not linear", e.body.span, "inside E[...] use variables and const tables"
+            )
+        given = tuple(self._var_arg(g).name for g in (e.given or ()))
+        over = tuple(a for a in body.axes if a not in given)
+        if not over:
+            return body
+        if not set(body.axes) <= set(self.vars):
+            raise SpecError("E[...] ranges over variables; this body has a table axis that is not one", e.body.span)
+        dist = self.induced(over, given, e.span) if given else self.induced(over, (), e.span)
+        return dist.scale(body).sum_over(over)
+
+    def _var_arg(self, a: ast.Expr):
+        if not isinstance(a, ast.Name) or a.name not in self.vars:
+            raise SpecError("expected a variable name", a.span)
+        return self.vars[a.name]
+
+    def _call(self, e: ast.Call) -> LinTable:
+        f = e.func.name
+        n = self.n
+        if f == "tv":
+            return self._tv(e)
+        if f == "sum":
+            return self._sum(e)
+        if f in BUDGETS:
+            raise UnsupportedError(
+                f"{f}(...) is a privacy budget: bound it in a constraint", e.span, f"write: subject to {f}(...) <= eps"
+            )
+        if f in NONLINEAR:
+            raise UnsupportedError(NONLINEAR[f], e.span)
+        if f in self.b.consts and e.arrow_args is None:
+            # d(X, Y): the const table with its axes bound to these variables, in order
+            t = self.b.consts[f]
+            vs = [self._var_arg(a) for a in e.args]
+            if len(vs) != len(t.axes) or any(v.size != self.vars[a].size for v, a in zip(vs, t.axes)):
+                raise SpecError(f"{f} is a table over ({', '.join(t.axes)}); give as many variables of the same sizes", e.span)
+            return LinTable.const(tuple(v.name for v in vs), t.data.shape, t.data, n)
+        if f in SCALAR_FUNCS and e.arrow_args is None and len(e.args) == 1:
+            v = self._plain(e.args[0])
+            if not v.is_const:
+                raise UnsupportedError(f"{f} of the design is not linear", e.span)
+            with np.errstate(all="ignore"):
+                out = SCALAR_FUNCS[f](v.b)
+            if not np.all(np.isfinite(out)):
+                raise SpecError(f"{f} is undefined for some cells", e.span)
+            return LinTable(v.axes, v.shape, None, out, n)
+        from .build import _suggest
+
+        known = ["tv", "sum", "E"] + list(BUDGETS) + list(SCALAR_FUNCS) + list(self.b.consts)
+        raise SpecError(f"unknown function '{f}'", e.func.span, _suggest(f, known))
+
+    def _tv(self, e: ast.Call) -> LinTable:
+        """tv(X, Y) = 1 - sum_x P(X = x, Y = x) (Ding et al. App. B, D_TV)."""
+        if e.arrow_args is not None or len(e.args) != 2:
+            raise SpecError("write tv(X, Y): the data variable and its released copy", e.span)
+        x, y = (self._var_arg(a) for a in e.args)
+        if x.labels != y.labels:
+            raise SpecError(f"tv({x.name}, {y.name}) compares a variable with its copy; their labels differ", e.span)
+        joint = self.induced((x.name, y.name), (), e.span)
+        eq = LinTable.const((x.name, y.name), (x.size, y.size), np.eye(x.size), self.n)
+        return LinTable.scalar(1.0, self.n) - joint.scale(eq).sum_over((x.name, y.name))
+
+    def _sum(self, e: ast.Call) -> LinTable:
+        """sum(i, j: body): the body summed over the variables i, j."""
+        if e.arrow_args is not None or not e.args or not isinstance(e.args[-1], ast.KwArg) or e.args[-1].op:
+            raise SpecError("write sum(x, y: body)", e.span)
+        last = e.args[-1]
+        idx = [self._var_arg(a).name for a in e.args[:-1]] + [self._var_arg(ast.Name(last.name.name, last.name.span)).name]
+        body = self._plain(last.value)
+        missing = [i for i in idx if i not in body.axes]
+        if missing:
+            raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", last.value.span)
+        return body.sum_over(idx)
+
+    # ------------------------------------------------------------------ constraints
+    def _constraint(self, c: ast.ConstraintDecl):
+        text = c.exprs[0].span.to(c.exprs[-1].span).text()
+        if any(isinstance(x, ast.Call) and x.func.name in BUDGETS for x in c.exprs):
+            return [], [self._budget(c, text)]
+        vals = [self.value(x) for x in c.exprs]
+        out = []
+        for (le, re), lv, rv, op in zip(zip(c.exprs, c.exprs[1:]), vals, vals[1:], c.ops):
+            if op == ">=":
+                le, re, lv, rv, op = re, le, rv, lv, "<="
+            if isinstance(rv, _Abs) or (op == "==" and isinstance(lv, _Abs)):
+                a = rv if isinstance(rv, _Abs) else lv
+                raise UnsupportedError(
+                    "|...| may only stand on the smaller side of a bound (|e| <= c)", a.span,
+                    "a lower bound on |e| makes the feasible set nonconvex",
+                )
+            if isinstance(lv, _Abs):
+                inner, rv = self._pair(lv.inner, rv)
+                for diff in (inner - rv, -inner - rv):
+                    out.append(self._linear(diff, "<=", c, text))
+                continue
+            lv, rv = self._pair(lv, rv)
+            diff = lv - rv
+            if diff.is_const:
+                raise SpecError("this constraint does not involve the design", c.span, "state facts as known tables")
+            induced = None
+            if op == "==" and isinstance(le, ast.Prob) and not lv.is_const and rv.is_const:
+                rva = rv.align(lv.axes, lv.shape)
+                tn = tuple(t.var.name for t in le.targets)
+                gn = tuple(g.name for g in le.given)
+                induced = InducedEquality(tn, gn, rva.array())
+            out.append(self._linear(diff, op, c, text, induced))
+        return out, []
+
+    def _linear(self, diff: LinTable, op: str, c, text, induced=None) -> LinearConstraint:
+        return LinearConstraint(diff, op, c.span, text, induced)
+
+    def _budget(self, c: ast.ConstraintDecl, text: str) -> Budget:
+        if len(c.exprs) != 2 or not isinstance(c.exprs[0], ast.Call) or c.ops[0] != "<=":
+            if len(c.exprs) == 2 and c.ops[0] == ">=" and isinstance(c.exprs[1], ast.Call):
+                return self._budget(ast.ConstraintDecl((c.exprs[1], c.exprs[0]), ("<=",), c.span), text)
+            raise UnsupportedError("a privacy budget is an upper bound: subject to ldp(S -> Y) <= eps", c.span)
+        call, bound = c.exprs
+        kind = call.func.name
+        usage = f"write {kind}(SOURCE -> RELEASED)" + (", adjacent: |x - x'| <= 1)" if kind == "dp" else "")
+        if call.arrow_args is None or not call.args:
+            raise SpecError(f"{kind} needs '->' between the protected and the released variable", call.span, usage)
+        source = [self._var_arg(a) for a in call.args]
+        plain = [a for a in call.arrow_args if not isinstance(a, ast.KwArg)]
+        kwargs = [a for a in call.arrow_args if isinstance(a, ast.KwArg)]
+        if len(plain) != 1:
+            raise SpecError(f"{kind} takes one released variable after '->'", call.span, usage)
+        target = self._var_arg(plain[0])
+        if target.name not in self.design.targets:
+            raise SpecError(f"{target.name} is not chosen by the design {self.design.name}", plain[0].span)
+        eps, delta = self._budget_bound(bound, kind)
+        src = tuple(v.name for v in source)
+        cond = self.induced((target.name,), src, call.span)
+        pairs = weights = None
+        for kw in kwargs:
+            if kw.name.name != "adjacent" or kind != "dp":
+                raise SpecError(f"'{kw.name.name}:' is not an option of {kind}", kw.span, "dp takes adjacent: RELATION")
+            if len(source) != 1:
+                raise UnsupportedError("an adjacency relation needs one protected variable", kw.span)
+            pairs = self._adjacency(kw, source[0])
+        if kind == "loglift":
+            kaxes, kdata = self.known_joint(call.span)
+            if not set(src) <= set(kaxes):
+                raise SpecError("loglift needs the prior of the protected variable", call.span)
+            w = kdata.sum(axis=tuple(i for i, a in enumerate(kaxes) if a not in src))
+            weights = np.transpose(w, [[a for a in kaxes if a in src].index(a) for a in src]).ravel()
+        return Budget(kind, src, target.name, eps, delta, cond, pairs, weights, c.span, text)
+
+    def _budget_bound(self, bound: ast.Expr, kind: str) -> tuple[float, float]:
+        if isinstance(bound, ast.TupleExpr):
+            if kind != "dp" or len(bound.items) != 2:
+                raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
+            eps, delta = (self.b._scalar(x) for x in bound.items)
+        else:
+            eps, delta = self.b._scalar(bound), 0.0
+        if not (math.isfinite(eps) and eps >= 0):
+            raise SpecError(f"the budget must be a number >= 0 (it is {eps:g})", bound.span)
+        if not (0 <= delta <= 1):
+            raise SpecError(f"delta must lie in [0, 1] (it is {delta:g})", bound.span)
+        return eps, delta
+
+    def _adjacency(self, kw: ast.KwArg, v) -> np.ndarray:
+        """The ordered pairs (a, a') of ``v``'s labels that satisfy ``kw`` (e.g. |x - x'| <= 1)."""
+        if kw.op is None:
+            raise SpecError("adjacent: needs a relation, e.g. adjacent: |x - x'| <= 1", kw.span)
+        prime = v.name + "'"
+        self.primed = {prime: v.name}
+        try:
+            lhs, rhs = self._plain(kw.value), self._plain(kw.bound)
+        finally:
+            self.primed = {}
+        if not (lhs.is_const and rhs.is_const):
+            raise SpecError("an adjacency relation may not involve the design", kw.span)
+        lhs, rhs = lhs._union(rhs)
+        if set(lhs.axes) != {v.name, prime}:
+            raise SpecError(f"the relation must use both {v.name} and {prime}", kw.value.span)
+        diff = lhs.array() - rhs.array()
+        ok = {"<=": diff <= 1e-12, ">=": diff >= -1e-12, "==": np.abs(diff) <= 1e-12}[kw.op]
+        if lhs.axes[0] != v.name:
+            ok = ok.T
+        np.fill_diagonal(ok, False)
+        pairs = np.argwhere(ok)
+        if pairs.size == 0:
+            raise SpecError("no two values are adjacent under this relation", kw.span)
+        return pairs
+
+    # ------------------------------------------------------------------ objective
+    def _objective(self, o: ast.ObjectiveDecl) -> LinearObjective:
+        e = o.expr
+        if isinstance(e, ast.Call) and e.func.name in BUDGETS:
+            raise UnsupportedError(
+                f"{o.sense} {e.func.name}(...) is not a linear program",
+                e.span,
+                f"bound it instead (subject to {e.func.name}(...) <= eps) and optimize utility; sweep eps with --set",
+            )
+        v = self._plain(e)
+        if v.axes:
+            raise SpecError(
+                f"the objective is a table over ({', '.join(v.axes)}), not a number",
+                e.span,
+                "take an expectation E[...] or a sum(...) over its variables",
+            )
+        if v.is_const:
+            raise SpecError("the objective does not depend on the design", e.span)
+        text = e.span.text()
+        kind, pair, dist = "linear", None, None
+        if isinstance(e, ast.Call) and e.func.name == "tv":
+            kind, pair = "tv", tuple(a.name for a in e.args)
+        elif isinstance(e, ast.Expect) and not e.given:
+            body = self._plain(e.body)
+            if len(body.axes) == 2:
+                a, b = (self.vars.get(x) for x in body.axes)
+                if a is not None and b is not None and {a.role, b.role} == {Role.DATA, Role.RELEASE}:
+                    x, y = (a, b) if a.role is Role.DATA else (b, a)
+                    if x.labels == y.labels:
+                        kind, pair = "expected_distortion", (x.name, y.name)
+                        dist = body.align((x.name, y.name), (x.size, y.size)).array()
+        return LinearObjective(o.sense, v, kind, text, pair, dist, o.span)
