@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from . import api
@@ -136,7 +137,7 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
 
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        t = RichTable(title=f"{problem.title or spec}: every path", title_justify="left")
+        t = RichTable(title=f"{escape(str(problem.title or spec))}: every path", title_justify="left")
         for col in ("method", "backend", "status", "objective", "abs diff", "max violation", "build s", "solve s", "note"):
             t.add_column(col, justify="right" if col in ("objective", "abs diff", "max violation", "build s", "solve s") else "left")
         for p in report.paths:
@@ -233,7 +234,7 @@ def _fmt(x) -> str:
 
 def _print_summary(problem, result, tables: bool) -> None:
     title = problem.title or problem.source_name
-    out.print(f"[bold]{title}[/bold]")
+    out.print(f"[bold]{escape(str(title))}[/bold]")
     if result.status != "optimal":
         out.print(f"status: [red]{result.status}[/red]")
         return
@@ -268,7 +269,7 @@ def _print_summary(problem, result, tables: bool) -> None:
 
 def _print_mechanism(problem, result, tables: bool) -> None:
     o = problem.objective
-    out.print(f"status: [green]optimal[/green] (verified)   {o.sense} {o.text}: [bold]{_fmt12(result.objective)}[/bold]")
+    out.print(f"status: [green]optimal[/green] (verified)   {o.sense} {escape(o.text)}: [bold]{_fmt12(result.objective)}[/bold]")
     where = f"method: {result.method}" + (f" on {result.backend}" if result.backend else "")
     tm = result.timings
     out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
@@ -279,7 +280,7 @@ def _print_mechanism(problem, result, tables: bool) -> None:
     mt.add_column("measure")
     mt.add_column("value", justify="right")
     for k, val in result.measures.items():
-        mt.add_row(k, _fmt(val))
+        mt.add_row(escape(k), _fmt(val))
     out.print(mt)
     if tables:
         _print_tables(problem, result)

@@ -329,7 +329,11 @@ class _ToAst(Transformer):
 
     def expect(self, meta, items):
         func, body, given = items
-        return ast.Expect(self._ident(func), body, given, self._span(meta))
+        # the closing bracket is an anonymous token, which Lark's positions may leave out
+        last = (given[-1] if given else body).span.end
+        close = self.src.text.find("]", last)
+        span = Span(self.src, func.start_pos, close + 1 if close >= 0 else meta.end_pos)
+        return ast.Expect(self._ident(func), body, given, span)
 
     def call(self, meta, items):
         func, args, _arrow, arrow_args = items
