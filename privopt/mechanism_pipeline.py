@@ -68,6 +68,17 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     )
 
 
+PAIRWISE_MAX_ROWS = 2_000_000  # the pairwise form has |A|^2 |Y| rows per budget
+
+
+def use_pairwise(problem: Problem, backend) -> bool:
+    """The pairwise form for a backend that stalls on envelopes, when it is not too large."""
+    if not backend.stalls_on_envelopes:
+        return False
+    rows = sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.pairs is None)
+    return rows <= PAIRWISE_MAX_ROWS
+
+
 def _timings(problem, solve_s, t_start):
     return {"parse_s": problem.parse_s, "solve_s": solve_s, "total_s": problem.parse_s + time.perf_counter() - t_start}
 
@@ -95,7 +106,7 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
         raise UsageError(f"method '{method}' does not apply to this problem")
     be = get_backend(backend, solver)
     t0 = time.perf_counter()
-    mlp = lower_mechanism(problem)
+    mlp = lower_mechanism(problem, pairwise=use_pairwise(problem, be))
     lower_s = time.perf_counter() - t0
     sol = solve_lp(mlp, be, time_limit)
     x = np.clip(sol.x[: mlp.n_design], 0.0, 1.0) + 0.0  # + 0.0 turns -0.0 into 0.0

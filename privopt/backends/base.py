@@ -73,6 +73,12 @@ class Backend:
     supports_qp: ClassVar[bool] = False
     solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers, for modelling layers (cvxpy)
 
+    @property
+    def stalls_on_envelopes(self) -> bool:
+        """True for a solver that does not converge to 1e-9 on the envelope form of pairwise
+        privacy budgets (compile/mechanism.py); the LP route then writes every pair as a row."""
+        return False
+
     def __init__(self, solver: str | None = None):
         if solver is not None and solver not in self.solvers:
             from ..errors import UsageError

@@ -43,6 +43,12 @@ class CvxpyBackend(Backend):
     supports_qp = True
     solvers = ("CLARABEL", "HIGHS", "SCS", "OSQP")
 
+    @property
+    def stalls_on_envelopes(self) -> bool:
+        # OSQP (ADMM) hits 2,000,000 iterations on the envelope rows u_y - e^eps l_y <= delta of
+        # specs/sanitize_ldp_budget.priv and converges in 25,000 on the pairwise rows
+        return self.solver == "OSQP"
+
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
         if not ok:

@@ -59,10 +59,15 @@ def _family_text(span, text: str) -> str:
     return f"line {span.line}: '{text}'" if span is not None else text
 
 
-def lower_mechanism(problem: Problem) -> MechanismLP:
+def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
+    """The LP of ``problem``. ``pairwise=True`` writes every pair of an ldp/dp budget as its
+    own row instead of the envelopes (|A|^2 |Y| rows): an independent formulation that
+    ``privopt check`` solves beside the envelope form."""
     design = problem.design
     n = problem.design_size
     shape = problem.shape(design.axes)
+    if pairwise:
+        problem = _all_pairs(problem)
     n_aux = sum(_aux_columns(b) for b in problem.budgets)
     N = n + n_aux
     blocks: list[tuple[sp.csr_array, np.ndarray, np.ndarray, int]] = []  # A, lo, hi, family
@@ -105,6 +110,19 @@ def lower_mechanism(problem: Problem) -> MechanismLP:
     col_upper = np.ones(N)
     lp = LinearProgram(c, A, row_lower, row_upper, col_lower, col_upper)
     return MechanismLP(lp, n, sign, float(obj.expr.b[0]), tuple(families), row_family)
+
+
+def _all_pairs(problem: Problem) -> Problem:
+    from dataclasses import replace
+
+    budgets = []
+    for b in problem.budgets:
+        if b.kind in ("ldp", "dp") and b.pairs is None:
+            k = b.source_cells
+            a1, a2 = np.nonzero(~np.eye(k, dtype=bool))
+            b = replace(b, pairs=np.stack([a1, a2], axis=1))
+        budgets.append(b)
+    return replace(problem, budgets=tuple(budgets))
 
 
 def _aux_columns(b: Budget) -> int:
