@@ -31,7 +31,10 @@ def optimum(result) -> str:
     groups = [
         {"key": g["key"], "beta": round(g["beta"], 9), "case": g.get("case")} for g in result.group_records()
     ]
-    out = {"status": result.status, "beta": round(result.beta, 9), "objective": round(result.objective, 9), "groups": groups}
+    if result.beta is not None:
+        out = {"status": result.status, "beta": round(result.beta, 9), "objective": round(result.objective, 9), "groups": groups}
+    else:  # mechanism problems have no groups
+        out = {"status": result.status, "objective": round(result.objective, 9), "method": result.method}
     if result.method == "closed-form":  # deterministic; an LP's optimal table need not be unique
         table = result.tables[next(iter(result.tables))]
         out["cells"] = [round(float(v), 8) for v in table["value"]]

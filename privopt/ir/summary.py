@@ -20,8 +20,17 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
     d = problem.design
     lines.append(f"design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})")
     for c in problem.constraints:
-        lines.append(f"constraint {c.text!r} ({c.sense})")
+        extra = ""
+        if getattr(c, "expr", None) is not None:
+            extra = f" axes={list(c.expr.axes)} cells={int(c.expr.defined_mask().sum())}" + (" induced" if c.induced else "")
+        lines.append(f"constraint {c.text!r} ({c.sense}){extra}")
+    for b in problem.budgets:
+        pairs = "all" if b.pairs is None else len(b.pairs)
+        lines.append(f"budget {b.kind}({', '.join(b.source)} -> {b.target}) eps={b.eps:.12g} delta={b.delta:.12g} pairs={pairs}")
     o = problem.objective
+    if problem.family == "mechanism":
+        lines.append(f"objective {o.sense} {o.text!r} kind={o.kind} pair={o.pair}")
+        return "\n".join(lines) + "\n"
     m = o.measure
     lines.append(
         f"objective {o.sense} {o.kind}(public={list(m.public)}, outcome={m.outcome}, private={list(m.private)}, "
