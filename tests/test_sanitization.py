@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privopt import api
@@ -156,7 +156,7 @@ def _joint(problem):
     return problem.joint.aligned(("S", "X"))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reductions())
 def test_prop1_equals_lp_and_reduction_invariants(inst):
     problem = _spec(*inst)
@@ -177,7 +177,7 @@ def test_prop1_equals_lp_and_reduction_invariants(inst):
         np.testing.assert_allclose(np.abs(pys - py), (1 - alpha) * np.abs(pxs - px), atol=1e-9)  # Sec. II-A
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reductions())
 def test_prop2_equals_lp(inst):
     problem = _spec(*inst, objective="E[|X - Y|]")
@@ -185,7 +185,7 @@ def test_prop2_equals_lp(inst):
     assert problem.solve().objective == pytest.approx(problem.solve(method="lp").objective, abs=1e-8)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reductions(max_s=5, max_x=3))
 def test_lemma1_equals_lp_when_full_rank_and_non_markov_is_no_worse(inst):
     markov = _spec(*inst, design="P(Y | X)")
