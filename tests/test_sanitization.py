@@ -317,3 +317,17 @@ def test_design_must_choose_a_release_variable():
     text = (SPECS / "sanitize_ldp_budget.priv").read_text().replace("var Y : release over X", "var Y : data over X")
     with pytest.raises(SpecError, match="role release"):
         api.loads(text)
+
+
+def test_tiny_alpha_is_feasible_on_every_backend():
+    """Found by Hypothesis: with alpha = 1e-8 the right-hand sides are ~1e-9 and HiGHS's presolve
+    called this feasible LP infeasible at tolerance 1e-9; the backends confirm an infeasibility
+    without presolve, and Prop. 2's rows are made exact before dividing by p."""
+    from privopt.backends import all_backends
+    from privopt.compile.mechanism import lower_mechanism
+
+    problem = _spec(np.array([1.0, 1.0]), np.array([[1.0, 0, 0, 0, 0], [0, 0, 0, 1.0, 0.015625]]), 1e-8, objective="E[|X - Y|]")
+    mlp = lower_mechanism(problem)
+    for be in all_backends():
+        assert be.solve(mlp.lp, tol=1e-9).status == "optimal", be.label
+    assert problem.solve().objective == pytest.approx(problem.solve(method="lp").objective, abs=1e-9)

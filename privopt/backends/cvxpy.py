@@ -93,6 +93,8 @@ class CvxpyBackend(Backend):
             with warnings.catch_warnings():  # "may be inaccurate": the status says so, and is mapped
                 warnings.simplefilter("ignore", UserWarning)
                 problem.solve(solver=self.solver, **options)
+                if self.solver == "HIGHS" and problem.status in ("infeasible", "infeasible_or_unbounded"):
+                    problem.solve(solver=self.solver, **options, presolve="off")  # see highs.py
             termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
         except cp.error.SolverError as e:
             termination, status, message = "error", "unknown", str(e)

@@ -79,13 +79,11 @@ class PyomoBackend(Backend):
             linear = linear + 0.5 * sum(float(v) * xs[i] * xs[j] for i, j, v in zip(Q.row, Q.col, Q.data))
         m.obj = pe.Objective(expr=linear)
         t1 = time.perf_counter()
-        res = Highs().solve(
-            m,
-            load_solutions=False,
-            raise_exception_on_nonoptimal_result=False,
-            time_limit=time_limit,
-            solver_options={"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
-        )
+        options = {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
+        kw = dict(load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=time_limit)
+        res = Highs().solve(m, solver_options=options, **kw)
+        if res.termination_condition.name in ("provenInfeasible", "infeasibleOrUnbounded"):
+            res = Highs().solve(m, solver_options=options | {"presolve": "off"}, **kw)  # see highs.py
         t2 = time.perf_counter()
         termination = _TERMINATION.get(res.termination_condition.name, "unknown")
         status = _SOLUTION.get(res.solution_status.name, "unknown")

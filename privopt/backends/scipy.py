@@ -34,22 +34,27 @@ class ScipyBackend(Backend):
             return refused
         t0 = time.perf_counter()
         A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
-        bounds = np.column_stack([lp.col_lower, lp.col_upper])
-        bounds = [(None if not np.isfinite(lo) else lo, None if not np.isfinite(hi) else hi) for lo, hi in bounds]
+        bounds = np.column_stack([lp.col_lower, lp.col_upper])  # linprog takes +-inf for "no bound"
         options = {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
         t1 = time.perf_counter()
-        res = linprog(
-            lp.c,
-            A_ub=A_ub if A_ub.shape[0] else None,
-            b_ub=b_ub if A_ub.shape[0] else None,
-            A_eq=A_eq if A_eq.shape[0] else None,
-            b_eq=b_eq if A_eq.shape[0] else None,
-            bounds=bounds,
-            method="highs",
-            options=options,
-        )
+
+        def run(opts):
+            return linprog(
+                lp.c,
+                A_ub=A_ub if A_ub.shape[0] else None,
+                b_ub=b_ub if A_ub.shape[0] else None,
+                A_eq=A_eq if A_eq.shape[0] else None,
+                b_eq=b_eq if A_eq.shape[0] else None,
+                bounds=bounds,
+                method="highs",
+                options=opts,
+            )
+
+        res = run(options)
+        if res.status == 2:  # confirm without presolve (see highs.py: presolve can misjudge tiny data)
+            res = run(options | {"presolve": False})
         t2 = time.perf_counter()
         termination, status = _STATUS.get(res.status, ("unknown", "unknown"))
         if res.status == 1 and "time" in str(res.message).lower():

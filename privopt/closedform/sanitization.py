@@ -191,6 +191,12 @@ def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: 
     if not sol.ok:
         raise SolverError(f"{sol.solver}: Prop. 2's transport LP ended '{sol.termination}' ({sol.message})")
     flow = np.clip(sol.x, 0.0, None)
+    # the LP meets its rows to ~1e-10, and M = T / p magnifies that by 1 / p: scale each supply
+    # row of the plan onto its exact total r, so every row of M sums to 1 in floating point
+    got = np.bincount(supply_row, weights=flow, minlength=S * k)[supply_row]
+    need = r.ravel()[supply_row]
+    demand_share = t[s_idx, ys] / t.sum(axis=1)[s_idx]
+    flow = np.where(got > 0, flow * np.divide(need, got, out=np.zeros_like(got), where=got > 0), need * demand_share)
     np.add.at(plan, (s_idx, xs, ys), flow)
     return _channel(p, plan), sol
 
