@@ -244,6 +244,22 @@ def test_budgets_hold_on_the_returned_tables():
         assert r.measures[key] == pytest.approx(eps, abs=1e-7)  # the budget binds at the optimum
 
 
+@pytest.mark.parametrize("bound", [0.7, 0.72, 0.8])
+def test_posterior_bound_holds_and_binds(bound):
+    problem = api.load(SPECS / "sanitize_posterior_bound.priv", {"bound": bound})
+    r = problem.solve()
+    M = _table(problem, r)
+    pj = problem.joint.aligned(("S", "X"))
+    psy = np.einsum("sx,sxy->sy", pj, M)
+    post = psy / psy.sum(axis=0, keepdims=True)
+    assert post.max() <= bound + 1e-9
+    assert r.measures["max P(S | Y)"] == pytest.approx(post.max(), abs=1e-12)
+    if bound == 0.7:  # the prior's largest value: Y must be independent of S's argmax
+        assert r.measures["I(S;Y) bits"] < 1e-8
+    loose = api.load(SPECS / "sanitize_posterior_bound.priv", {"bound": 1.0}).solve().objective
+    assert r.objective >= loose - 1e-12
+
+
 def test_envelope_and_pairwise_forms_agree():
     from privopt.backends import get_backend
     from privopt.compile.mechanism import lower_mechanism
@@ -291,7 +307,7 @@ def test_every_backend_agrees_on_every_spec(name):
 @pytest.mark.parametrize(
     "line, exc, words",
     [
-        ("subject to P(S | Y) <= 0.9", UnsupportedError, "depends on the design"),
+        ("subject to 0.9 >= P(S | Y)", UnsupportedError, "stand alone on the left"),
         ("minimize ldp(S -> Y)", UnsupportedError, "not a linear program"),
         ("minimize E[M]", UnsupportedError, "not linear"),
         ("minimize P(Y | S)", SpecError, "not a number"),

@@ -160,7 +160,8 @@ class MechanismBuilder:
             raise UnsupportedError(
                 f"P(... | {t}) divides by P({t}), which depends on the design: not linear",
                 span,
-                f"write the joint instead, e.g. P({', '.join(targets + given)}), and compare it with a multiple of P({t})",
+                f"bound it alone (subject to P(... | {t}) <= c, which privopt multiplies out), "
+                f"or write the joint P({', '.join(targets + given)})",
             )
         if not (set(targets) | set(given)) & set(d.targets):
             return self._known_conditional(targets, given, span)
@@ -409,6 +410,9 @@ class MechanismBuilder:
         text = c.exprs[0].span.to(c.exprs[-1].span).text()
         if any(isinstance(x, ast.Call) and x.func.name in BUDGETS for x in c.exprs):
             return [], [self._budget(c, text)]
+        ratio = self._posterior_constraint(c, text)
+        if ratio is not None:
+            return ratio, []
         vals = [self.value(x) for x in c.exprs]
         out = []
         for (le, re), lv, rv, op in zip(zip(c.exprs, c.exprs[1:]), vals, vals[1:], c.ops):
@@ -437,6 +441,32 @@ class MechanismBuilder:
                 induced = InducedEquality(tn, gn, rva.array())
             out.append(self._linear(diff, op, c, text, induced))
         return out, []
+
+    def _posterior_constraint(self, c: ast.ConstraintDecl, text: str):
+        """``P(S | Y) OP bound`` with a constant bound: the posterior is P(S, Y) / P(Y), a ratio of
+        forms linear in the design; with P(Y) >= 0 the constraint is the linear
+        ``P(S, Y) - bound * P(Y) OP 0`` (trivially 0 OP 0 where P(y) = 0)."""
+        design = set(self.design.targets)
+        sides = [isinstance(x, ast.Prob) and bool({g.name for g in x.given} & design) for x in c.exprs]
+        if not any(sides):
+            return None
+        if len(c.exprs) != 2 or sides[1]:
+            k = sides.index(True)
+            raise UnsupportedError(
+                "a posterior given a released variable must stand alone on the left: P(S | Y) <= bound",
+                c.exprs[k].span,
+            )
+        p, op = c.exprs[0], c.ops[0]
+        bound = self._plain(c.exprs[1])
+        if not bound.is_const:
+            raise UnsupportedError("the bound on a posterior must not depend on the design", c.exprs[1].span)
+        targets = tuple(v.name for v in self.b._vars_of([t.var for t in p.targets]))
+        given = tuple(v.name for v in self.b._vars_of(p.given))
+        joint = self.induced(given + targets, (), p.span)
+        den = self.induced(given, (), p.span)
+        joint, bound = self._pair(joint, bound)
+        diff = joint - den.scale(bound) if op != ">=" else den.scale(bound) - joint
+        return [self._linear(diff, "==" if op == "==" else "<=", c, text)]
 
     def _linear(self, diff: LinTable, op: str, c, text, induced=None) -> LinearConstraint:
         return LinearConstraint(diff, op, c.span, text, induced)
