@@ -163,11 +163,11 @@ def _budget_rows(b: Budget, offset: int, N: int):
         return
     cells = np.flatnonzero(np.repeat(alive_a, ny))
     y_of = cells % ny
-    u = offset + y_of
-    l = offset + ny + y_of
+    upper_col = offset + y_of  # u_y
+    lower_col = offset + ny + y_of  # l_y
     k = cells.size
-    U = sp.csr_array((np.ones(k), (np.arange(k), u)), shape=(k, N))
-    L = sp.csr_array((np.ones(k), (np.arange(k), l)), shape=(k, N))
+    U = sp.csr_array((np.ones(k), (np.arange(k), upper_col)), shape=(k, N))
+    L = sp.csr_array((np.ones(k), (np.arange(k), lower_col)), shape=(k, N))
     base = cond.b[cells]
     inf = np.full(k, np.inf)
     yield (A[cells] - U).tocsr(), -inf, -base  # cond <= u_y
