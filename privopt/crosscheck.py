@@ -210,6 +210,29 @@ def run_check(problem: Problem, backends: list[str] | None = None, tol: float = 
         routes.append(("bisection", _named("pyomo"), _pyomo_bisection))
 
     objective = problem.objective
+
+    def measure(table):
+        # violation: of the table as the route returned it; objective: of that table moved onto
+        # the bounds and rows (an infeasible table's confidence means nothing; DQCP's tables
+        # keep HiGHS's default 1e-7 slack, since cvxpy's qcp=True rejects solver options)
+        raw = verify(problem, inst, table, group_max_confidence(inst.p, table), "")
+        violation = max(raw["max_constraint_violation"], raw["max_row_sum_error"], raw["max_range_violation"])
+        achieved = group_max_confidence(inst.p, repair_rows(table, inst.lower, inst.upper))
+        return objective.value(float(achieved.max(initial=0.0))), violation, achieved
+
+    def worst_group(p, ref):
+        g = int(np.argmax(np.abs(p.group_beta - ref.group_beta)))
+        return f"worst group {inst.group_key(g)}: {p.group_beta[g]:.12g} vs {ref.group_beta[g]:.12g}"
+
+    paths = _run_routes(routes, inst, time_limit, measure)
+    ref, problems = _compare(paths, tol, worst_group)
+    reference = {"method": ref.method, "backend": ref.backend} if ref else None
+    return CheckReport(ref is not None and not problems, reference, paths, problems, tol)
+
+
+def _run_routes(routes, instance, time_limit, measure) -> list[PathResult]:
+    """Run every (method, backend, route); ``measure(table)`` gives (objective, violation,
+    per-group values or None). A route that fails is recorded, and the others still run."""
     paths: list[PathResult] = []
     for method, backend, route in routes:
         label = backend.label if backend is not None else None
@@ -219,22 +242,21 @@ def run_check(problem: Problem, backends: list[str] | None = None, tol: float = 
                 paths.append(PathResult(method, label, "failed", message=f"unavailable: {why}"))
                 continue
         try:
-            table, build_s, solve_s, note = route(inst, backend, time_limit)
+            table, build_s, solve_s, note = route(instance, backend, time_limit)
         except _Skip as e:
             paths.append(PathResult(method, label, "skipped", message=str(e)))
             continue
         except Exception as e:  # noqa: BLE001 - one path failing never loses the others
             paths.append(PathResult(method, label, "failed", message=f"{type(e).__name__}: {e}"))
             continue
-        # violation: of the table as the route returned it; objective: of that table moved onto
-        # the bounds and rows (an infeasible table's confidence means nothing; DQCP's tables
-        # keep HiGHS's default 1e-7 slack, since cvxpy's qcp=True rejects solver options)
-        raw = verify(problem, inst, table, group_max_confidence(inst.p, table), "")
-        violation = max(raw["max_constraint_violation"], raw["max_row_sum_error"], raw["max_range_violation"])
-        achieved = group_max_confidence(inst.p, repair_rows(table, inst.lower, inst.upper))
-        beta = float(achieved.max(initial=0.0))
-        paths.append(PathResult(method, label, "optimal", objective.value(beta), None, violation, build_s, solve_s, note, achieved))
+        value, violation, groups = measure(table)
+        paths.append(PathResult(method, label, "optimal", value, None, violation, build_s, solve_s, note, groups))
+    return paths
 
+
+def _compare(paths: list[PathResult], tol: float, detail) -> tuple[PathResult | None, list[str]]:
+    """The reference (the first optimal path) and one sentence per path that fails, differs
+    from it by more than ``tol``, or violates the spec by more than ``tol``."""
     ref = next((p for p in paths if p.status == "optimal"), None)
     problems: list[str] = []
     for p in paths:
@@ -246,16 +268,10 @@ def run_check(problem: Problem, backends: list[str] | None = None, tol: float = 
             continue
         p.abs_diff = abs(p.objective - ref.objective)
         if p.abs_diff > tol:
-            g = int(np.argmax(np.abs(p.group_beta - ref.group_beta)))
-            problems.append(
-                f"{name} differs from the reference by {p.abs_diff:.3g} (worst group {inst.group_key(g)}: "
-                f"{p.group_beta[g]:.12g} vs {ref.group_beta[g]:.12g})"
-            )
+            problems.append(f"{name} differs from the reference by {p.abs_diff:.3g} ({detail(p, ref)})")
         if p.max_violation > tol:
             problems.append(f"{name} returns a table violating the spec by {p.max_violation:.3g}")
-    reference = {"method": ref.method, "backend": ref.backend} if ref else None
-    agree = ref is not None and not problems
-    return CheckReport(agree, reference, paths, problems, tol)
+    return ref, problems
 
 
 # ------------------------------------------------------------------ mechanism problems
@@ -319,39 +335,13 @@ def _check_mechanism(problem: Problem, backends, tol, time_limit) -> CheckReport
     routes += [("lp", b, _mech_lp) for b in chosen]
     if problem.budgets and any(b.kind in ("ldp", "dp") and b.pairs is None for b in problem.budgets):
         routes.append(("pairwise-lp", _named("highs"), lambda p, b, t: _mech_lp(p, b, t, pairwise=True)))
-    for method, backend, route in routes:
-        label = backend.label if backend is not None else None
-        if backend is not None:
-            ok, why = backend.available()
-            if not ok:
-                paths.append(PathResult(method, label, "failed", message=f"unavailable: {why}"))
-                continue
-        try:
-            x, build_s, solve_s, note = route(problem, backend, time_limit)
-        except _Skip as e:
-            paths.append(PathResult(method, label, "skipped", message=str(e)))
-            continue
-        except Exception as e:  # noqa: BLE001 - one path failing never loses the others
-            paths.append(PathResult(method, label, "failed", message=f"{type(e).__name__}: {e}"))
-            continue
+    def measure(x):
         raw = verify(problem, x, None, "")
         violation = max(raw["max_constraint_violation"], raw["max_budget_violation"], raw["max_row_sum_error"], raw["max_range_violation"])
-        value = float(problem.objective.expr.value(np.clip(x, 0.0, 1.0)).reshape(()))
-        paths.append(PathResult(method, label, "optimal", value, None, violation, build_s, solve_s, note))
-    ref = next((p for p in paths if p.status == "optimal"), None)
-    problems: list[str] = []
-    for p in paths:
-        name = f"{p.method} on {p.backend}" if p.backend else p.method
-        if p.status == "failed":
-            problems.append(f"{name} failed: {p.message}")
-            continue
-        if p.status != "optimal" or ref is None:
-            continue
-        p.abs_diff = abs(p.objective - ref.objective)
-        if p.abs_diff > tol:
-            problems.append(f"{name} differs from the reference by {p.abs_diff:.3g} ({p.objective:.12g} vs {ref.objective:.12g})")
-        if p.max_violation > tol:
-            problems.append(f"{name} returns a table violating the spec by {p.max_violation:.3g}")
+        return float(problem.objective.expr.value(np.clip(x, 0.0, 1.0)).reshape(())), violation, None
+
+    paths += _run_routes(routes, problem, time_limit, measure)
+    ref, problems = _compare(paths, tol, lambda p, ref: f"{p.objective:.12g} vs {ref.objective:.12g}")
     reference = {"method": ref.method, "backend": ref.backend} if ref else None
     return CheckReport(ref is not None and not problems, reference, paths, problems, tol)
 

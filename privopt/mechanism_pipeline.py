@@ -38,13 +38,9 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     try:
         x, claimed, optimality, used_backend = _route(problem, analysis, method, backend, solver, time_limit, stats)
     except InfeasibleError as e:
-        return Result(
-            status="infeasible", termination="infeasible", objective=None, beta=None, method=method,
-            backend=get_backend(backend, solver).label, problem_class=analysis.problem_class,
-            objective_kind=problem.objective.kind, groups=pd.DataFrame(), tables={},
-            verification={"passed": False}, timings=_timings(problem, time.perf_counter() - t0, t_start),
-            reasons=e.reasons,
-        )
+        timings = _timings(problem, time.perf_counter() - t0, t_start)
+        label = get_backend(backend, solver).label
+        return Result.infeasible(method, label, analysis, problem.objective.kind, timings, e.reasons)
     solve_s = time.perf_counter() - t0
     verification = verify(problem, x, claimed, optimality)
     if not verification["passed"]:

@@ -48,21 +48,7 @@ def solve(
     try:
         inst = lower_atr(problem)
     except InfeasibleError as e:
-        return Result(
-            status="infeasible",
-            termination="infeasible",
-            objective=None,
-            beta=None,
-            method=method,
-            backend=None,
-            problem_class=analysis.problem_class,
-            objective_kind=objective.kind,
-            groups=pd.DataFrame(),
-            tables={},
-            verification={"passed": False},
-            timings=_timings(problem, 0.0, t_start),
-            reasons=e.reasons,
-        )
+        return Result.infeasible(method, None, analysis, objective.kind, _timings(problem, 0.0, t_start), e.reasons)
     stats: dict = {}
     case = None
     t0 = time.perf_counter()
@@ -217,7 +203,7 @@ def _label_column(labels: tuple[str, ...], shape: tuple[int, ...], axis: int) ->
 
 
 def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> pd.DataFrame:
-    sizes = tuple(len(l) for l in inst.public_labels)
+    sizes = tuple(len(labels) for labels in inst.public_labels)
     cols = {v: _label_column(labs, sizes, k) for k, (v, labs) in enumerate(zip(inst.public, inst.public_labels))}
     frame = pd.DataFrame(cols)
     if objective.kind == "min_uncertainty":

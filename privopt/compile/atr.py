@@ -52,7 +52,7 @@ class ATRInstance:
         return self.lower.shape[2]
 
     def group_key(self, g: int) -> dict[str, str]:
-        idx = np.unravel_index(g, tuple(len(l) for l in self.public_labels)) if self.public else ()
+        idx = np.unravel_index(g, tuple(len(labels) for labels in self.public_labels)) if self.public else ()
         return {v: labs[i] for v, labs, i in zip(self.public, self.public_labels, idx)}
 
     def binary_bounds(self) -> tuple[np.ndarray, np.ndarray]:
