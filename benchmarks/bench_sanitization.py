@@ -82,7 +82,7 @@ def run_lp(problem, load_s: float, label: str, time_limit: float | None) -> dict
     return rec
 
 
-def run_reduced(problem, load_s: float, label: str) -> dict:
+def run_reduced(problem, load_s: float, label: str, time_limit: float | None) -> dict:
     name, _, solver = label.partition(":")
     be = get_backend(name, solver or None)
     t0 = time.perf_counter()
@@ -90,7 +90,11 @@ def run_reduced(problem, load_s: float, label: str) -> dict:
     ok, _ = cf.is_quasi_metric(problem.objective.distance)
     match_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, be)
+    try:
+        M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, be, time_limit)
+    except Exception as e:  # noqa: BLE001 - a benchmark records failures
+        return {"route": "reduced-lp", "backend": label, "status": "failed", "message": f"{type(e).__name__}: {e}"[:200],
+                "load_s": load_s, "privopt_build_s": load_s + match_s, "lower_s": match_s, "solve_s": time.perf_counter() - t1}
     total = time.perf_counter() - t1
     x = cf.to_design(problem, san, M).ravel()
     value = float(problem.objective.expr.value(x).reshape(()))
@@ -126,7 +130,7 @@ def main() -> None:
                     print(json.dumps(base | run_lp(problem, load_s, label, args.time_limit)), flush=True)
             else:
                 for label in labels:
-                    print(json.dumps(base | run_reduced(problem, load_s, label)), flush=True)
+                    print(json.dumps(base | run_reduced(problem, load_s, label, args.time_limit)), flush=True)
                 for label in [b for b in args.full_lp.split(",") if b]:
                     print(json.dumps(base | run_lp(problem, load_s, label, args.time_limit)), flush=True)
 
