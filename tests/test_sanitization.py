@@ -329,6 +329,12 @@ def test_mechanism_errors(line, exc, words):
     assert e.value.span is not None
 
 
+def test_adjacency_names_the_neighbour():
+    text = (SPECS / "count_query_dp.priv").read_text().replace("|n - n'|", "|n - m'|")
+    with pytest.raises(SpecError, match="neighbour here is n'"):
+        api.loads(text)
+
+
 def test_design_must_choose_a_release_variable():
     text = (SPECS / "sanitize_ldp_budget.priv").read_text().replace("var Y : release over X", "var Y : data over X")
     with pytest.raises(SpecError, match="role release"):

@@ -253,6 +253,12 @@ class MechanismBuilder:
             return LinTable.const((e.name,), (v.size,), v.values, n)
         from .build import _suggest
 
+        if e.name.endswith("'"):
+            hint = (
+                f"the neighbour here is {next(iter(self.primed))}" if self.primed
+                else "a primed name is the neighbour inside dp(..., adjacent: RELATION)"
+            )
+            raise SpecError(f"{e.name} is not the neighbour of the protected variable", e.span, hint)
         options = list(b.params) + list(b.known) + list(b.consts) + list(self.vars) + [self.design.name]
         raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options))
 
