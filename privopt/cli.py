@@ -82,7 +82,7 @@ def _with_common(f):
 
 @main.command()
 @_with_common
-@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp"]), default="auto", show_default=True)
+@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="highs", show_default=True, help="LP backend for lfp: highs, scipy, cvxpy, pyomo.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for the LP solves.")

@@ -45,7 +45,7 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     verification = verify(problem, x, claimed, optimality)
     if not verification["passed"]:
         raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
-    value = float(problem.objective.expr.value(x).reshape(()))
+    value = problem.objective.evaluate(x)
     return Result(
         status="optimal",
         termination="optimal",
@@ -98,7 +98,7 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
             stats.update(lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}")
         why = "Prop. 2 (eq. 12): full diagonal, transport LP over X-(s) x X+(s); d is a quasi-metric"
         return cf.to_design(problem, san, M).ravel(), None, why, be.label
-    if method != "lp":
+    if method not in ("lp", "qp"):
         raise UsageError(f"method '{method}' does not apply to this problem")
     be = get_backend(backend, solver)
     t0 = time.perf_counter()
@@ -116,7 +116,8 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
         solver=f"{sol.solver} {sol.version}",
     )
     claimed = mlp.objective_value(sol.x)
-    return x, float(claimed), f"LP optimum reported by {sol.solver} (termination '{sol.termination}')", be.label
+    kind = "QP" if mlp.lp.is_qp else "LP"
+    return x, float(claimed), f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label
 
 
 # ------------------------------------------------------------------ verification
@@ -158,7 +159,7 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         failures.append(f"a row sums to 1 +- {row_err:.3g}")
     if range_err > VERIFY_TOL:
         failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
-    value = float(problem.objective.expr.value(x).reshape(()))
+    value = problem.objective.evaluate(x)
     direct = _objective_direct(problem, x)
     if direct is not None and abs(direct - value) > OBJ_TOL:
         failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")

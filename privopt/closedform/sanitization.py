@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram
 from ..errors import SolverError
-from ..ir.model import LinearObjective, Problem, Role
+from ..ir.model import MechanismObjective, Problem, Role
 
 TOL = 1e-12  # recognizing eq. 3 and checking the triangle inequality
 
@@ -207,7 +207,7 @@ def to_design(problem: Problem, san: Sanitization, M: np.ndarray) -> np.ndarray:
     return np.transpose(M, [order.index(a) for a in problem.design.axes])
 
 
-def objective_matches(obj: LinearObjective, san: Sanitization) -> str | None:
+def objective_matches(obj: MechanismObjective, san: Sanitization) -> str | None:
     """'tv' or 'distortion' when the objective is the one a proposition is about."""
     if obj.sense != "minimize" or obj.pair != (san.data, san.release):
         return None

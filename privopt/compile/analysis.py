@@ -10,7 +10,7 @@ import numpy as np
 
 from ..ir.model import Problem
 
-METHODS = ("closed-form", "lfp", "reduced-lp", "lp")
+METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp")
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ def analyse(problem: Problem) -> Analysis:
     not_applicable = {
         "reduced-lp": "Prop. 2 of Ding et al. is about sanitization, not transparency reports",
         "lp": "the objective max_confidence is a ratio of linear forms, not linear (use lfp)",
+        "qp": "the objective max_confidence is a ratio of linear forms, not quadratic (use lfp)",
     }
     applicable = {
         "lfp": "any number of outcomes: Dinkelbach-type steps, one block LP over all groups per step (Sec. 6, Lemma 3)"
@@ -84,8 +85,21 @@ def analyse_mechanism(problem: Problem) -> Analysis:
         "linear constraints": len(problem.constraints),
         "privacy budgets": len(problem.budgets),
     }
+    not_applicable: dict[str, str] = {"lfp": "the objective is not a max-confidence ratio"}
+    if problem.objective.is_quadratic:
+        size["squared terms"] = int(problem.objective.squares.w.size)
+        why = "the objective has squares of affine expressions, so it is not linear"
+        return Analysis(
+            problem_class="mechanism-qp",
+            program="convex quadratic program over the design's cells (nonnegative weights on squares)",
+            applicable={"qp": "linear constraints and a convex quadratic objective: QP-capable backends (highs, cvxpy, pyomo)"},
+            not_applicable=not_applicable | {"lp": why, "closed-form": why, "reduced-lp": why},
+            chosen="qp",
+            why="no theorem covers a quadratic objective; solve the QP",
+            size=size,
+        )
     applicable = {"lp": "the constraints and the objective are linear in the design's cells"}
-    not_applicable: dict[str, str] = {"lfp": "the objective is linear, not a max-confidence ratio"}
+    not_applicable["qp"] = "the objective is linear: the LP is the same program"
     san, why_not = cf.match(problem)
     kind = cf.objective_matches(problem.objective, san) if san is not None else None
     cls = "mechanism-lp"

@@ -43,7 +43,8 @@ class MechanismLP:
     row_family: np.ndarray  # family index of every row
 
     def objective_value(self, x: np.ndarray) -> float:
-        return float(self.sign * (self.lp.c @ x) + self.const)
+        quad = 0.5 * float(x @ (self.lp.Q @ x)) if self.lp.Q is not None else 0.0
+        return float(self.sign * (self.lp.c @ x + quad) + self.const)
 
     def restricted(self, keep_families) -> LinearProgram:
         """The same program with only the rows of ``keep_families`` (for infeasibility
@@ -106,10 +107,20 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     row = obj.expr.matrix()
     c = np.zeros(N)
     c[:n] = sign * row.toarray().ravel()
+    const = float(obj.expr.b[0])
+    Q = None
+    if obj.squares is not None:
+        # sum_k w_k (a_k x + b_k)^2 = 1/2 x'(2 A'WA)x + (2 A'Wb)'x + b'Wb  (minimize only)
+        S = obj.squares
+        An = sp.csr_array((S.A.data, S.A.indices, S.A.indptr), shape=(S.A.shape[0], N))  # aux columns too
+        WA = (sp.diags_array(S.w) @ An).tocsr()
+        Q = (2.0 * (An.T @ WA)).tocsc()
+        c += 2.0 * (WA.T @ S.b)
+        const += float(S.w @ (S.b * S.b))
     col_lower = np.zeros(N)
     col_upper = np.ones(N)
-    lp = LinearProgram(c, A, row_lower, row_upper, col_lower, col_upper)
-    return MechanismLP(lp, n, sign, float(obj.expr.b[0]), tuple(families), row_family)
+    lp = LinearProgram(c, A, row_lower, row_upper, col_lower, col_upper, Q)
+    return MechanismLP(lp, n, sign, const, tuple(families), row_family)
 
 
 def _all_pairs(problem: Problem) -> Problem:

@@ -194,18 +194,44 @@ class Budget:
 
 
 @dataclass(frozen=True, eq=False)
-class LinearObjective:
-    """A scalar affine in the design: ``tv(X, Y)`` (Ding et al. App. B), an expected distortion
-    ``E[d(X, Y)]``, or any linear combination. ``distance`` is ``d`` over (data, release) when
-    the objective is exactly an expected distortion."""
+class SquaredTerms:
+    """``sum_k w_k (A_k x + b_k)^2`` with every ``w_k >= 0``: the convex quadratic part of an
+    objective (soft moment matching, Ramon & Basu Sec. 3.3)."""
+
+    A: object = field(repr=False)  # scipy.sparse csr (k, n)
+    b: np.ndarray = field(repr=False)
+    w: np.ndarray = field(repr=False)
+
+    def value(self, x: np.ndarray) -> float:
+        r = self.A @ x + self.b
+        return float(self.w @ (r * r))
+
+
+@dataclass(frozen=True, eq=False)
+class MechanismObjective:
+    """A scalar affine in the design, plus optionally a convex quadratic part: ``tv(X, Y)``
+    (Ding et al. App. B), an expected distortion ``E[d(X, Y)]``, a sum such as
+    ``sum(x, y: f * (x - y)^2)`` (Ramon & Basu Sec. 3.3), and any nonnegative combination of
+    squares of affine expressions. ``distance`` is ``d`` over (data, release) when the
+    objective is exactly an expected distortion."""
 
     sense: str
     expr: LinTable = field(repr=False)
-    kind: str  # tv | expected_distortion | linear
+    kind: str  # tv | expected_distortion | linear | quadratic
     text: str = ""
     pair: tuple[str, str] | None = None  # (data, release) for tv / expected distortion
     distance: np.ndarray | None = field(default=None, repr=False)
     span: Span | None = field(default=None, repr=False)
+    squares: SquaredTerms | None = field(default=None, repr=False)
+
+    @property
+    def is_quadratic(self) -> bool:
+        return self.squares is not None
+
+    def evaluate(self, x: np.ndarray) -> float:
+        """The objective at design vector ``x``."""
+        v = float(self.expr.value(x).reshape(()))
+        return v + (self.squares.value(x) if self.squares is not None else 0.0)
 
     def value(self, v: float) -> float:
         return float(v)
@@ -221,7 +247,7 @@ class Problem:
     known: dict[str, Table]
     design: Design
     constraints: tuple[CellConstraint | LinearConstraint, ...]
-    objective: Objective | LinearObjective
+    objective: Objective | MechanismObjective
     source_name: str = "<spec>"
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
     budgets: tuple[Budget, ...] = ()

@@ -18,7 +18,7 @@ def solve_lp(mlp: MechanismLP, backend: Backend, time_limit: float | None = None
     if sol.status == "infeasible":
         raise InfeasibleError("no table satisfies the constraints", diagnose(mlp, backend, time_limit))
     raise SolverError(
-        f"{sol.solver}: the LP ended with termination '{sol.termination}', status '{sol.status}'"
+        f"{sol.solver}: the {'QP' if mlp.lp.is_qp else 'LP'} ended with termination '{sol.termination}', status '{sol.status}'"
         + (f" ({sol.message})" if sol.message else "")
         + "; no optimum is reported"
     )

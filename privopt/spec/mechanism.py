@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import SpecError, UnsupportedError
 from ..ir.linear import LinTable
-from ..ir.model import Budget, InducedEquality, LinearConstraint, LinearObjective, Problem, Role, Table
+from ..ir.model import Budget, InducedEquality, LinearConstraint, MechanismObjective, Problem, Role, SquaredTerms, Table
 from . import ast
 from .source import Span
 
@@ -40,6 +40,18 @@ class _Abs:
     span: Span
 
 
+@dataclass(frozen=True)
+class _Quad:
+    """Nonnegatively weighted squares of tables affine in the design, plus a linear part:
+    ``sum over cells of weight * inner^2 (+ linear)``. ``free`` are the axes not yet summed;
+    an objective needs them all summed. Built only by ``MechanismBuilder._term``."""
+
+    terms: tuple[tuple[LinTable, np.ndarray], ...]  # (inner, weight per inner cell)
+    free: tuple[str, ...]
+    linear: LinTable | None
+    span: Span
+
+
 class MechanismBuilder:
     def __init__(self, b):
         self.b = b  # the Builder: variables, params, known, consts, design
@@ -49,6 +61,7 @@ class MechanismBuilder:
         self._known_joint: tuple[tuple[str, ...], np.ndarray] | None = None
         self._model: LinTable | None = None
         self.primed: dict[str, str] = {}  # x' -> x while an adjacency relation is read
+        self.as_variable: dict[str, str] = {}  # B -> y inside E[... B ...]
 
     # ------------------------------------------------------------------ entry point
     def build(self, decls: list[ast.ConstraintDecl], objective: ast.ObjectiveDecl, title) -> Problem:
@@ -237,6 +250,9 @@ class MechanismBuilder:
             return LinTable.scalar(b.params[e.name], n)
         if e.name == self.design.name:
             return self._design_table()
+        if e.name in self.as_variable:
+            v = self.vars[self.as_variable[e.name]]
+            return LinTable.const((v.name,), (v.size,), v.values, n)
         if e.name in b.known:
             return self._const_table(b.known[e.name])
         if e.name in b.consts:
@@ -312,7 +328,10 @@ class MechanismBuilder:
             return a - b
         if e.op == "*":
             if not a.is_const and not b.is_const:
-                raise UnsupportedError("a product of two design terms is not linear", e.span)
+                raise UnsupportedError(
+                    "a product of two design terms is not linear, and not convex in general", e.span,
+                    "square one affine expression instead: (e)^2",
+                )
             return a.scale(b) if b.is_const else b.scale(a)
         if e.op == "/":
             if not b.is_const:
@@ -323,7 +342,9 @@ class MechanismBuilder:
         assert e.op == "^"
         if not (a.is_const and b.is_const):
             raise UnsupportedError(
-                "a power of the design is not linear", e.span, "quadratic objectives are not supported for this problem yet"
+                "a power of the design is not linear",
+                e.span,
+                "a square may appear in the objective, e.g. minimize ... + w * sum(x: (E[y | x] - m)^2)",
             )
         a, b = a._union(b)
         with np.errstate(all="ignore"):
@@ -335,6 +356,9 @@ class MechanismBuilder:
     def _expect(self, e: ast.Expect) -> LinTable:
         if e.func.name != "E":
             raise SpecError(f"'{e.func.name}[...]': only E[...] (an expectation) takes brackets", e.func.span)
+        dists = [t for t in _names(e.body) if t in self.b.known and self._distribution_var(self.b.known[t])]
+        if dists:
+            return self._expect_distribution(e, dists)
         body = self._plain(e.body)
         if not body.is_const:
             raise UnsupportedError(
@@ -348,6 +372,29 @@ class MechanismBuilder:
             raise SpecError("E[...] ranges over variables; this body has a table axis that is not one", e.body.span)
         dist = self.induced(over, given, e.span) if given else self.induced(over, (), e.span)
         return dist.scale(body).sum_over(over)
+
+    def _distribution_var(self, t: Table) -> str | None:
+        """The variable of a known one-variable distribution (``known B = P(y) = uniform``)."""
+        if t.given or len(t.axes) != 1 or self.vars[t.axes[0]].values is None:
+            return None
+        return t.axes[0]
+
+    def _expect_distribution(self, e: ast.Expect, names: list[str]) -> LinTable:
+        """``E[g(B)]`` for a known distribution B: B stands for a random variable with that
+        distribution, so E[B] = sum_v B(v) v and E[1 / B] = sum_v B(v) / v (Ramon & Basu)."""
+        if len(set(names)) > 1 or e.given:
+            raise UnsupportedError("E[...] takes one distribution, e.g. E[B] or E[1 / B]", e.span)
+        t = self.b.known[names[0]]
+        v = self._distribution_var(t)
+        self.as_variable = {t.name: v}
+        try:
+            body = self._plain(e.body)
+        finally:
+            self.as_variable = {}
+        if not body.is_const or set(body.axes) - {v}:
+            raise SpecError(f"inside E[{t.name} ...] only {t.name}, numbers and params may appear", e.body.span)
+        weights = LinTable.const(t.axes, t.data.shape, t.data, self.n)
+        return body.scale(weights).sum_over((v,)) if body.axes else body.scale(LinTable.scalar(float(t.data.sum()), self.n))
 
     def _var_arg(self, a: ast.Expr):
         if not isinstance(a, ast.Name) or a.name not in self.vars:
@@ -551,8 +598,94 @@ class MechanismBuilder:
             raise SpecError("no two values are adjacent under this relation", kw.span)
         return pairs
 
+    # ------------------------------------------------------------------ convex quadratic terms
+    def _term(self, e: ast.Expr):
+        """Like ``value``, but a square of an affine table, ``(e)^2``, is kept as a ``_Quad``
+        (objectives only); nonnegative weights, sums and adding linear terms keep it convex."""
+        if isinstance(e, ast.BinOp) and e.op == "^":
+            base = self.value(e.left)
+            if isinstance(base, LinTable) and not base.is_const:
+                power = self._plain(e.right)
+                if not (power.is_const and not power.axes and power.b[0] == 2):
+                    raise UnsupportedError("a power of the design other than ^2 is not supported", e.span)
+                return _Quad(((base, np.ones(base.cells)),), base.axes, None, e.span)
+            return self.value(e)
+        if isinstance(e, ast.BinOp) and e.op in "+-*/":
+            a, b = self._term(e.left), self._term(e.right)
+            if not isinstance(a, _Quad) and not isinstance(b, _Quad):
+                return self.value(e)
+            if e.op == "*":
+                q, c = (a, b) if isinstance(a, _Quad) else (b, a)
+                if isinstance(c, _Quad) or not c.is_const:
+                    raise UnsupportedError("a product of a square with the design is not quadratic", e.span)
+                return self._scale_quad(q, c, e.span)
+            if e.op == "/":
+                if not isinstance(a, _Quad) or isinstance(b, _Quad) or not b.is_const:
+                    raise UnsupportedError("dividing by a square or by the design is not convex", e.span)
+                if np.any(b.b <= 0):
+                    raise UnsupportedError("dividing a square by a number <= 0 gives it a weight < 0: not convex", e.right.span)
+                return self._scale_quad(a, LinTable(b.axes, b.shape, None, 1.0 / b.b, self.n), e.span)
+            if e.op == "-" and isinstance(b, _Quad):
+                raise UnsupportedError(
+                    "subtracting a square gives it a negative weight: the objective is not convex", e.right.span
+                )
+            return self._add_quad(a, b, e.op, e.span)
+        if isinstance(e, ast.Neg):
+            v = self._term(e.operand)
+            if isinstance(v, _Quad):
+                raise UnsupportedError("a negative square is not convex", e.span)
+            return -v
+        if isinstance(e, ast.Call) and e.func.name == "sum" and e.args and isinstance(e.args[-1], ast.KwArg):
+            body = self._term(e.args[-1].value)
+            if isinstance(body, _Quad):
+                idx = [self._var_arg(a).name for a in e.args[:-1]] + [e.args[-1].name.name]
+                missing = [i for i in idx if i not in body.free]
+                if missing:
+                    raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", e.args[-1].value.span)
+                return _Quad(body.terms, tuple(a for a in body.free if a not in idx), body.linear, body.span)
+            return self.value(e)
+        return self.value(e)
+
+    def _scale_quad(self, q: _Quad, c: LinTable, span: Span) -> _Quad:
+        if set(c.axes) - set(q.free):
+            raise SpecError(f"a weight over ({', '.join(c.axes)}) does not match the square's free axes", span)
+        if np.any(c.b < 0):
+            raise UnsupportedError("a negative weight on a square makes the objective nonconvex", span)
+        terms = tuple((inner, w * c.align(inner.axes, inner.shape).b) for inner, w in q.terms)
+        linear = q.linear.scale(c) if q.linear is not None else None
+        return _Quad(terms, q.free, linear, q.span)
+
+    def _add_quad(self, a, b, op: str, span: Span) -> _Quad:
+        for v in (a, b):
+            if (v.free if isinstance(v, _Quad) else v.axes):
+                raise SpecError("sum(...) a square over its variables before adding it to other terms", span)
+        terms, linear = [], None
+        for v, sign in ((a, 1.0), (b, 1.0 if op == "+" else -1.0)):
+            if isinstance(v, _Quad):
+                terms += v.terms
+                part = v.linear
+            else:
+                part = v if sign > 0 else -v
+            if part is not None:
+                linear = part if linear is None else linear + part
+        return _Quad(tuple(terms), (), linear, span)
+
+    def _quadratic_objective(self, o: ast.ObjectiveDecl, q: _Quad, text: str) -> MechanismObjective:
+        import scipy.sparse as sp
+
+        rows, consts, weights = [], [], []
+        for inner, w in q.terms:
+            keep = inner.defined_mask() & (w > 0)
+            A, b = inner.take(keep)
+            rows.append(A)
+            consts.append(b)
+            weights.append(w[keep])
+        squares = SquaredTerms(sp.vstack(rows, format="csr"), np.concatenate(consts), np.concatenate(weights))
+        linear = q.linear if q.linear is not None else LinTable.scalar(0.0, self.n)
+        return MechanismObjective(o.sense, linear, "quadratic", text, None, None, o.span, squares)
+
     # ------------------------------------------------------------------ objective
-    def _objective(self, o: ast.ObjectiveDecl) -> LinearObjective:
+    def _objective(self, o: ast.ObjectiveDecl) -> MechanismObjective:
         e = o.expr
         if isinstance(e, ast.Call) and e.func.name in BUDGETS:
             raise UnsupportedError(
@@ -560,16 +693,23 @@ class MechanismBuilder:
                 e.span,
                 f"bound it instead (subject to {e.func.name}(...) <= eps) and optimize utility; sweep eps with --set",
             )
-        v = self._plain(e)
-        if v.axes:
+        v = self._term(e)
+        if v.free if isinstance(v, _Quad) else v.axes:
+            axes = v.free if isinstance(v, _Quad) else v.axes
             raise SpecError(
-                f"the objective is a table over ({', '.join(v.axes)}), not a number",
+                f"the objective is a table over ({', '.join(axes)}), not a number",
                 e.span,
                 "take an expectation E[...] or a sum(...) over its variables",
             )
+        text = e.span.text()
+        if isinstance(v, _Quad):
+            if o.sense != "minimize":
+                raise UnsupportedError(
+                    "maximizing a sum of squares is not a convex program", e.span, "minimize it, or drop the squares"
+                )
+            return self._quadratic_objective(o, v, text)
         if v.is_const:
             raise SpecError("the objective does not depend on the design", e.span)
-        text = e.span.text()
         kind, pair, dist = "linear", None, None
         if isinstance(e, ast.Call) and e.func.name == "tv":
             kind, pair = "tv", tuple(a.name for a in e.args)
@@ -582,4 +722,19 @@ class MechanismBuilder:
                     if x.labels == y.labels:
                         kind, pair = "expected_distortion", (x.name, y.name)
                         dist = body.align((x.name, y.name), (x.size, y.size)).array()
-        return LinearObjective(o.sense, v, kind, text, pair, dist, o.span)
+        return MechanismObjective(o.sense, v, kind, text, pair, dist, o.span)
+
+
+def _names(e) -> list[str]:
+    """Every name used in an expression (for E[B], which treats a known distribution B as a
+    random variable)."""
+    if isinstance(e, ast.Name):
+        return [e.name]
+    out: list[str] = []
+    for child in vars(e).values() if hasattr(e, "__dataclass_fields__") else ():
+        if isinstance(child, tuple):
+            for c in child:
+                out += _names(c)
+        elif hasattr(child, "__dataclass_fields__") and not isinstance(child, Span):
+            out += _names(child)
+    return out
