@@ -114,7 +114,7 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
 @main.command()
 @_with_common
 @click.option("--backends", default=None, metavar="LIST", help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).")
-@click.option("--tol", type=float, default=1e-7, show_default=True, help="Largest allowed objective difference and violation.")
+@click.option("--tol", type=float, default=1e-7, show_default=True, help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for each solver call.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
@@ -152,6 +152,66 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
             out.print(f"[red]problem:[/red] {line}", highlight=False)
         out.print("[green]all paths agree[/green]" if report.agree else "[red]paths disagree or fail[/red]")
     sys.exit(EXIT_OK if report.agree else EXIT_DISAGREE)
+
+
+def _sweep_values(text: str) -> tuple[str, list[float]]:
+    """NAME=V1,V2,... or NAME=START:STOP:COUNT (COUNT evenly spaced values, both ends included)."""
+    name, eq, values = text.partition("=")
+    if not eq or not name.strip() or not values.strip():
+        raise UsageError(f"{text}: write NAME=V1,V2,... or NAME=START:STOP:COUNT")
+    try:
+        if ":" in values:
+            start, stop, count = values.split(":")
+            import numpy as np
+
+            out = [float(v) for v in np.linspace(float(start), float(stop), int(count))]
+        else:
+            out = [float(v) for v in values.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"{text}: the values must be numbers (and COUNT an integer)") from None
+    if not out:
+        raise UsageError(f"{text}: no values")
+    return name.strip(), out
+
+
+@main.command()
+@_with_common
+@click.argument("over", metavar="NAME=VALUES")
+@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
+@click.option("--backend", default="highs", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
+def sweep(spec, sets, allow_paths, over, method, backend, as_json):
+    """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.
+
+    Each value is a full solve with verification; an infeasible value is a row, not an error.
+    Exit 0 when every value solves or is infeasible.
+    """
+    rows = []
+    try:
+        name, values = _sweep_values(over)
+        base = _params(sets)
+        for v in values:
+            problem = api.load(spec, base | {name: v}, allow_paths)
+            rows.append((v, problem.solve(method=method, backend=backend)))
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps([{name: v} | r.to_dict(tables=False, groups=False) for v, r in rows], indent=2))
+        return
+    first = next((r for _, r in rows if r.status == "optimal"), rows[0][1])
+    measures = [k for k in first.measures if "dp(" in k or "loglift(" in k or k == "naive mixture objective"]
+    t = RichTable(title=f"{escape(str(problem.title or spec))}: sweep over {name}", title_justify="left")
+    for col in [name, "status", "objective", *measures]:
+        t.add_column(escape(col), justify="left" if col == "status" else "right")
+    for v, r in rows:
+        t.add_row(f"{v:g}", r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures])
+    out.print(t)
+    for v, r in rows:
+        if r.reasons:
+            out.print(f"{name}={v:g}: " + "; ".join(r.reasons), markup=False)
 
 
 def _fmt12(x) -> str:

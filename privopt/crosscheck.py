@@ -256,7 +256,8 @@ def _run_routes(routes, instance, time_limit, measure) -> list[PathResult]:
 
 def _compare(paths: list[PathResult], tol: float, detail) -> tuple[PathResult | None, list[str]]:
     """The reference (the first optimal path) and one sentence per path that fails, differs
-    from it by more than ``tol``, or violates the spec by more than ``tol``."""
+    from it by more than ``tol`` (times |objective| when that exceeds 1), or violates the spec
+    by more than ``tol``."""
     ref = next((p for p in paths if p.status == "optimal"), None)
     problems: list[str] = []
     for p in paths:
@@ -267,7 +268,7 @@ def _compare(paths: list[PathResult], tol: float, detail) -> tuple[PathResult | 
         if p.status != "optimal" or ref is None:
             continue
         p.abs_diff = abs(p.objective - ref.objective)
-        if p.abs_diff > tol:
+        if p.abs_diff > tol * max(1.0, abs(ref.objective)):  # relative for objectives beyond 1
             problems.append(f"{name} differs from the reference by {p.abs_diff:.3g} ({detail(p, ref)})")
         if p.max_violation > tol:
             problems.append(f"{name} returns a table violating the spec by {p.max_violation:.3g}")

@@ -23,6 +23,7 @@ from .compile.mechanism import lower_mechanism
 from .errors import InfeasibleError, UsageError, VerificationError
 from .ir.model import Problem, Role
 from .measures import sanitization as ms
+from .measures.mixture import naive_mixture
 from .methods.lp import solve_lp
 from .results import LazyTables, Result
 
@@ -210,14 +211,20 @@ def report(problem: Problem, x: np.ndarray) -> dict:
     """Measures of the returned mechanism (Ding et al.): each budget achieved, and for a
     private S, data X and release Y: LDP and log-lift of Y and of X with eq. 6's (1 - alpha)
     approximations, I(X;Y) and I(S;Y) in bits, tv, max posterior, P(Y) vs P(X)."""
-    out: dict = {}
-    for b in problem.budgets:
-        cond, live = _budget_cond(b, x)
-        if b.kind == "loglift":
-            out[f"loglift({', '.join(b.source)} -> {b.target})"] = ms.loglift(cond, np.where(live, b.weights, 0.0))
-        else:
-            key = f"{b.kind}({', '.join(b.source)} -> {b.target})" + (" over adjacent pairs" if b.pairs is not None else "")
-            out[key] = ms.pairwise_eps(cond, live, b.delta, b.pairs)
+    out = _budgets_achieved(problem, x)
+    for c in problem.constraints:
+        if c.sense == "==" and c.induced is None:  # a moment or other equality: how exactly it is met
+            out[f"max |lhs - rhs| of '{c.text}'"] = float(np.abs(c.expr.value(x).ravel()[c.expr.defined_mask()]).max(initial=0.0))
+    out |= _squared_error(problem, x)
+    if problem.objective.squares is not None:
+        out["weighted squares (penalty part of the objective)"] = problem.objective.squares.value(x)
+    mix = naive_mixture(problem)
+    if mix is not None:
+        alpha, fx = mix
+        out["naive mixture alpha"] = alpha
+        out["naive mixture objective"] = problem.objective.evaluate(fx)
+        for key, value in _budgets_achieved(problem, fx).items():
+            out[f"naive mixture {key}"] = value
     if problem.model is None:
         return out
     V = problem.variables
@@ -259,6 +266,35 @@ def report(problem: Problem, x: np.ndarray) -> dict:
             out[f"max P({s} | {y})"] = float(post.max())
             out[f"max P({s})"] = float(ps.max())
     return out
+
+
+def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
+    """Each budget as the table achieves it: the smallest eps (at the budget's delta)."""
+    out = {}
+    for b in problem.budgets:
+        cond, live = _budget_cond(b, x)
+        if b.kind == "loglift":
+            out[f"loglift({', '.join(b.source)} -> {b.target})"] = ms.loglift(cond, np.where(live, b.weights, 0.0))
+        else:
+            key = f"{b.kind}({', '.join(b.source)} -> {b.target})" + (" over adjacent pairs" if b.pairs is not None else "")
+            key += f" at delta={b.delta:g}" if b.delta else ""
+            out[key] = ms.pairwise_eps(cond, live, b.delta, b.pairs)
+    return out
+
+
+def _squared_error(problem: Problem, x: np.ndarray) -> dict:
+    """sum_x E[(y - x)^2 | x] for a design P(y | x) on numeric labels (Ramon & Basu's loss)."""
+    d = problem.design
+    if len(d.targets) != 1 or len(d.given) != 1:
+        return {}
+    xv, yv = problem.variables[d.given[0]].values, problem.variables[d.targets[0]].values
+    if xv is None or yv is None:
+        return {}
+    f = _design_array(problem, x)
+    if d.axes[0] != d.given[0]:
+        f = f.T
+    err = (f * (xv[:, None] - yv[None, :]) ** 2).sum(axis=1)
+    return {f"sum_x E[({d.targets[0]} - {d.given[0]})^2 | {d.given[0]}]": float(err.sum())}
 
 
 def released_table(problem: Problem, x: np.ndarray) -> pd.DataFrame:
