@@ -25,7 +25,7 @@ def loads(text: str, params: dict[str, str | float] | None = None, allow_paths: 
     return dataclasses.replace(problem, parse_s=time.perf_counter() - t0)
 
 
-def solve(spec: str | Path | Problem, method: str = "auto", backend: str = "highs", **load_kw):
+def solve(spec: str | Path | Problem, method: str = "auto", backend: str = "auto", **load_kw):
     """Load (if given a path) and solve a spec; returns a ``Result``."""
     problem = spec if isinstance(spec, Problem) else load(spec, **load_kw)
     return problem.solve(method=method, backend=backend)

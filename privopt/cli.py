@@ -83,7 +83,7 @@ def _with_common(f):
 @main.command()
 @_with_common
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
-@click.option("--backend", default="highs", show_default=True, help="LP backend for lfp: highs, scipy, cvxpy, pyomo.")
+@click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for the LP solves.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
@@ -178,7 +178,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @_with_common
 @click.argument("over", metavar="NAME=VALUES")
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
-@click.option("--backend", default="highs", show_default=True)
+@click.option("--backend", default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
 def sweep(spec, sets, allow_paths, over, method, backend, as_json):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.

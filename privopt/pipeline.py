@@ -26,7 +26,7 @@ GAP_TOL = 1e-8  # largest relative bracket [lower bound, beta] the lfp method ma
 def solve(
     problem: Problem,
     method: str = "auto",
-    backend: str = "highs",
+    backend: str = "auto",
     time_limit: float | None = None,
     solver: str | None = None,
 ) -> Result:
@@ -36,6 +36,8 @@ def solve(
     if method not in ("auto",) + METHODS:
         raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
     analysis = analyse(problem)
+    if backend == "auto":
+        backend, solver = default_backend(problem, solver)
     if method == "auto":
         method = analysis.chosen
     elif method not in analysis.applicable:
@@ -117,6 +119,14 @@ def solve(
         timings=_timings(problem, solve_s, t_start),
         stats=stats,
     )
+
+
+def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
+    """highs for LPs; cvxpy with Clarabel for QPs (HiGHS 1.15's QP solver calls some bounded
+    shaped-noise QPs unbounded, docs/backends.md)."""
+    if problem.family == "mechanism" and problem.objective.is_quadratic:
+        return "cvxpy", solver or "CLARABEL"
+    return "highs", solver
 
 
 def live_groups(inst: ATRInstance) -> np.ndarray:

@@ -95,6 +95,12 @@ class HighsBackend(Backend):
         termination, status = _STATUS.get(model_status.name, ("unknown", "unknown"))
         if run == highspy.HighsStatus.kError and status == "optimal":
             termination, status = "error", "unknown"
+        note = ""
+        if status == "unbounded" and np.all(np.isfinite(lp.col_lower)) and np.all(np.isfinite(lp.col_upper)):
+            # impossible with every column bounded: HiGHS 1.15's QP solver says so on 30 x 120
+            # shaped-noise QPs (ERGO-Code/HiGHS#1363, open); never pass it on as an answer
+            termination, status = "error", "unknown"
+            note = "HiGHS called a program with every column bounded unbounded (QP solver defect, HiGHS#1363); "
         info = h.getInfo()
         x = objective = row_dual = col_dual = None
         if status == "optimal":
@@ -114,7 +120,7 @@ class HighsBackend(Backend):
             iterations=int(info.simplex_iteration_count) + int(info.ipm_iteration_count) + int(info.qp_iteration_count),
             solver="HiGHS",
             version=version,
-            message=h.modelStatusToString(model_status),
+            message=note + h.modelStatusToString(model_status),
             row_dual=row_dual,
             col_dual=col_dual,
         )

@@ -268,10 +268,11 @@ class Problem:
         return tuple(self.variables[a].size for a in axes)
 
     def solve(
-        self, method: str = "auto", backend: str = "highs", time_limit: float | None = None, solver: str | None = None
+        self, method: str = "auto", backend: str = "auto", time_limit: float | None = None, solver: str | None = None
     ):
-        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp) on an LP ``backend`` (highs | scipy |
-        cvxpy | pyomo; ``solver`` picks cvxpy's inner solver); returns a ``privopt.Result``."""
+        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp) on a ``backend`` (auto |
+        highs | scipy | cvxpy | pyomo; auto is highs, or cvxpy/Clarabel for a QP; ``solver`` picks
+        cvxpy's inner solver); returns a ``privopt.Result``."""
         from ..pipeline import solve
 
         return solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
