@@ -235,3 +235,15 @@ def test_a_bounded_qp_is_never_reported_unbounded():
     assert sol.status in ("optimal", "unknown")  # optimal once HiGHS is fixed; never "unbounded"
     r = problem.solve()
     assert r.status == "optimal" and r.backend == "cvxpy:CLARABEL"
+
+
+def test_an_output_set_that_cannot_match_the_moments_is_named():
+    text = (SPECS / "shaped_noise_means.priv").read_text().replace(
+        "var y : release {0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6}", "var y : release {4, 5, 6}"
+    )
+    r = api.loads(text).solve()
+    assert r.status == "infeasible"
+    # with y >= 4, E[1/y | x] <= 1/4, but x = 1 needs 0.1 + 0.9 E[1/B] = 0.285: the harmonic
+    # moment alone cannot hold, whatever the budget
+    assert len(r.reasons) == 1
+    assert "E[1 / y | x] == alpha / x" in r.reasons[0] and "cannot hold for any table" in r.reasons[0]
