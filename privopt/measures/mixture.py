@@ -40,9 +40,7 @@ def naive_mixture(problem: Problem) -> tuple[float, np.ndarray] | None:
     delta = np.zeros((x.size, y.size))
     delta[np.arange(x.size), pos] = 1.0
     background = np.broadcast_to(backgrounds[0].data, (x.size, y.size))
-    order = [d.axes.index(a) for a in (x.name, y.name)]
-    to_design = (lambda a: np.transpose(a, np.argsort(order)).ravel())
-    dv, bv = to_design(delta), to_design(background)
+    dv, bv = delta.ravel(), background.ravel()  # the design's axes are (x, y): given, then target
     u = np.concatenate([(c.expr.value(dv) - c.expr.value(bv)).ravel()[c.expr.defined_mask()] for c in eqs])
     v = np.concatenate([c.expr.value(bv).ravel()[c.expr.defined_mask()] for c in eqs])
     if float(u @ u) == 0.0:
