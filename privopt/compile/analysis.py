@@ -92,7 +92,7 @@ def analyse_mechanism(problem: Problem) -> Analysis:
         return Analysis(
             problem_class="mechanism-qp",
             program="convex quadratic program over the design's cells (nonnegative weights on squares)",
-            applicable={"qp": "linear constraints and a convex quadratic objective: QP-capable backends (highs, cvxpy, pyomo)"},
+            applicable={"qp": "linear constraints and a convex quadratic objective: QP-capable backends (auto: cvxpy with Clarabel; highs, pyomo)"},
             not_applicable=not_applicable | {"lp": why, "closed-form": why, "reduced-lp": why},
             chosen="qp",
             why="no theorem covers a quadratic objective; solve the QP",
