@@ -73,11 +73,12 @@ def run_lp(problem, load_s: float, label: str, time_limit: float | None) -> dict
     mlp = lower_mechanism(problem)
     lower_s = time.perf_counter() - t0
     rec = {"route": "lp", "backend": label, "rows": mlp.lp.shape[0], "cols": mlp.lp.shape[1], "nnz": int(mlp.lp.A.nnz)}
+    t1 = time.perf_counter()
     try:
         sol = solve_lp(mlp, be, time_limit)
         rec.update(status="optimal", objective=mlp.objective_value(sol.x), backend_build_s=sol.build_s, solve_s=sol.solve_s)
     except Exception as e:  # noqa: BLE001 - a benchmark records failures
-        rec.update(status="failed", message=f"{type(e).__name__}: {e}"[:200])
+        rec.update(status="failed", message=f"{type(e).__name__}: {e}"[:200], elapsed_s=time.perf_counter() - t1)
     rec.update(load_s=load_s, lower_s=lower_s, privopt_build_s=load_s + lower_s)
     return rec
 

@@ -73,11 +73,12 @@ def main() -> None:
                 rec = {"program": program, "backend": label, "design_cells": problem.design_size, "rows": mlp.lp.shape[0],
                        "cols": mlp.lp.shape[1], "nnz": int(mlp.lp.A.nnz), "load_s": load_s, "lower_s": lower_s,
                        "lowering_s": load_s + lower_s} | env
+                t2 = time.perf_counter()
                 try:
                     sol = solve_lp(mlp, be, args.time_limit)
                     rec.update(status="optimal", objective=mlp.objective_value(sol.x), backend_build_s=sol.build_s, solve_s=sol.solve_s)
                 except Exception as e:  # noqa: BLE001 - a benchmark records failures
-                    rec.update(status="failed", message=f"{type(e).__name__}: {e}"[:200])
+                    rec.update(status="failed", message=f"{type(e).__name__}: {e}"[:200], elapsed_s=time.perf_counter() - t2)
                 print(json.dumps(rec), flush=True)
 
 
