@@ -4,7 +4,8 @@ Routes (compile/analysis.py says which applies and why):
 
 * ``closed-form``: Ding et al. Lemma 1 (Markov, eq. 7) or Prop. 1 (non-Markov, tv, eq. 11);
 * ``reduced-lp``: Prop. 2 (non-Markov, expected distortion under a quasi-metric, eq. 12);
-* ``lp``: the whole program lowered by compile/mechanism.py, on any LP backend.
+* ``lp`` / ``qp``: the whole program lowered by compile/mechanism.py, on any LP backend (a QP
+  on the QP-capable ones).
 
 Whatever the route, the returned table is verified by recomputing every constraint, every
 privacy budget (in its pairwise form, not through the LP's envelope rows) and the objective.

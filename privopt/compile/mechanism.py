@@ -1,7 +1,8 @@
-"""Lowering a mechanism problem to one sparse LP (backends/base.py's canonical form).
+"""Lowering a mechanism problem to one sparse LP or QP (backends/base.py's canonical form).
 
 Columns: the design's cells ``M`` (C order over the design's axes), then auxiliary envelope
-columns of the pairwise budgets. Rows, each tagged with the family (spec statement) it
+columns of the pairwise budgets, then (for a QP) one residual column r_k per squared term,
+with the row ``a_k x - r_k = -b_k`` and the diagonal Hessian ``2 w_k``. Rows, each tagged with the family (spec statement) it
 comes from, so an infeasible program can name what blocks it:
 
 * every conditioning row of the design sums to 1; cells lie in [0, 1];
