@@ -22,6 +22,7 @@ from .backends import get_backend
 from .closedform import sanitization as cf
 from .compile.mechanism import lower_mechanism
 from .errors import InfeasibleError, UsageError, VerificationError
+from .ir.linear import marginal
 from .ir.model import Problem, Role
 from .measures import sanitization as ms
 from .measures.mixture import naive_mixture
@@ -35,7 +36,6 @@ OBJ_TOL = 1e-8  # recomputed objective vs the solver's
 def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
     t_start = time.perf_counter()
     stats: dict = {}
-    used_backend = None
     t0 = time.perf_counter()
     try:
         x, claimed, optimality, used_backend = _route(problem, analysis, method, backend, solver, time_limit, stats)
@@ -47,11 +47,10 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     verification = verify(problem, x, claimed, optimality)
     if not verification["passed"]:
         raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
-    value = problem.objective.evaluate(x)
     return Result(
         status="optimal",
         termination="optimal",
-        objective=value,
+        objective=verification["objective"],
         beta=None,
         method=method,
         backend=used_backend,
@@ -87,8 +86,7 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
         san, _ = cf.match(problem)
         if method == "closed-form":
             if san.markov:
-                px = problem.joint.aligned((san.private, san.data)).sum(axis=0)
-                M = cf.lemma1(px, san.alpha)
+                M = cf.lemma1(san.px, san.alpha)
                 why = "closed form: Lemma 1 (eq. 7), the unique Markov channel (P(X|S) has full column rank)"
             else:
                 M = cf.prop1(san.p, san.q)
@@ -148,12 +146,8 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
     achieved = {}
     for b in problem.budgets:
         cond, live = _budget_cond(b, x)
-        if b.kind == "loglift":
-            err = ms.loglift_violation(cond, np.where(live, b.weights, 0.0), b.eps)
-            achieved[b.text] = ms.loglift(cond, np.where(live, b.weights, 0.0))
-        else:
-            err = ms.pairwise_violation(cond, live, b.eps, b.delta, b.pairs)
-            achieved[b.text] = ms.pairwise_eps(cond, live, b.delta, b.pairs)
+        err = _violation(b, cond, live)
+        achieved[b.text] = _achieved(b, cond, live)
         if err > VERIFY_TOL:
             failures.append(f"'{b.text}' is violated by {err:.3g} (achieved {achieved[b.text]:.6g})")
         budget_err = max(budget_err, err)
@@ -189,20 +183,27 @@ def _budget_cond(b, x):
     return cond, live
 
 
+def _violation(b, cond: np.ndarray, live: np.ndarray) -> float:
+    """How far the budget's linear form is exceeded (0 when it holds)."""
+    if b.kind == "loglift":
+        return ms.loglift_violation(cond, np.where(live, b.weights, 0.0), b.eps)
+    return ms.pairwise_violation(cond, live, b.eps, b.delta, b.pairs)
+
+
+def _achieved(b, cond: np.ndarray, live: np.ndarray) -> float:
+    """The smallest eps the table satisfies for this budget (at its delta)."""
+    if b.kind == "loglift":
+        return ms.loglift(cond, np.where(live, b.weights, 0.0))
+    return ms.pairwise_eps(cond, live, b.delta, b.pairs)
+
+
 def _objective_direct(problem: Problem, x: np.ndarray) -> float | None:
     """tv and expected distortion computed from the dense joint with numpy (not the LP row)."""
     obj = problem.objective
     if obj.kind not in ("tv", "expected_distortion") or problem.model is None:
         return None
-    pxy = _marginal(problem, x, obj.pair)
+    pxy = marginal(problem.model.axes, problem.model.value(x), obj.pair)
     return ms.tv(pxy) if obj.kind == "tv" else float((pxy * obj.distance).sum())
-
-
-def _marginal(problem: Problem, x: np.ndarray, axes) -> np.ndarray:
-    J = problem.model.value(x)
-    jaxes = problem.model.axes
-    out = J.sum(axis=tuple(i for i, a in enumerate(jaxes) if a not in axes))
-    return np.transpose(out, [[a for a in jaxes if a in axes].index(a) for a in axes])
 
 
 # ------------------------------------------------------------------ measures
@@ -230,12 +231,13 @@ def report(problem: Problem, x: np.ndarray) -> dict:
         return out
     V = problem.variables
     axes = problem.model.axes
+    joint = problem.model.value(x)  # dense P(known, release), evaluated once for every measure
     release = [a for a in problem.design.targets if V[a].over in axes and V[V[a].over].role is Role.DATA]
     private = [a for a in axes if V[a].role is Role.PRIVATE]
     if release:
         y = release[0]
         xd = V[y].over
-        pxy = _marginal(problem, x, (xd, y))
+        pxy = marginal(axes, joint, (xd, y))
         out[f"I({xd};{y}) bits"] = ms.mutual_info(pxy)
         out[f"H({xd}) bits"] = ms.mutual_info(np.diag(pxy.sum(axis=1)))
         out[f"tv({xd}, {y})"] = ms.tv(pxy)
@@ -244,8 +246,8 @@ def report(problem: Problem, x: np.ndarray) -> dict:
         out[f"max |P({y}) - P({xd})|"] = float(np.abs(pxy.sum(axis=0) - pxy.sum(axis=1)).max())
         if private:
             s = private[0]
-            psy = _marginal(problem, x, (s, y))
-            psx = _marginal(problem, x, (s, xd))
+            psy = marginal(axes, joint, (s, y))
+            psx = marginal(axes, joint, (s, xd))
             cy, live = ms.conditional(psy)
             cx, _ = ms.conditional(psx)
             ps = psy.sum(axis=1)
@@ -273,13 +275,10 @@ def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
     """Each budget as the table achieves it: the smallest eps (at the budget's delta)."""
     out = {}
     for b in problem.budgets:
-        cond, live = _budget_cond(b, x)
-        if b.kind == "loglift":
-            out[f"loglift({', '.join(b.source)} -> {b.target})"] = ms.loglift(cond, np.where(live, b.weights, 0.0))
-        else:
-            key = f"{b.kind}({', '.join(b.source)} -> {b.target})" + (" over adjacent pairs" if b.pairs is not None else "")
-            key += f" at delta={b.delta:g}" if b.delta else ""
-            out[key] = ms.pairwise_eps(cond, live, b.delta, b.pairs)
+        key = f"{b.kind}({', '.join(b.source)} -> {b.target})"
+        if b.kind != "loglift":
+            key += (" over adjacent pairs" if b.pairs is not None else "") + (f" at delta={b.delta:g}" if b.delta else "")
+        out[key] = _achieved(b, *_budget_cond(b, x))
     return out
 
 
@@ -291,9 +290,7 @@ def _squared_error(problem: Problem, x: np.ndarray) -> dict:
     xv, yv = problem.variables[d.given[0]].values, problem.variables[d.targets[0]].values
     if xv is None or yv is None:
         return {}
-    f = _design_array(problem, x)
-    if d.axes[0] != d.given[0]:
-        f = f.T
+    f = _design_array(problem, x)  # (x, y): the design's axes are given, then target
     err = (f * (xv[:, None] - yv[None, :]) ** 2).sum(axis=1)
     return {f"sum_x E[({d.targets[0]} - {d.given[0]})^2 | {d.given[0]}]": float(err.sum())}
 

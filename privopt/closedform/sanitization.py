@@ -50,6 +50,7 @@ class Sanitization:
     p: np.ndarray  # P(X | S), (S, X); rows of P(s) = 0 are zero
     q: np.ndarray  # the required P(Y | S), (S, Y)
     ps: np.ndarray  # P(S)
+    px: np.ndarray  # P(X)
     alpha: float | None  # q is eq. 3 with this alpha, if it is
 
 
@@ -88,7 +89,7 @@ def match(problem: Problem) -> tuple[Sanitization | None, str]:
         return None, "the required P(Y | S) is not a distribution for every s"
     px = pxs_joint.sum(axis=0)
     alpha = reduction_alpha(p[live], px, q[live])
-    return Sanitization(s, x, y, markov, p, q, ps, alpha), ""
+    return Sanitization(s, x, y, markov, p, q, ps, px, alpha), ""
 
 
 def _known_joint(problem: Problem, s: str, x: str) -> np.ndarray:

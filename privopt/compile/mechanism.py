@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backends.base import LinearProgram
-from ..ir.linear import LinTable
+from ..ir.linear import LinTable, widen_columns
 from ..ir.model import Budget, LinearConstraint, Problem
 
 
@@ -100,16 +100,24 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
             blocks.append((A, lo, hi, fam))
         offset += _aux_columns(bud)
 
+    Q = None
+    col_lower = np.zeros(N)
+    col_upper = np.ones(N)
     if squares is not None:
-        # one free column r_k per square with the row  a_k x - r_k = -b_k,  so r_k = a_k x + b_k;
-        # the Hessian is then diagonal (2 w_k on r_k) instead of A'WA, which is dense per block
+        # one residual column r_k per square with the row  a_k x - r_k = -b_k,  so r_k = a_k x + b_k;
+        # sum_k w_k r_k^2 = 1/2 r' diag(2 w) r (minimize only): a diagonal Hessian, where A'WA
+        # would be dense per block
         fam = len(families)
         families.append(_family_text(problem.objective.span, "the squared terms of the objective"))
         r_cols = n + n_aux + np.arange(n_sq)
-        Ak = sp.csr_array((squares.A.data, squares.A.indices, squares.A.indptr), shape=(n_sq, N))
-        Ak = (Ak - sp.csr_array((np.ones(n_sq), (np.arange(n_sq), r_cols)), shape=(n_sq, N))).tocsr()
-        blocks.append((Ak, -squares.b, -squares.b, fam))
-    A = sp.vstack([sp.csr_array((blk[0].data, blk[0].indices, blk[0].indptr), shape=(blk[0].shape[0], N)) for blk in blocks], format="csc")
+        Ak = widen_columns(squares.A, N) - sp.csr_array((np.ones(n_sq), (np.arange(n_sq), r_cols)), shape=(n_sq, N))
+        blocks.append((Ak.tocsr(), -squares.b, -squares.b, fam))
+        Q = sp.csc_array((2.0 * squares.w, (r_cols, r_cols)), shape=(N, N))
+        # r_k's range over the unit box (implied, never binding): every column is then bounded,
+        # so a solver's "unbounded" verdict is recognizably wrong (backends/highs.py)
+        col_lower[r_cols] = squares.b + squares.A.minimum(0).sum(axis=1)
+        col_upper[r_cols] = squares.b + squares.A.maximum(0).sum(axis=1)
+    A = sp.vstack([widen_columns(blk[0], N) for blk in blocks], format="csc")
     row_lower = np.concatenate([blk[1] for blk in blocks])
     row_upper = np.concatenate([blk[2] for blk in blocks])
     row_family = np.concatenate([np.full(blk[0].shape[0], blk[3]) for blk in blocks])
@@ -120,17 +128,6 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     c = np.zeros(N)
     c[:n] = sign * row.toarray().ravel()
     const = float(obj.expr.b[0])
-    Q = None
-    col_lower = np.zeros(N)
-    col_upper = np.ones(N)
-    if squares is not None:  # sum_k w_k r_k^2 = 1/2 r' diag(2 w) r  (minimize only)
-        r_cols = n + n_aux + np.arange(n_sq)
-        Q = sp.csc_array((2.0 * squares.w, (r_cols, r_cols)), shape=(N, N))
-        # r_k's range over the unit box (implied, never binding): every column is then bounded,
-        # so a solver's "unbounded" verdict is recognizably wrong (backends/highs.py)
-        pos = squares.A.maximum(0).sum(axis=1)
-        neg = squares.A.minimum(0).sum(axis=1)
-        col_lower[r_cols], col_upper[r_cols] = squares.b + neg, squares.b + pos
     lp = LinearProgram(c, A, row_lower, row_upper, col_lower, col_upper, Q)
     return MechanismLP(lp, n, sign, const, tuple(families), row_family)
 

@@ -28,6 +28,19 @@ def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
+def widen_columns(A, n: int) -> sp.csr_array:
+    """A csr matrix with its column count raised to ``n`` (columns appended, no copy of data)."""
+    A = sp.csr_array(A)
+    return sp.csr_array((A.data, A.indices, A.indptr), shape=(A.shape[0], n))
+
+
+def marginal(axes, data: np.ndarray, keep) -> np.ndarray:
+    """The dense table ``data`` over ``axes`` summed onto the axes ``keep``, in that order."""
+    out = data.sum(axis=tuple(i for i, a in enumerate(axes) if a not in keep))
+    present = [a for a in axes if a in keep]
+    return np.transpose(out, [present.index(a) for a in keep])
+
+
 def gather_index(src_axes, src_shape, dst_axes, dst_shape) -> np.ndarray:
     """For each cell of ``dst`` (C order), the index of the cell of ``src`` it copies;
     ``src_axes`` must be a subset of ``dst_axes`` (missing axes broadcast)."""
@@ -165,9 +178,7 @@ class LinTable:
         """The same table over a longer decision vector (auxiliary columns appended)."""
         if n == self.n:
             return self
-        A = None
-        if self.A is not None:
-            A = sp.csr_array((self.A.data, self.A.indices, self.A.indptr), shape=(self.cells, n))
+        A = widen_columns(self.A, n) if self.A is not None else None
         return LinTable(self.axes, self.shape, A, self.b, n, self.defined)
 
 

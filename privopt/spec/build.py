@@ -551,12 +551,17 @@ class Builder:
             raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
         return v
 
-    def _find_known(self, p: ast.Prob) -> Table:
-        tnames = tuple(t.var.name for t in p.targets)
-        gnames = frozenset(g.name for g in p.given)
+    def known_table(self, targets: tuple[str, ...], given) -> Table | None:
+        """The known table P(targets | given) (the condition in any order), or None."""
         for t in self.known.values():
-            if t.targets == tnames and frozenset(t.given) == gnames:
+            if t.targets == tuple(targets) and frozenset(t.given) == frozenset(given):
                 return t
+        return None
+
+    def _find_known(self, p: ast.Prob) -> Table:
+        t = self.known_table(tuple(t.var.name for t in p.targets), [g.name for g in p.given])
+        if t is not None:
+            return t
         raise UnsupportedError(
             f"{_prob_text(p)} is not a known table",
             p.span,

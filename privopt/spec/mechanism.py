@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpecError, UnsupportedError
-from ..ir.linear import LinTable
+from ..ir.linear import LinTable, marginal
 from ..ir.model import Budget, InducedEquality, LinearConstraint, MechanismObjective, Problem, Role, Table
 from . import ast
 from .quadratic import QuadraticTerms, _Quad
@@ -177,9 +177,7 @@ class MechanismBuilder(QuadraticTerms):
         marg = marg.align(keep, tuple(self.vars[a].size for a in keep))
         if not given:
             return marg
-        kaxes, kdata = self.known_joint(span)
-        pg = kdata.sum(axis=tuple(i for i, a in enumerate(kaxes) if a not in given))
-        pg = np.transpose(pg, [[a for a in kaxes if a in given].index(a) for a in given])
+        pg = marginal(*self.known_joint(span), given)
         inv = np.divide(1.0, pg, out=np.zeros_like(pg), where=pg > 0)
         out = marg.scale(LinTable.const(given, pg.shape, inv, self.n))
         defined = np.broadcast_to((pg > 0).reshape(pg.shape + (1,) * len(targets)), out.shape)
@@ -192,8 +190,7 @@ class MechanismBuilder(QuadraticTerms):
         missing = [a for a in keep if a not in kaxes]
         if missing:
             raise SpecError(f"the model has no distribution for {missing[0]}", span)
-        marg = kdata.sum(axis=tuple(i for i, a in enumerate(kaxes) if a not in keep))
-        marg = np.transpose(marg, [[a for a in kaxes if a in keep].index(a) for a in keep])
+        marg = marginal(kaxes, kdata, keep)
         if given:
             pg = marg.sum(axis=tuple(range(len(given), len(keep))), keepdims=True)
             marg = np.divide(marg, pg, out=np.zeros_like(marg), where=pg > 0)
@@ -277,9 +274,9 @@ class MechanismBuilder(QuadraticTerms):
         targets = tuple(self.b._vars_of([t.var for t in p.targets]))
         given = tuple(self.b._vars_of(p.given))
         tn, gn = tuple(v.name for v in targets), tuple(v.name for v in given)
-        for t in self.b.known.values():
-            if t.targets == tn and frozenset(t.given) == frozenset(gn):
-                return self._const_table(t)
+        known = self.b.known_table(tn, gn)
+        if known is not None:
+            return self._const_table(known)
         if set(tn) & set(gn):
             raise SpecError(f"'{next(iter(set(tn) & set(gn)))}' is both a target and a condition", p.span)
         return self.induced(tn, gn, p.span)
@@ -359,8 +356,7 @@ class MechanismBuilder(QuadraticTerms):
             return body
         if not set(body.axes) <= set(self.vars):
             raise SpecError("E[...] ranges over variables; this body has a table axis that is not one", e.body.span)
-        dist = self.induced(over, given, e.span) if given else self.induced(over, (), e.span)
-        return dist.scale(body).sum_over(over)
+        return self.induced(over, given, e.span).scale(body).sum_over(over)
 
     def _distribution_var(self, t: Table) -> str | None:
         """The variable of a known one-variable distribution (``known B = P(y) = uniform``)."""
@@ -440,12 +436,17 @@ class MechanismBuilder(QuadraticTerms):
         if e.arrow_args is not None or not e.args or not isinstance(e.args[-1], ast.KwArg) or e.args[-1].op:
             raise SpecError("write sum(x, y: body)", e.span)
         last = e.args[-1]
-        idx = [self._var_arg(a).name for a in e.args[:-1]] + [self._var_arg(ast.Name(last.name.name, last.name.span)).name]
+        idx = self._sum_indices(e)
         body = self._plain(last.value)
         missing = [i for i in idx if i not in body.axes]
         if missing:
             raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", last.value.span)
         return body.sum_over(idx)
+
+    def _sum_indices(self, e: ast.Call) -> list[str]:
+        """The bound variables of sum(i, j: body): the plain arguments and the name before ':'."""
+        last = e.args[-1]
+        return [self._var_arg(a).name for a in e.args[:-1]] + [self._var_arg(ast.Name(last.name.name, last.name.span)).name]
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl):
@@ -545,8 +546,7 @@ class MechanismBuilder(QuadraticTerms):
             kaxes, kdata = self.known_joint(call.span)
             if not set(src) <= set(kaxes):
                 raise SpecError("loglift needs the prior of the protected variable", call.span)
-            w = kdata.sum(axis=tuple(i for i, a in enumerate(kaxes) if a not in src))
-            weights = np.transpose(w, [[a for a in kaxes if a in src].index(a) for a in src]).ravel()
+            weights = marginal(kaxes, kdata, src).ravel()
         return Budget(kind, src, target.name, eps, delta, cond, pairs, weights, c.span, text)
 
     def _budget_bound(self, bound: ast.Expr, kind: str) -> tuple[float, float]:

@@ -8,7 +8,7 @@ other than 2, maximizing) is an error that names the term. The result is ``Squar
 (``sum_k w_k (a_k x + b_k)^2``), lowered by compile/mechanism.py.
 
 ``QuadraticTerms`` is a mixin of ``MechanismBuilder`` (spec/mechanism.py), whose ``value``,
-``_plain`` and ``_var_arg`` it uses.
+``_plain``, ``_var_arg`` and ``_sum_indices`` it uses.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class QuadraticTerms:
         if isinstance(e, ast.Call) and e.func.name == "sum" and e.args and isinstance(e.args[-1], ast.KwArg):
             body = self._term(e.args[-1].value)
             if isinstance(body, _Quad):
-                idx = [self._var_arg(a).name for a in e.args[:-1]] + [e.args[-1].name.name]
+                idx = self._sum_indices(e)
                 missing = [i for i in idx if i not in body.free]
                 if missing:
                     raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", e.args[-1].value.span)
