@@ -42,7 +42,7 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     except InfeasibleError as e:
         timings = _timings(problem, time.perf_counter() - t0, t_start)
         label = get_backend(backend, solver).label
-        return Result.infeasible(method, label, analysis, problem.objective.kind, timings, e.reasons)
+        return Result.of_infeasible(method, label, analysis, problem.objective.kind, timings, e.reasons)
     solve_s = time.perf_counter() - t0
     verification = verify(problem, x, claimed, optimality)
     if not verification["passed"]:

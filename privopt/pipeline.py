@@ -50,7 +50,7 @@ def solve(
     try:
         inst = lower_atr(problem)
     except InfeasibleError as e:
-        return Result.infeasible(method, None, analysis, objective.kind, _timings(problem, 0.0, t_start), e.reasons)
+        return Result.of_infeasible(method, None, analysis, objective.kind, _timings(problem, 0.0, t_start), e.reasons)
     stats: dict = {}
     case = None
     t0 = time.perf_counter()

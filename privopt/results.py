@@ -58,8 +58,13 @@ class Result:
     reasons: list[str] = field(default_factory=list)
     measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
 
+    @property
+    def infeasible(self) -> bool:
+        """True when no table satisfies the spec (``status == "infeasible"``)."""
+        return self.status == "infeasible"
+
     @classmethod
-    def infeasible(cls, method, backend, analysis, objective_kind, timings, reasons) -> Result:
+    def of_infeasible(cls, method, backend, analysis, objective_kind, timings, reasons) -> Result:
         """No table satisfies the spec: status "infeasible", with one sentence per cause."""
         return cls(
             status="infeasible", termination="infeasible", objective=None, beta=None, method=method,

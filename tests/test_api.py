@@ -57,3 +57,11 @@ def test_spec_error_str_has_location_and_caret():
     text = str(info.value)
     assert text.startswith("<spec>:2:5: error: 'x' is already declared (line 1)")
     assert "    2 | var x : private {c}" in text and "^" in text
+
+
+def test_infeasible_is_a_boolean_not_a_method():
+    import privopt
+
+    result = privopt.load(SPECS / "atr_table4.priv").solve()
+    assert result.infeasible is False
+    assert not result.infeasible
