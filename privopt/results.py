@@ -2,13 +2,22 @@
 
 ``termination`` says why the method stopped; ``status`` says what the returned point is. A
 point is reported "optimal" only if privopt's own recomputation from the returned table (the
-``verification``) passes.
+``verification``) passes. ``spec`` and ``versions`` say what was solved and with what: the
+spec's path, title, SHA-256 and every param's value, and the versions of privopt, Python and
+the numeric and solver packages.
+
+Everything ``to_dict`` and ``to_json`` return is strict JSON (RFC 8259): a non-finite number
+(an infinite achieved budget, an undefined ratio) is written as ``null``, numpy scalars and
+arrays become Python numbers and lists. docs/api.md lists the fields that can be null.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import json
 import math
+import platform
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -18,6 +27,28 @@ import pandas as pd
 
 
 GROUP_MEASURES = ("objective", "beta", "beta_min", "c_star", "case")  # the rest of a group row is its key
+
+# Packages whose versions a result records (those installed): the numeric stack, the spec
+# parser and every solver a backend can call.
+VERSIONED_PACKAGES = (
+    "numpy", "scipy", "pandas", "pyarrow", "lark", "highspy", "cvxpy", "clarabel", "scs", "osqp", "ecos", "pyomo",
+)
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """{"privopt", "python", package: version} for privopt, the running Python and every
+    installed package of ``VERSIONED_PACKAGES`` (read from ``importlib.metadata``; packages
+    that are not installed are left out)."""
+    from . import __version__
+
+    out = {"privopt": __version__, "python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
 
 
 class LazyTables(Mapping[str, pd.DataFrame]):
@@ -57,11 +88,18 @@ class Result:
     stats: dict[str, Any] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
+    spec: dict[str, Any] | None = None  # {"path", "title", "sha256", "params"}: what was solved (Problem.solve sets it)
+    versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
 
     @property
     def infeasible(self) -> bool:
         """True when no table satisfies the spec (``status == "infeasible"``)."""
         return self.status == "infeasible"
+
+    @property
+    def params(self) -> dict[str, float]:
+        """Every param's value as solved (the spec's, after ``--set`` / ``params=``)."""
+        return dict(self.spec["params"]) if self.spec else {}
 
     @classmethod
     def of_infeasible(cls, method, backend, analysis, objective_kind, timings, reasons) -> Result:
@@ -81,30 +119,26 @@ class Result:
             raise KeyError(f"no table '{name}'; tables: {', '.join(self.tables)}") from None
 
     def group_records(self) -> list[dict[str, Any]]:
-        """Per-group results as plain dicts: {key: {public var: label}, objective, beta, ...}."""
+        """Per-group results as plain dicts: {key: {public var: label}, objective, beta, ...}
+        (a non-finite measure is None)."""
         frame = self.groups
         if frame.empty:
             return []
         measures = [c for c in GROUP_MEASURES if c in frame.columns]
         keys = [c for c in frame.columns if c not in measures]
         key_rows = frame[keys].astype(str).to_dict(orient="records") if keys else [{}] * len(frame)
-        value_rows = frame[measures].to_dict(orient="records")
-        out = []
-        for k, v in zip(key_rows, value_rows):
-            row = {"key": k}
-            for name, x in v.items():
-                row[name] = x if name == "case" else _num(x)
-            out.append(row)
-        return out
+        value_rows = _finite_or_none(frame[measures]).to_dict(orient="records")
+        return [{"key": k} | v for k, v in zip(key_rows, value_rows)]
 
     def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:
-        """Plain Python objects (for small results; ``to_json`` is the fast path for large ones)."""
+        """The result as plain, strict-JSON Python objects (for small results; ``to_json`` is
+        the fast path for large ones). Non-finite numbers are None, numpy values are Python's."""
         out: dict[str, Any] = {
             "status": self.status,
             "termination": self.termination,
-            "objective": _num(self.objective),
+            "objective": self.objective,
             "objective_kind": self.objective_kind,
-            "beta": _num(self.beta),
+            "beta": self.beta,
             "method": self.method,
             "backend": self.backend,
             "problem_class": self.problem_class,
@@ -114,15 +148,20 @@ class Result:
             "stats": self.stats,
         }
         if self.measures:
-            out["measures"] = {k: _num(v) for k, v in self.measures.items()}
+            out["measures"] = self.measures
         if self.reasons:
             out["reasons"] = self.reasons
+        out["spec"] = self.spec
+        out["versions"] = self.versions
         if tables:
-            out["tables"] = {
-                name: [{k: (str(v) if k != "value" else float(v)) for k, v in row.items()} for row in df.to_dict(orient="records")]
-                for name, df in self.tables.items()
-            }
-        return out
+            out["tables"] = {name: self._table_records(df) for name, df in self.tables.items()}
+        return plain(out)
+
+    @staticmethod
+    def _table_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+        """A table's rows as dicts: labels as text, ``value`` a float (None if not finite)."""
+        labels = [c for c in df.columns if c != "value"]
+        return _finite_or_none(df.astype({c: str for c in labels})).to_dict(orient="records")
 
     def to_json(self, tables: bool = True, indent: int | None = 2) -> str:
         """The result as JSON text. Groups and tables go through pandas' C writer (15
@@ -130,7 +169,7 @@ class Result:
         is ``json.dumps``. ``--out`` writes the tables as CSV with full precision."""
         body = self.to_dict(tables=False, groups=False)
         del body["groups"]
-        text = json.dumps(body, indent=indent, default=_json_default, allow_nan=False)
+        text = json.dumps(body, indent=indent, allow_nan=False)  # body is plain(): strict already
         parts = [f'"groups": {_groups_json(self.groups)}']
         if tables:
             parts.append(
@@ -163,18 +202,46 @@ def _groups_json(frame: pd.DataFrame) -> str:
     return "[" + ", ".join(records.tolist()) + "]"
 
 
+def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every numeric column as Python objects, non-finite entries None
+    (vectorized per column; other columns unchanged)."""
+    out = frame.copy()
+    for col in frame.columns:
+        values = frame[col]
+        if pd.api.types.is_float_dtype(values.dtype):
+            out[col] = values.astype(object).where(np.isfinite(values.to_numpy()), None)
+        elif pd.api.types.is_integer_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+            out[col] = values.astype(object)
+    return out
+
+
+def plain(x: Any) -> Any:
+    """``x`` as strict-JSON Python values, recursively: mappings become dicts with text keys,
+    sequences and numpy arrays lists (arrays converted in C, not per element), numpy scalars
+    Python numbers, non-finite floats None; anything else unknown its ``str``."""
+    if x is None or isinstance(x, (str, bool)):
+        return x
+    if isinstance(x, Mapping):
+        return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f":
+            cells = x.astype(object)
+            cells[~np.isfinite(x)] = None
+            return cells.tolist()
+        return plain(x.tolist()) if x.dtype.kind in "OUSMm" else x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return _num(x)
+    return str(x)
+
+
 def _num(x):
     if x is None:
         return None
     x = float(x)
     return x if math.isfinite(x) else None
-
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return _num(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(f"not JSON serializable: {type(o).__name__}")

@@ -249,6 +249,7 @@ class Problem:
     constraints: tuple[CellConstraint | LinearConstraint, ...]
     objective: Objective | MechanismObjective
     source_name: str = "<spec>"
+    source_sha256: str | None = None  # SHA-256 of the spec text as read (set by privopt.load / loads)
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
     budgets: tuple[Budget, ...] = ()
     model: LinTable | None = field(default=None, repr=False)  # joint P(known vars, design targets), linear in the design
@@ -272,10 +273,21 @@ class Problem:
     ):
         """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp) on a ``backend`` (auto |
         highs | scipy | cvxpy | pyomo; auto is highs, or cvxpy/Clarabel for a QP; ``solver`` picks
-        cvxpy's inner solver); returns a ``privopt.Result``."""
-        from ..pipeline import solve
+        cvxpy's inner solver); returns a ``privopt.Result`` that records this spec
+        (``Result.spec``) and the package versions (``Result.versions``)."""
+        from dataclasses import replace
 
-        return solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
+        from ..pipeline import solve
+        from ..results import versions
+
+        result = solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
+        return replace(result, spec=self.provenance(), versions=versions())
+
+    def provenance(self) -> dict:
+        """What was solved: {"path" (None for text given to ``loads`` without a path), "title",
+        "sha256" of the spec text, "params": every param's value after overrides}."""
+        path = None if self.source_name == "<spec>" else self.source_name
+        return {"path": path, "title": self.title, "sha256": self.source_sha256, "params": dict(self.params)}
 
     def explain(self):
         """The analysis: problem class, applicable methods and why, size."""
