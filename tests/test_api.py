@@ -65,3 +65,29 @@ def test_infeasible_is_a_boolean_not_a_method():
     result = privopt.load(SPECS / "atr_table4.priv").solve()
     assert result.infeasible is False
     assert not result.infeasible
+
+
+def test_readme_python_example_prints_what_it_says(monkeypatch):
+    """Run README's Python block; each ``print(...)  # TEXT`` line must print exactly TEXT (the
+    JSON one must be strict JSON recording the param)."""
+    import json
+    import re
+
+    from tests.conftest import ROOT
+
+    block = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    prints = [line for line in block.splitlines() if line.startswith("print(")]
+    printed: list[str] = []
+
+    def record(*args):
+        printed.append(" ".join(str(a) for a in args))
+
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "README.md", "exec"), {"print": record})
+    assert len(printed) == len(prints) >= 3
+    for text, line in zip(printed, prints):
+        if "to_json()" in line:
+            data = json.loads(text, parse_constant=lambda t: pytest.fail(f"non-standard JSON {t}"))
+            assert data["spec"]["params"] == {"delta": 0.95}
+        else:
+            assert text == line.split("#", 1)[1].strip()
