@@ -5,19 +5,26 @@
                 col_lower <= x <= col_upper
 
 A backend is one small class: capability flags as class attributes, its solver imported
-inside ``solve``, solver statuses mapped through a table. The result keeps two separate
-things (Pyomo's split): why the solver stopped (``termination``) and what the returned point
+inside ``_solve``, solver statuses mapped through a table. ``Backend.solve`` runs ``_solve``
+with the solver's console output routed to the solver log (``privopt.solverlog``: discarded
+unless ``--verbose`` or ``--log FILE``), so nothing a solver prints reaches privopt's stdout; a
+backend wraps its blocking solver call in ``solverlog.interruptible`` so Ctrl-C takes effect.
+
+The result keeps two separate things (Pyomo's split): why the solver stopped (``termination``) and what the returned point
 is (``status``). Only ``status == "optimal"`` is an answer; every other status is reported,
 never used.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+
+from .. import solverlog
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,17 @@ class Backend:
         return True, ""
 
     def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+        """Solve ``lp``; the solver's console output goes to the solver log, never to stdout."""
+        if (refused := self.unsupported(lp)) is not None:
+            return refused
+        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+            from ..errors import UsageError
+
+            raise UsageError(f"the time limit must be a positive number of seconds, not {time_limit!r}")
+        with solverlog.captured():
+            return self._solve(lp, time_limit=time_limit, tol=tol)
+
+    def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
         raise NotImplementedError
 
     def unsupported(self, lp: LinearProgram) -> LPSolution | None:

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import solverlog
 from .base import Backend, LinearProgram, LPSolution, split_rows
 
 # cvxpy status -> (termination, status of the returned point)
@@ -59,7 +60,7 @@ class CvxpyBackend(Backend):
             return False, f"cvxpy has no {self.solver} installed (it has {', '.join(cp.installed_solvers())})"
         return True, ""
 
-    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
         import cvxpy as cp
 
         t0 = time.perf_counter()
@@ -92,9 +93,12 @@ class CvxpyBackend(Backend):
         try:
             with warnings.catch_warnings():  # "may be inaccurate": the status says so, and is mapped
                 warnings.simplefilter("ignore", UserWarning)
-                problem.solve(solver=self.solver, **options)
+                verbose = solverlog.verbose()
+                solverlog.interruptible(lambda: problem.solve(solver=self.solver, verbose=verbose, **options))
                 if self.solver == "HIGHS" and problem.status in ("infeasible", "infeasible_or_unbounded"):
-                    problem.solve(solver=self.solver, **options, presolve="off")  # see highs.py
+                    solverlog.interruptible(  # see highs.py
+                        lambda: problem.solve(solver=self.solver, verbose=verbose, **options, presolve="off")
+                    )
             termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
         except cp.error.SolverError as e:
             termination, status, message = "error", "unknown", str(e)

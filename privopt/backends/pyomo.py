@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from .. import solverlog
 from .base import Backend, LinearProgram, LPSolution
 
 _TERMINATION = {
@@ -46,7 +47,7 @@ class PyomoBackend(Backend):
         status = Highs().available()
         return (bool(status), "" if status else f"Pyomo's HiGHS interface is unavailable: {status}")
 
-    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
         import pyomo
         import pyomo.environ as pe
         from pyomo.contrib.solver.solvers.highs import Highs
@@ -80,10 +81,12 @@ class PyomoBackend(Backend):
         m.obj = pe.Objective(expr=linear)
         t1 = time.perf_counter()
         options = {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
-        kw = dict(load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=time_limit)
-        res = Highs().solve(m, solver_options=options, **kw)
+        kw = dict(load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=time_limit, tee=solverlog.verbose())
+        res = solverlog.interruptible(lambda: Highs().solve(m, solver_options=options, **kw))
         if res.termination_condition.name in ("provenInfeasible", "infeasibleOrUnbounded"):
-            res = Highs().solve(m, solver_options=options | {"presolve": "off"}, **kw)  # see highs.py
+            res = solverlog.interruptible(  # see highs.py
+                lambda: Highs().solve(m, solver_options=options | {"presolve": "off"}, **kw)
+            )
         t2 = time.perf_counter()
         termination = _TERMINATION.get(res.termination_condition.name, "unknown")
         status = _SOLUTION.get(res.solution_status.name, "unknown")

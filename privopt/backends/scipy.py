@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from .. import solverlog
 from .base import Backend, LinearProgram, LPSolution, split_rows
 
 # linprog status -> (termination, status of the returned point)
@@ -26,12 +27,10 @@ class ScipyBackend(Backend):
     name = "scipy"
     package = "scipy.optimize"
 
-    def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
+    def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
         import scipy
         from scipy.optimize import linprog
 
-        if (refused := self.unsupported(lp)) is not None:
-            return refused
         t0 = time.perf_counter()
         A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
         bounds = np.column_stack([lp.col_lower, lp.col_upper])  # linprog takes +-inf for "no bound"
@@ -52,9 +51,10 @@ class ScipyBackend(Backend):
                 options=opts,
             )
 
-        res = run(options)
+        options["disp"] = solverlog.verbose()
+        res = solverlog.interruptible(lambda: run(options))
         if res.status == 2:  # confirm without presolve (see highs.py: presolve can misjudge tiny data)
-            res = run(options | {"presolve": False})
+            res = solverlog.interruptible(lambda: run(options | {"presolve": False}))
         t2 = time.perf_counter()
         termination, status = _STATUS.get(res.status, ("unknown", "unknown"))
         if res.status == 1 and "time" in str(res.message).lower():
