@@ -7,16 +7,21 @@ Routes (compile/analysis.py says which applies and why):
 * ``lp`` / ``qp``: the whole program lowered by compile/mechanism.py, on any LP backend (a QP
   on the QP-capable ones).
 
-Whatever the route, the returned table is verified by recomputing every constraint, every
-privacy budget (in its pairwise form, not through the LP's envelope rows) and the objective.
+Whatever the route, the returned table is cleaned of solver noise (``clean``: cells below a
+budget's floor raised to it, rows renormalized), then verified by recomputing every
+constraint, every privacy budget as a ratio in log space (in its pairwise form, not through
+the LP's envelope rows) and the objective, and an LP optimum must agree with a proven lower
+bound (``methods/lp.lower_bound``). docs/verification.md states every tolerance.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from .backends import get_backend
 from .closedform import sanitization as cf
@@ -26,11 +31,14 @@ from .ir.linear import marginal
 from .ir.model import Problem, Role
 from .measures import sanitization as ms
 from .measures.mixture import naive_mixture
-from .methods.lp import solve_lp
+from .methods.lp import lower_bound, solve_lp
 from .results import LazyTables, Result
 
-VERIFY_TOL = 1e-9  # rows, ranges, constraints, budgets in linear form (absolute)
-OBJ_TOL = 1e-8  # recomputed objective vs the solver's
+VERIFY_TOL = 1e-9  # rows, ranges; constraints relative to the magnitude of their terms
+BUDGET_RTOL = 1e-9  # a ratio may exceed e^eps by this factor: achieved eps <= eps + log1p(1e-9)
+OBJ_TOL = 1e-8  # objective from the joint vs from the objective's table (relative beyond 1)
+OBJ_RTOL = 1e-7  # solver's objective, and the lower bound, vs the table's (relative beyond 1)
+CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
 
 
 def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
@@ -38,13 +46,15 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     stats: dict = {}
     t0 = time.perf_counter()
     try:
-        x, claimed, optimality, used_backend = _route(problem, analysis, method, backend, solver, time_limit, stats)
+        x, claimed, optimality, used_backend, evidence = _route(problem, analysis, method, backend, solver, time_limit, stats)
     except InfeasibleError as e:
         timings = _timings(problem, time.perf_counter() - t0, t_start)
         label = get_backend(backend, solver).label
         return Result.of_infeasible(method, label, analysis, problem.objective.kind, timings, e.reasons)
     solve_s = time.perf_counter() - t0
-    verification = verify(problem, x, claimed, optimality)
+    x, cleaning = clean(problem, x)
+    verification = verify(problem, x, claimed, optimality, evidence)
+    verification["cleaning"] = cleaning
     if not verification["passed"]:
         raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
     return Result(
@@ -91,13 +101,13 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
             else:
                 M = cf.prop1(san.p, san.q)
                 why = "closed form: Prop. 1 (eq. 11), the diagonal at its bound min(1, q/p)"
-            return cf.to_design(problem, san, M).ravel(), None, why, None
+            return cf.to_design(problem, san, M).ravel(), None, why, None, {"kind": "theorem", "source": why}
         be = get_backend(backend, solver)
         M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, be, time_limit)
         if sol is not None:
             stats.update(lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}")
         why = "Prop. 2 (eq. 12): full diagonal, transport LP over X-(s) x X+(s); d is a quasi-metric"
-        return cf.to_design(problem, san, M).ravel(), None, why, be.label
+        return cf.to_design(problem, san, M).ravel(), None, why, be.label, {"kind": "theorem", "source": why}
     if method not in ("lp", "qp"):
         raise UsageError(f"method '{method}' does not apply to this problem")
     be = get_backend(backend, solver)
@@ -105,7 +115,7 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
     mlp = lower_mechanism(problem, pairwise=use_pairwise(problem, be))
     lower_s = time.perf_counter() - t0
     sol = solve_lp(mlp, be, time_limit)
-    x = np.clip(sol.x[: mlp.n_design], 0.0, 1.0) + 0.0  # + 0.0 turns -0.0 into 0.0
+    x = sol.x[: mlp.n_design]
     stats.update(
         lower_s=round(lower_s, 6),
         lp_build_s=round(sol.build_s, 6),
@@ -117,7 +127,9 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
     )
     claimed = mlp.objective_value(sol.x)
     kind = "QP" if mlp.lp.is_qp else "LP"
-    return x, float(claimed), f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label
+    bound_kind, bound = lower_bound(mlp, sol)
+    evidence = {"kind": bound_kind, "bound": mlp.sign * bound + mlp.const, "side": "lower" if mlp.sign > 0 else "upper"}
+    return x, float(claimed), f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label, evidence
 
 
 # ------------------------------------------------------------------ verification
@@ -127,40 +139,47 @@ def _design_array(problem: Problem, x: np.ndarray) -> np.ndarray:
     return x.reshape(problem.shape(problem.design.axes))
 
 
-def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: str) -> dict:
-    """Recompute from the table: cells in [0, 1]; rows sum to 1; every linear constraint;
-    every budget in its pairwise linear form (not through envelope rows); the objective."""
+def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: str, evidence: dict | None = None) -> dict:
+    """Recompute from the table: cells in [0, 1]; rows sum to 1; every linear constraint
+    (relative to the magnitude of its terms); every budget as a ratio in log space, in its
+    pairwise form (not through envelope rows): achieved eps <= eps + log1p(BUDGET_RTOL), so a
+    positive cell beside a zero fails a pure budget whatever its size; the objective, twice;
+    and the evidence of optimality: a proven bound within OBJ_RTOL of the objective."""
     failures: list[str] = []
     M = _design_array(problem, x)
     k = len(problem.design.targets)
+    finite = bool(np.all(np.isfinite(M)))
+    if not finite:
+        failures.append("the table has a cell that is not a finite number")
     row_err = float(np.abs(M.sum(axis=tuple(range(M.ndim - k, M.ndim))) - 1.0).max()) if M.size else 0.0
     range_err = float(max(0.0, -M.min(), M.max() - 1.0)) if M.size else 0.0
     cons_err = 0.0
     for c in problem.constraints:
-        val = c.expr.value(x).ravel()[c.expr.defined_mask()]
-        err = float(np.abs(val).max(initial=0.0) if c.sense == "==" else max(0.0, val.max(initial=0.0)))
-        if err > VERIFY_TOL:
-            failures.append(f"'{c.text}' is violated by {err:.3g}")
+        err = _constraint_error(c, x)
+        if not err <= VERIFY_TOL:
+            failures.append(f"'{c.text}' is violated by {err:.3g} (relative to the size of its terms)")
         cons_err = max(cons_err, err)
     budget_err = 0.0
     achieved = {}
     for b in problem.budgets:
         cond, live = _budget_cond(b, x)
-        err = _violation(b, cond, live)
         achieved[b.text] = _achieved(b, cond, live)
-        if err > VERIFY_TOL:
-            failures.append(f"'{b.text}' is violated by {err:.3g} (achieved {achieved[b.text]:.6g})")
-        budget_err = max(budget_err, err)
-    if row_err > VERIFY_TOL:
+        if not achieved[b.text] <= b.eps + math.log1p(BUDGET_RTOL):
+            failures.append(f"'{b.text}' does not hold: the table achieves eps = {achieved[b.text]:.6g}")
+        budget_err = max(budget_err, _violation(b, cond, live))
+    if not row_err <= VERIFY_TOL:
         failures.append(f"a row sums to 1 +- {row_err:.3g}")
-    if range_err > VERIFY_TOL:
+    if not range_err <= VERIFY_TOL:
         failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
     value = problem.objective.evaluate(x)
     direct = _objective_direct(problem, x)
-    if direct is not None and abs(direct - value) > OBJ_TOL:
+    if direct is not None and not abs(direct - value) <= OBJ_TOL * max(1.0, abs(value)):
         failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
-    if claimed is not None and abs(claimed - value) > 1e-7 * max(1.0, abs(value)):
+    if claimed is not None and not abs(claimed - value) <= OBJ_RTOL * max(1.0, abs(value)):
         failures.append(f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
+    evidence = dict(evidence or {"kind": "none"})
+    if "bound" in evidence:
+        failures += _check_evidence(problem, value, evidence)
     return {
         "passed": not failures,
         "objective": value,
@@ -171,8 +190,108 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         "max_range_violation": range_err,
         "budgets_achieved": achieved,
         "tolerance": VERIFY_TOL,
+        "tolerances": {
+            "rows and cells (absolute)": VERIFY_TOL,
+            "constraints (relative to the magnitude of their terms, at least absolute)": VERIFY_TOL,
+            "budgets (ratio: achieved eps <= eps + log1p(rtol))": BUDGET_RTOL,
+            "objective vs solver and vs the bound (relative beyond 1)": OBJ_RTOL,
+        },
+        "evidence": evidence,
         "failures": failures,
     }
+
+
+def _check_evidence(problem: Problem, value: float, evidence: dict) -> list[str]:
+    """The bound must be on its side of the objective and within OBJ_RTOL of it."""
+    bound = evidence["bound"]
+    tol = OBJ_RTOL * max(1.0, abs(value))
+    gap = value - bound if evidence["side"] == "lower" else bound - value
+    evidence["gap"] = gap
+    evidence["tolerance"] = tol
+    if gap <= tol:
+        return []
+    if not math.isfinite(bound):
+        why = "no finite bound could be proven"
+    else:
+        why = f"the {evidence['kind']} is {bound:.12g}, {gap:.3g} from the objective (tolerance {tol:.3g})"
+    return [f"the optimum {value:.12g} is not certified: {why}"]
+
+
+def _constraint_error(c, x: np.ndarray) -> float:
+    """Largest violation of a linear constraint, relative to max(1, |A| |x| + |b|) of its cell."""
+    mask = c.expr.defined_mask()
+    val = c.expr.value(x).ravel()[mask]
+    A = c.expr.matrix()
+    scale = np.maximum(1.0, (abs(A) @ np.abs(x) + np.abs(c.expr.b))[mask])
+    err = np.abs(val) if c.sense == "==" else np.maximum(val, 0.0)
+    return float((err / scale).max(initial=0.0))
+
+
+# ------------------------------------------------------------------ cleaning
+
+
+def clean(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Solver noise removed from a returned table, so that it can be verified exactly.
+
+    Cells are clipped to [0, 1] and each design row renormalized to sum 1. Then, for every
+    budget whose conditional is a weighted sum of design cells (each cell in one conditional
+    cell, weights >= 0 summing to s), each conditional cell below its floor
+    ``e^-eps (cond[a, y] - delta / |A|)`` (ldp/dp, propagated along chains of pairs) or
+    ``e^-eps P(y)`` (log-lift) is raised to it by adding ``gap / s`` to its design cells, and
+    the rows are renormalized; this repeats until no cell is short (at most CLEAN_ROUNDS
+    passes). Raising never breaks a budget's upper side by more than the renormalization
+    (a relative 1e-16 once nothing is short), and makes the support consistent: no positive
+    cell is left beside a zero. The objective is recomputed on the cleaned table and must
+    still agree with the solver's and with the bound (``verify``).
+    """
+    x0 = np.asarray(x, dtype=float)
+    x = _normalize(problem, np.clip(np.nan_to_num(x0, nan=0.0), 0.0, 1.0) + 0.0)  # + 0.0: no -0.0
+    lifts = [(b, _lift(b)) for b in problem.budgets]
+    lifts = [(b, lift) for b, lift in lifts if lift is not None]
+    rounds = 0
+    for _ in range(CLEAN_ROUNDS):
+        dx = np.zeros_like(x)
+        for b, (P, s) in lifts:
+            cond, live = _budget_cond(b, x)
+            gap = _shortfall(b, cond, live).ravel()
+            if np.any(gap > 0):
+                dx += P.T @ np.divide(gap, s, out=np.zeros_like(gap), where=s > 0)
+        if not np.any(dx > 0):
+            break
+        x = _normalize(problem, x + dx)
+        rounds += 1
+    return x, {
+        "rounds": rounds,
+        "max_cell_change": float(np.abs(x - x0).max(initial=0.0)) if np.all(np.isfinite(x0)) else float("inf"),
+        "rule": "clip to [0, 1]; raise each cell below its budget floor to it; renormalize rows",
+    }
+
+
+def _normalize(problem: Problem, x: np.ndarray) -> np.ndarray:
+    """Each row of the design (given, then targets in C order) divided by its sum."""
+    width = int(np.prod(problem.shape(problem.design.targets), dtype=np.int64))
+    rows = x.reshape(-1, width)
+    total = rows.sum(axis=1, keepdims=True)
+    return np.divide(rows, total, out=rows.copy(), where=total > 0).ravel()
+
+
+def _lift(b):
+    """(P, s): P the 0/1 pattern of the conditional's cells over design cells and s its
+    weights' row sums, when every design cell lies in at most one conditional cell with a
+    nonnegative weight and there is no constant part; else None (no repair, verify only)."""
+    A = sp.csr_array(b.cond.matrix())
+    if np.any(b.cond.b) or (A.nnz and A.data.min() < 0):
+        return None
+    P = sp.csr_array((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
+    if A.nnz and np.bincount(A.indices, minlength=A.shape[1]).max() > 1:
+        return None
+    return P, np.asarray(A.sum(axis=1)).ravel()
+
+
+def _shortfall(b, cond: np.ndarray, live: np.ndarray) -> np.ndarray:
+    if b.kind == "loglift":
+        return ms.loglift_shortfall(cond, np.where(live, b.weights, 0.0), b.eps)
+    return ms.pairwise_shortfall(cond, live, b.eps, b.delta, b.pairs)
 
 
 def _budget_cond(b, x):
@@ -184,7 +303,8 @@ def _budget_cond(b, x):
 
 
 def _violation(b, cond: np.ndarray, live: np.ndarray) -> float:
-    """How far the budget's linear form is exceeded (0 when it holds)."""
+    """How far the budget's linear form, scaled by e^-eps, is exceeded (0 when it holds): the
+    shortfall of the smaller cell of a pair (``privopt check`` compares it with its tolerance)."""
     if b.kind == "loglift":
         return ms.loglift_violation(cond, np.where(live, b.weights, 0.0), b.eps)
     return ms.pairwise_violation(cond, live, b.eps, b.delta, b.pairs)

@@ -19,6 +19,11 @@ comes from, so an infeasible program can name what blocks it:
 * ``loglift`` (eq. 2): ``e^-eps P(y) <= cond[a, y] <= e^eps P(y)`` for every a with
   ``P(a) > 0``, where ``P(y) = sum_a P(a) cond[a, y]``: |log P(a | y) / P(a)| <= eps,
   multiplied through by P(a) P(y) >= 0. Already 2|A||Y| rows.
+
+Every budget row is stated with the factor e^-eps <= 1 (``e^-eps u_y - l_y <= e^-eps delta / |A|``
+and likewise for pairs and log-lift), so no coefficient exceeds 1 in magnitude and ``exp``
+cannot overflow; the eps range privopt accepts is checked by ``budget_range`` before lowering
+(docs/verification.md).
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ import scipy.sparse as sp
 
 from ..backends.base import LinearProgram
 from ..ir.linear import LinTable, widen_columns
+from ..errors import SpecError
 from ..ir.model import Budget, LinearConstraint, Problem
+
+# A table meeting a budget with eps may need cells e^-(D eps) times the largest (D: the
+# longest chain of pairs, 1 for all pairs); double precision ends near e^-708 (subnormals
+# aside), so privopt accepts D * eps <= LOG_RANGE and refuses beyond (docs/verification.md).
+LOG_RANGE = 680.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,7 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     """The LP of ``problem``. ``pairwise=True`` writes every pair of an ldp/dp budget as its
     own row instead of the envelopes (|A|^2 |Y| rows): an independent formulation that
     ``privopt check`` solves beside the envelope form."""
+    check_budget_range(problem)
     design = problem.design
     n = problem.design_size
     shape = problem.shape(design.axes)
@@ -132,6 +144,41 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     return MechanismLP(lp, n, sign, const, tuple(families), row_family)
 
 
+def chain_length(b: Budget) -> int:
+    """The longest shortest chain of pairs a -> a' -> ... of a budget (1 for all pairs and for
+    log-lift): a floor on cond[a, y] propagates that far, so a table may need cells
+    e^-(chain * eps) times the largest."""
+    if b.pairs is None or b.kind == "loglift" or b.pairs.size == 0:
+        return 1
+    from scipy.sparse.csgraph import shortest_path
+
+    k = b.source_cells
+    if k > 2000:  # a path never has more than k - 1 steps; skip the all-pairs search
+        return k - 1
+    g = sp.csr_array((np.ones(len(b.pairs)), (b.pairs[:, 0], b.pairs[:, 1])), shape=(k, k))
+    d = shortest_path(g, unweighted=True, directed=True)
+    return max(int(d[np.isfinite(d)].max(initial=1)), 1)
+
+
+def check_budget_range(problem: Problem) -> None:
+    """Refuse a budget whose verified tables would need numbers outside double precision:
+    ``chain_length * eps > LOG_RANGE`` (SpecError at the budget, with the range that works)."""
+    for b in problem.budgets:
+        chain = chain_length(b)
+        if chain * b.eps <= LOG_RANGE:
+            continue
+        top = LOG_RANGE / chain
+        via = f" across a chain of {chain} adjacent pairs" if chain > 1 else ""
+        raise SpecError(
+            f"eps = {b.eps:g} is beyond what privopt can solve and verify for '{b.text}': a table "
+            f"meeting it may need cells e^-{chain * b.eps:.4g} times others{via}, and double "
+            "precision ends near e^-708",
+            b.span,
+            f"use eps <= {top:.6g} for this budget (a larger eps constrains the table only through "
+            "which cells are zero, which floating point cannot tell from tiny values)",
+        )
+
+
 def _all_pairs(problem: Problem) -> Problem:
     from dataclasses import replace
 
@@ -151,13 +198,17 @@ def _aux_columns(b: Budget) -> int:
 
 
 def _budget_rows(b: Budget, offset: int, N: int):
+    """The rows of one budget, each stated on the side that keeps every coefficient <= 1 in
+    magnitude: ``cond[a, y] <= e^eps cond[a', y] + s`` is written
+    ``e^-eps cond[a, y] - cond[a', y] <= e^-eps s`` (docs/verification.md, Scaling).
+    ``e^-eps`` is computed as ``exp(-eps)``, which cannot overflow."""
     cond = b.cond.widen(N)
     ny = cond.shape[-1]
     na = cond.cells // ny
     A = cond.matrix()
     live = cond.defined_mask().reshape(na, ny)
     alive_a = live.all(axis=1)
-    e = math.exp(b.eps)
+    f = math.exp(-b.eps)  # e^-eps in (0, 1] for eps >= 0
     if b.kind == "loglift":
         assert not np.any(cond.b), "an induced conditional has no constant part"
         w = np.where(alive_a, b.weights, 0.0)
@@ -168,8 +219,8 @@ def _budget_rows(b: Budget, offset: int, N: int):
         Ak = A[keep]
         inf = np.full(keep.size, np.inf)
         zero = np.zeros(keep.size)
-        yield (Ak - e * Py_rep).tocsr(), -inf, zero  # cond <= e^eps P(y)
-        yield (Ak - Py_rep / e).tocsr(), zero, inf  # cond >= e^-eps P(y)
+        yield (f * Ak - Py_rep).tocsr(), -inf, zero  # cond <= e^eps P(y), times e^-eps
+        yield (Ak - f * Py_rep).tocsr(), zero, inf  # cond >= e^-eps P(y)
         return
     slack = b.delta / na
     if b.pairs is not None:
@@ -178,8 +229,8 @@ def _budget_rows(b: Budget, offset: int, N: int):
         a1, a2 = a1[ok], a2[ok]
         r1 = (a1[:, None] * ny + np.arange(ny)).ravel()
         r2 = (a2[:, None] * ny + np.arange(ny)).ravel()
-        rows = (A[r1] - e * A[r2]).tocsr()
-        yield rows, np.full(r1.size, -np.inf), np.full(r1.size, slack) - (cond.b[r1] - e * cond.b[r2])
+        rows = (f * A[r1] - A[r2]).tocsr()
+        yield rows, np.full(r1.size, -np.inf), np.full(r1.size, f * slack) - (f * cond.b[r1] - cond.b[r2])
         return
     cells = np.flatnonzero(np.repeat(alive_a, ny))
     y_of = cells % ny
@@ -193,7 +244,7 @@ def _budget_rows(b: Budget, offset: int, N: int):
     yield (A[cells] - U).tocsr(), -inf, -base  # cond <= u_y
     yield (A[cells] - L).tocsr(), -base, inf  # cond >= l_y
     env = sp.csr_array(
-        (np.concatenate([np.ones(ny), -e * np.ones(ny)]), (np.tile(np.arange(ny), 2), np.concatenate([offset + np.arange(ny), offset + ny + np.arange(ny)]))),
+        (np.concatenate([np.full(ny, f), -np.ones(ny)]), (np.tile(np.arange(ny), 2), np.concatenate([offset + np.arange(ny), offset + ny + np.arange(ny)]))),
         shape=(ny, N),
     )
-    yield env, np.full(ny, -np.inf), np.full(ny, slack)  # u_y - e^eps l_y <= delta / |A|
+    yield env, np.full(ny, -np.inf), np.full(ny, f * slack)  # e^-eps u_y - l_y <= e^-eps delta / |A|

@@ -44,15 +44,34 @@ def pairwise_eps(cond: np.ndarray, live: np.ndarray, delta: float = 0.0, pairs: 
 
 
 def pairwise_violation(cond: np.ndarray, live: np.ndarray, eps: float, delta: float = 0.0, pairs=None) -> float:
-    """Largest ``cond[a, y] - e^eps cond[a', y] - delta / |A|`` (<= 0 when the budget holds):
-    the linear form, which is what a tolerance can be stated for."""
+    """Largest shortfall ``e^-eps (cond[a, y] - delta / |A|) - cond[a', y]`` (<= 0 when the
+    budget holds): the linear form on the side of the smaller cell, so it never overflows and
+    is what the smaller cell must be raised by (docs/verification.md)."""
+    return float(max(pairwise_shortfall(cond, live, eps, delta, pairs).max(initial=0.0), 0.0))
+
+
+def pairwise_shortfall(cond: np.ndarray, live: np.ndarray, eps: float, delta: float = 0.0, pairs=None) -> np.ndarray:
+    """(A, Y): how far each live cell lies below its floor ``e^-eps (cond[a, y] - delta / |A|)``
+    over the pairs (a, a'), the floors propagated along chains of pairs until they hold
+    everywhere (at most |A| vectorized passes; one for all pairs). 0 where the budget holds."""
     slack = delta / cond.shape[0]
-    e = np.exp(eps)
+    f = np.exp(-eps)
+    c = np.where(live[:, None], cond, 0.0)
     if pairs is None:
-        c = cond[live]
-        return float((c.max(axis=0) - e * c.min(axis=0) - slack).max(initial=0.0))
+        top = c.max(axis=0, initial=0.0)
+        floor = np.broadcast_to(f * np.maximum(top - slack, 0.0), c.shape)
+        return np.where(live[:, None], np.maximum(floor - c, 0.0), 0.0)
     ok = live[pairs[:, 0]] & live[pairs[:, 1]]
-    return float((cond[pairs[ok, 0]] - e * cond[pairs[ok, 1]] - slack).max(initial=0.0))
+    a1, a2 = pairs[ok, 0], pairs[ok, 1]
+    level = c.copy()
+    for _ in range(cond.shape[0]):
+        need = np.zeros_like(level)
+        np.maximum.at(need, a2, f * np.maximum(level[a1] - slack, 0.0))
+        raised = np.maximum(level, need)
+        if np.array_equal(raised, level):
+            break
+        level = raised
+    return level - c
 
 
 def loglift(cond: np.ndarray, weights: np.ndarray) -> float:
@@ -65,11 +84,19 @@ def loglift(cond: np.ndarray, weights: np.ndarray) -> float:
 
 
 def loglift_violation(cond: np.ndarray, weights: np.ndarray, eps: float) -> float:
+    """Largest ``e^-eps cond - P(y)`` or ``e^-eps P(y) - cond`` (<= 0 when the budget holds)."""
     live = weights > 0
     py = weights[live] @ cond[live]
     c = cond[live]
-    e = np.exp(eps)
-    return float(np.maximum(c - e * py, py / e - c).max(initial=0.0))
+    f = np.exp(-eps)
+    return float(np.maximum(f * c - py, f * py - c).max(initial=0.0))
+
+
+def loglift_shortfall(cond: np.ndarray, weights: np.ndarray, eps: float) -> np.ndarray:
+    """(A, Y): how far each cell with ``weights > 0`` lies below ``e^-eps P(y)``."""
+    live = weights > 0
+    py = weights[live] @ cond[live]
+    return np.where(live[:, None], np.maximum(np.exp(-eps) * py[None, :] - cond, 0.0), 0.0)
 
 
 def mutual_info(joint: np.ndarray) -> float:

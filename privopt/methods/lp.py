@@ -1,8 +1,12 @@
-"""One LP solve of a lowered mechanism, and a diagnosis when the program is infeasible."""
+"""One LP solve of a lowered mechanism, a diagnosis when the program is infeasible, and a
+proven lower bound on its optimum (weak duality) as evidence of optimality."""
 
 from __future__ import annotations
 
-from ..backends.base import Backend, LPSolution
+import numpy as np
+import scipy.sparse as sp
+
+from ..backends.base import Backend, LinearProgram, LPSolution
 from ..compile.mechanism import MechanismLP
 from ..errors import InfeasibleError, SolverError
 
@@ -43,3 +47,58 @@ def diagnose(mlp: MechanismLP, backend: Backend, time_limit: float | None = None
         names = "; ".join(mlp.families[k] for k in blocking)
         return [f"the constraints cannot hold together; dropping any one of these makes them feasible: {names}"]
     return ["the constraints cannot hold together (no single constraint is to blame; several conflict)"]
+
+
+def lagrangian_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
+    """A lower bound on ``min c x + 1/2 x'Qx`` over ``lp`` from any row multipliers ``y``
+    (weak duality; nothing the solver claims is trusted).
+
+    For every feasible x, ``c x + 1/2 x'Qx >= sum_i y_i t_i + min over the column box of
+    (c - A'y) x + 1/2 x'Qx``, where ``t_i`` is the row's lower bound when ``y_i > 0`` and its
+    upper bound when ``y_i < 0`` (``y = d objective / d bound``, backends/base.py). A multiplier
+    of the wrong sign for a one-sided row is set to 0, so the bound holds whatever ``y`` is.
+    The box minimum is separable because every column is bounded and Q is diagonal (the QP
+    lowering's residual columns); returns -inf for a non-diagonal Q or an unbounded column
+    with a nonzero reduced cost.
+    """
+    y = np.asarray(row_dual, dtype=float).copy()
+    y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(lp.row_lower)) | ((y < 0) & ~np.isfinite(lp.row_upper))] = 0.0
+    t = np.where(y > 0, lp.row_lower, np.where(y < 0, lp.row_upper, 0.0))
+    r = lp.c - lp.A.T @ y
+    lo, hi = lp.col_lower, lp.col_upper
+    q = np.zeros_like(r)
+    if lp.Q is not None and lp.Q.nnz:
+        Q = sp.coo_array(lp.Q)
+        if np.any(Q.row != Q.col):
+            return -np.inf
+        np.add.at(q, Q.row, Q.data)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(q > 0, np.clip(-r / np.where(q > 0, q, 1.0), lo, hi), np.where(r > 0, lo, hi))
+        x = np.where(r == 0, np.clip(0.0, lo, hi), x)
+        terms = r * x + 0.5 * q * x * x
+    if not np.all(np.isfinite(terms)):
+        return -np.inf
+    return float(y @ t + terms.sum())
+
+
+def unconstrained_multipliers(mlp: MechanismLP) -> np.ndarray:
+    """Row multipliers that give the optimum over the design's rows alone (each row of
+    P(targets | given) on its simplex, every other row dropped): ``y = min_j c_j`` over the
+    cells of each design row. Their ``lagrangian_bound`` is the unconstrained optimum, which
+    the optimum approaches as the budgets grow."""
+    y = np.zeros(mlp.lp.A.shape[0])
+    rows = np.flatnonzero(mlp.row_family == 0)
+    c = mlp.lp.c[: mlp.n_design]
+    width = mlp.n_design // max(rows.size, 1)
+    if rows.size and rows.size * width == mlp.n_design:
+        y[rows] = c.reshape(rows.size, width).min(axis=1)
+    return y
+
+
+def lower_bound(mlp: MechanismLP, sol: LPSolution) -> tuple[str, float]:
+    """The best proven lower bound on the lowered program's ``c x`` and its kind: the dual
+    bound of the solver's multipliers, or the unconstrained optimum, whichever is larger."""
+    bounds = [("unconstrained optimum", lagrangian_bound(mlp.lp, unconstrained_multipliers(mlp)))]
+    if sol.row_dual is not None and sol.row_dual.shape == (mlp.lp.A.shape[0],):
+        bounds.append(("dual bound", lagrangian_bound(mlp.lp, sol.row_dual)))
+    return max(bounds, key=lambda kb: kb[1])
