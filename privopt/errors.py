@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .render import visible
+
 if TYPE_CHECKING:  # pragma: no cover
     from .spec.source import Span
 
@@ -41,18 +43,20 @@ class SpecError(PrivoptError, ValueError):
 
     ``span`` locates the offending text; ``hint`` says what to change. ``str(err)`` is
     the full report: ``FILE:LINE:COL: error: ...``, the source line, a caret under the
-    spot, and the hint.
+    spot, and the hint. An error about the spec as a whole (no objective, a file that cannot
+    be read) has no span but names the file: ``FILE: error: ...``.
     """
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None):
+    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None, file: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span
         self.hint = hint
+        self.file = file
 
     def __str__(self) -> str:
         if self.span is None:
-            text = f"error: {self.message}"
+            text = f"{visible(self.file)}: error: {self.message}" if self.file else f"error: {self.message}"
         else:
             text = f"{self.span.location()}: error: {self.message}\n{self.span.excerpt()}"
         if self.hint:

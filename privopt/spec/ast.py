@@ -248,3 +248,35 @@ Statement = SpecTitle | VarDecl | ParamDecl | KnownDecl | ConstDecl | DesignDecl
 class SpecFile:
     source: Source
     statements: tuple[Statement, ...] = field(default_factory=tuple)
+
+
+# ---------------------------------------------------------------- walking without recursion
+
+
+def chain(e: Expr, ops: str) -> tuple[Expr, list[BinOp]]:
+    """A left-associative chain ``((x0 op1 x1) op2 x2) ...`` with every op in ``ops``: the first
+    operand x0 and the BinOp nodes from the innermost out (node k's right operand is x_k).
+    Folding over it evaluates a flat sum or product of any length without recursion."""
+    nodes: list[BinOp] = []
+    while isinstance(e, BinOp) and e.op in ops:
+        nodes.append(e)
+        e = e.left
+    nodes.reverse()
+    return e, nodes
+
+
+def names_in(*exprs) -> set[str]:
+    """Every name written in the expressions (variables, params, tables), found iteratively."""
+    out: set[str] = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, tuple):
+            stack.extend(e)
+        elif isinstance(e, Name):
+            out.add(e.name)
+        elif isinstance(e, Ident):
+            out.add(e.name)
+        elif hasattr(e, "__dataclass_fields__") and not isinstance(e, (Span, Source)):
+            stack.extend(getattr(e, f) for f in e.__dataclass_fields__)
+    return out

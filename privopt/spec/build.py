@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,12 +23,70 @@ from .tables import read_inline
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
-SCALAR_FUNCS = {"exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt}
+SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "abs": np.abs, "sqrt": np.sqrt}
+# The number syntax of the spec language (grammar.lark's NUMBER), with an optional sign:
+# what --set and the API's params accept when given as text.
+NUMBER_SYNTAX = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
 
 
-def _suggest(name: str, options) -> str | None:
-    close = difflib.get_close_matches(name, list(options), n=1)
+def _suggest(name: str, options, in_use=frozenset()) -> str | None:
+    """A "did you mean" for a misspelled name. Names already written in the same statement are
+    never suggested: replacing D by Dt in |Dt - D| would make the constraint trivially true."""
+    close = difflib.get_close_matches(name, [o for o in options if o not in in_use], n=1)
     return f"did you mean '{close[0]}'?" if close else None
+
+
+def real_values(values, span: Span, what: str = "this value"):
+    """``values`` (a number or an array) if every entry is a finite real number; otherwise a
+    located error saying whether it overflowed or left the reals (``(-1)^0.5``, ``log(-1)``)."""
+    arr = np.asarray(values)
+    if np.iscomplexobj(arr) or not np.all(np.isfinite(arr)):
+        overflow = not np.iscomplexobj(arr) and np.any(np.isinf(arr))
+        if overflow:
+            raise SpecError(
+                f"{what} overflows (its magnitude exceeds 1.8e308)", span, "use smaller numbers, or rescale the model"
+            )
+        raise SpecError(
+            f"{what} is not a real number", span, "check the signs: a fractional power or a log needs a number >= 0"
+        )
+    return values
+
+
+def apply_scalar(func: str, x, span: Span):
+    """A scalar function of numbers or a constant array, checked to stay finite and real."""
+    with np.errstate(all="ignore"):
+        out = SCALAR_FUNCS[func](np.asarray(x, dtype=float))
+    return real_values(out, span, f"{func}(...)")
+
+
+def arith(op: str, a, b, span: Span):
+    """``a op b`` for numbers or constant arrays (op one of + - * / ^), checked to stay finite
+    and real; a zero divisor is a located error."""
+    if op == "/" and np.any(np.asarray(b) == 0):
+        raise SpecError("division by zero" + (" (a divisor cell is 0)" if np.ndim(b) else ""), span)
+    with np.errstate(all="ignore"):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        out = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}[op](a, b)
+    return real_values(out, span)
+
+
+def parse_param(name: str, raw) -> float:
+    """A param value from ``--set`` or the API: a finite real number, and as text the spec
+    language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow)."""
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not NUMBER_SYNTAX.fullmatch(text):
+            raise UsageError(
+                f"--set {name}={raw}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
+            )
+        value = float(text)
+    elif isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, (bool, np.bool_)):
+        value = float(raw)
+    else:
+        raise UsageError(f"param {name}: the value must be a number, not {type(raw).__name__}")
+    if not math.isfinite(value):
+        raise UsageError(f"--set {name}={raw}: the value must be a finite number (at most 1.8e308 in magnitude)")
+    return value
 
 
 # ------------------------------------------------------------------ values in constraints
@@ -62,6 +121,7 @@ class Builder:
         self.known: dict[str, Table] = {}
         self.consts: dict[str, Table] = {}  # const NAME(VARS) = ...: numbers, not distributions
         self.names: dict[str, Span] = {}  # every declared name, for duplicate checks
+        self.in_use: frozenset[str] = frozenset()  # names written in the statement being read
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> Problem:
@@ -78,7 +138,7 @@ class Builder:
                 self._const(s)
         designs = [s for s in st if isinstance(s, ast.DesignDecl)]
         if not designs:
-            raise SpecError("the spec has no design", None, "add a line such as: design Dt = P(decision | gender, income)")
+            raise SpecError("the spec has no design", None, self._design_hint(), file=self.source.name)
         if len(designs) > 1:
             raise UnsupportedError(
                 "a spec has one design table", designs[1].span, "merge the mechanisms into one design, or write two specs"
@@ -86,11 +146,7 @@ class Builder:
         self.design = self._design(designs[0])
         objectives = [s for s in st if isinstance(s, ast.ObjectiveDecl)]
         if not objectives:
-            raise SpecError(
-                "the spec has no objective",
-                None,
-                "add one line such as: minimize max_confidence(gender, decision -> income)",
-            )
+            raise SpecError("the spec has no objective", None, self._objective_hint(), file=self.source.name)
         if len(objectives) > 1:
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
@@ -110,6 +166,41 @@ class Builder:
             objective=objective,
             source_name=self.source.name,
         )
+
+    def _by_role(self, *roles: Role) -> list[str]:
+        return [v.name for v in self.variables.values() if v.role in roles]
+
+    def _design_hint(self) -> str:
+        """What to add for a missing design, written with the spec's own variables."""
+        release, outcome = self._by_role(Role.RELEASE), self._by_role(Role.OUTCOME)
+        if release:
+            inputs = self._by_role(Role.PRIVATE, Role.DATA) or self._by_role(Role.PUBLIC)
+            return f"add a line such as: design M = P({release[0]} | {', '.join(inputs) or '...'})"
+        if outcome:
+            inputs = self._by_role(Role.PUBLIC, Role.PRIVATE)
+            return f"add a line such as: design Dt = P({outcome[0]} | {', '.join(inputs) or '...'})"
+        return (
+            "declare what the design chooses (var Y : release over X, or var D : outcome {...}), "
+            "then add: design M = P(Y | X)"
+        )
+
+    def _objective_hint(self) -> str:
+        """What to add for a missing objective, written with the design's own variables."""
+        d = self.design
+        target = self.variables[d.targets[0]]
+        if target.role is Role.OUTCOME:
+            public = [a for a in d.given if self.variables[a].role is Role.PUBLIC]
+            private = [a for a in d.given if self.variables[a].role is Role.PRIVATE]
+            return f"add a line such as: minimize max_confidence({', '.join(public + [target.name])} -> {', '.join(private) or '...'})"
+        base = self.variables.get(target.over or "")
+        if base is None:
+            base = next((self.variables[a] for a in d.given if self.variables[a].labels == target.labels), None)
+        if base is not None:
+            return f"add a line such as: minimize tv({base.name}, {target.name})"
+        x = self.variables[d.given[-1]]
+        if x.values is not None and target.values is not None:
+            return f"add a line such as: minimize E[|{x.name} - {target.name}|]"
+        return f"add a line such as: minimize E[d({x.name}, {target.name})], with const d({x.name}, {target.name}) = {{ ... }}"
 
     # ------------------------------------------------------------------ declarations
     def _declare(self, ident: ast.Ident, what: str) -> None:
@@ -192,19 +283,16 @@ class Builder:
         for d in decls:
             self._declare(d.name, "param")
             if d.name.name in self.overrides:
-                raw = self.overrides[d.name.name]
-                try:
-                    value = float(raw)
-                except (TypeError, ValueError):
-                    raise UsageError(f"--set {d.name.name}={raw}: the value must be a number") from None
+                value = parse_param(d.name.name, self.overrides[d.name.name])
             else:
+                self.in_use = frozenset(ast.names_in(d.expr))
                 value = self._scalar(d.expr)
-            if not math.isfinite(value):
-                raise SpecError(f"param {d.name.name} is not a finite number ({value})", d.span)
             self.params[d.name.name] = value
 
     def _scalar(self, e: ast.Expr) -> float:
-        """Evaluate a numeric expression of numbers and params (used by params and built-ins)."""
+        """Evaluate a numeric expression of numbers and params (used by params and built-ins).
+        Every step is checked to stay a finite real number (``exp(1000)``, ``(-1)^0.5`` and
+        ``1e308 * 10`` are located errors); flat sums and products are folded, not recursed."""
         if isinstance(e, ast.Number):
             return e.value
         if isinstance(e, ast.Name):
@@ -212,22 +300,20 @@ class Builder:
                 return self.params[e.name]
             if e.name in self.names:
                 raise SpecError(f"'{e.name}' is not a number here", e.span, "only params and numbers may appear in a param")
-            raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, self.params) or "declare it first: param NAME = VALUE")
+            hint = _suggest(e.name, self.params, self.in_use) or "declare it first: param NAME = VALUE"
+            raise SpecError(f"'{e.name}' is not defined", e.span, hint)
         if isinstance(e, ast.Neg):
             return -self._scalar(e.operand)
         if isinstance(e, ast.Abs):
             return abs(self._scalar(e.operand))
         if isinstance(e, ast.BinOp):
-            a, b = self._scalar(e.left), self._scalar(e.right)
-            try:
-                return {"+": a + b, "-": a - b, "*": a * b}[e.op] if e.op in "+-*" else (a / b if e.op == "/" else a**b)
-            except ZeroDivisionError:
-                raise SpecError("division by zero", e.span) from None
+            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
+            acc = self._scalar(first)
+            for node in nodes:
+                acc = float(arith(node.op, acc, self._scalar(node.right), node.span))
+            return acc
         if isinstance(e, ast.Call) and e.func.name in SCALAR_FUNCS and len(e.args) == 1 and e.arrow_args is None:
-            try:
-                return float(SCALAR_FUNCS[e.func.name](self._scalar(e.args[0])))
-            except ValueError:
-                raise SpecError(f"{e.func.name} is undefined here", e.span) from None
+            return float(apply_scalar(e.func.name, self._scalar(e.args[0]), e.span))
         raise SpecError("expected a number", e.span)
 
     # ------------------------------------------------------------------ known tables
@@ -373,17 +459,14 @@ class Builder:
             neg = np.argwhere(data < 0)
             if neg.size:
                 raise SpecError(f"negative count {data[tuple(neg[0])]:g} ({labels(neg[0])})", at(neg[0]), "counts are >= 0")
-            if n_given == 0:
-                total = data.sum()
-                if total <= 0:
-                    raise SpecError(f"the counts of {name} are all zero", where)
-                return data / total
-            sums = data.sum(axis=tuple(range(n_given, data.ndim)), keepdims=True)
-            zero = np.argwhere(sums.reshape(sums.shape[:n_given]) <= 0)
+            dist = normalize_counts(data, n_given)
+            zero = np.argwhere(np.isnan(dist.reshape(dist.shape[:n_given] + (-1,))[..., 0]))
+            if zero.size and n_given == 0:
+                raise SpecError(f"the counts of {name} are all zero", where)
             if zero.size:
                 cond = ", ".join(f"{a}={self.variables[a].labels[i]}" for a, i in zip(axes[:n_given], zero[0]))
                 raise SpecError(f"the counts for ({cond}) are all zero, so P(... | {cond}) is undefined", where)
-            return data / sums
+            return dist
         bad = np.argwhere((data < 0) | (data > 1))
         if bad.size:
             v = data[tuple(bad[0])]
@@ -426,6 +509,7 @@ class Builder:
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl) -> list[CellConstraint]:
+        self.in_use = frozenset(ast.names_in(c.exprs))
         vals = [self._value(e) for e in c.exprs]
         out = []
         for lv, rv, op in zip(vals, vals[1:], c.ops):
@@ -490,7 +574,7 @@ class Builder:
                     f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
                 )
             options = list(self.params) + list(self.known) + [self.design.name]
-            raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options))
+            raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options, self.in_use))
         if isinstance(e, ast.Prob):
             table = self._find_known(e)
             return _Affine(zero, self._lift(table, e.span))
@@ -503,25 +587,13 @@ class Builder:
                 return _Affine(zero, np.abs(v.const))
             return _AbsOf(v, e.span)
         if isinstance(e, ast.BinOp):
-            a, b = self._plain(e.left), self._plain(e.right)
-            if e.op == "+":
-                return _Affine(a.coef + b.coef, a.const + b.const)
-            if e.op == "-":
-                return _Affine(a.coef - b.coef, a.const - b.const)
-            if e.op == "*":
-                if not a.is_const and not b.is_const:
-                    raise UnsupportedError("a product of two design terms is not linear", e.span)
-                return _Affine(a.coef * b.const + b.coef * a.const, a.const * b.const)
-            if e.op == "/":
-                if not b.is_const:
-                    raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
-                if np.any(b.const == 0):
-                    raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
-                return _Affine(a.coef / b.const, a.const / b.const)
-            if e.op == "^":
-                if not (a.is_const and b.is_const):
-                    raise UnsupportedError("powers of the design are not linear", e.span)
-                return _Affine(zero, np.power(a.const, b.const))
+            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
+            acc = self._plain(first)
+            for node in nodes:
+                acc = self._combine(node, acc, self._plain(node.right))
+            return acc
+        if isinstance(e, ast.Call) and e.func.name == "abs" and e.arrow_args is None and len(e.args) == 1:
+            return self._value(ast.Abs(e.args[0], e.span))  # abs(e) is |e|
         if isinstance(e, ast.Call):
             if e.func.name in MEASURES:
                 raise UnsupportedError(
@@ -533,17 +605,30 @@ class Builder:
                 v = self._plain(e.args[0])
                 if not v.is_const:
                     raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
-                if e.func.name == "abs":
-                    return _Affine(zero, np.abs(v.const))
-                with np.errstate(all="ignore"):
-                    out = np.vectorize(SCALAR_FUNCS[e.func.name], otypes=[float])(v.const)
-                if not np.all(np.isfinite(out)):
-                    raise SpecError(f"{e.func.name} is undefined for some cells", e.span)
-                return _Affine(zero, out)
+                return _Affine(zero, apply_scalar(e.func.name, v.const, e.span))
             raise SpecError(f"unknown function '{e.func.name}'", e.func.span, _suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
         if isinstance(e, ast.TupleExpr):
             raise UnsupportedError("a tuple is not a value here", e.span)
         raise SpecError("unexpected expression", e.span)
+
+    def _combine(self, e: ast.BinOp, a: _Affine, b: _Affine) -> _Affine:
+        """``a op b`` for one operator node, refusing what is not linear in the design."""
+        if e.op in "+-":
+            return _Affine(arith(e.op, a.coef, b.coef, e.span), arith(e.op, a.const, b.const, e.span))
+        if e.op == "*":
+            if not a.is_const and not b.is_const:
+                raise UnsupportedError("a product of two design terms is not linear", e.span)
+            coef = arith("+", arith("*", a.coef, b.const, e.span), arith("*", b.coef, a.const, e.span), e.span)
+            return _Affine(coef, arith("*", a.const, b.const, e.span))
+        if e.op == "/":
+            if not b.is_const:
+                raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
+            if np.any(b.const == 0):
+                raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
+            return _Affine(arith("/", a.coef, b.const, e.span), arith("/", a.const, b.const, e.span))
+        if not (a.is_const and b.is_const):
+            raise UnsupportedError("powers of the design are not linear", e.span)
+        return _Affine(np.zeros(()), arith("^", a.const, b.const, e.span))
 
     def _plain(self, e: ast.Expr) -> _Affine:
         v = self._value(e)
@@ -652,6 +737,18 @@ class Builder:
             )
         refs = [t.name for t in self.known.values() if t.targets == (outcome,) and set(t.given) == set(d.given)]
         return MaxConfidence(tuple(public), outcome, tuple(private), prior, refs[0] if refs else None, e.span)
+
+
+def normalize_counts(data: np.ndarray, n_given: int) -> np.ndarray:
+    """Counts -> distributions over the last ``data.ndim - n_given`` axes, one per combination
+    of the first ``n_given`` (the condition). Each block is divided by its largest entry before
+    it is summed, so counts near 1.8e308 do not overflow the sum (Chen et al.'s Table 4 scaled
+    by 1e307 still gives P(X) of Table 4). A block of zeros becomes NaN (the caller names it)."""
+    axes = tuple(range(n_given, data.ndim))
+    top = data.max(axis=axes, keepdims=True) if data.size else np.ones((1,) * data.ndim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = data / np.where(top > 0, top, np.nan)
+        return scaled / scaled.sum(axis=axes, keepdims=True)
 
 
 def _is_atr_objective(o: ast.ObjectiveDecl) -> bool:

@@ -22,6 +22,7 @@ from ..errors import SpecError, UnsupportedError
 from ..ir.linear import LinTable, marginal
 from ..ir.model import Budget, InducedEquality, LinearConstraint, MechanismObjective, Problem, Role, Table
 from . import ast
+from .build import SCALAR_FUNCS, _suggest, apply_scalar, arith, real_values
 from .quadratic import QuadraticTerms, _Quad
 from .source import Span
 
@@ -32,7 +33,6 @@ NONLINEAR = {
     "max_confidence": "max_confidence is the objective of a transparency-report spec",
     "min_uncertainty": "min_uncertainty is the objective of a transparency-report spec",
 }
-SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs}
 
 
 @dataclass(frozen=True)
@@ -253,8 +253,6 @@ class MechanismBuilder(QuadraticTerms):
                     f"give {base} numeric labels, or use a const table: const d({base}, ...) = {{ ... }}",
                 )
             return LinTable.const((e.name,), (v.size,), v.values, n)
-        from .build import _suggest
-
         if e.name.endswith("'"):
             hint = (
                 f"the neighbour here is {next(iter(self.primed))}" if self.primed
@@ -262,7 +260,7 @@ class MechanismBuilder(QuadraticTerms):
             )
             raise SpecError(f"{e.name} is not the neighbour of the protected variable", e.span, hint)
         options = list(b.params) + list(b.known) + list(b.consts) + list(self.vars) + [self.design.name]
-        raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options))
+        raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options, self.b.in_use))
 
     def _const_table(self, t: Table) -> LinTable:
         return LinTable.const(t.axes, t.data.shape, t.data, self.n)
@@ -307,7 +305,24 @@ class MechanismBuilder(QuadraticTerms):
         return base_a == base_b and va.labels == vb.labels
 
     def _binop(self, e: ast.BinOp) -> LinTable:
-        a, b = self._pair(self._plain(e.left), self._plain(e.right))
+        """A chain of operators of one precedence (``a + b - c``, ``a * b / c``) folded left to
+        right without recursion, or one power."""
+        first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
+        acc = self._plain(first)
+        for node in nodes:
+            acc = self._combine(node, acc, self._plain(node.right))
+        return acc
+
+    def _combine(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
+        """``a op b`` for one operator node; constant parts are checked to stay finite and real."""
+        out = self._combine_unchecked(e, a, b)
+        real_values(out.b, e.span)
+        if out.A is not None:
+            real_values(out.A.data, e.span)
+        return out
+
+    def _combine_unchecked(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
+        a, b = self._pair(a, b)
         if e.op == "+":
             return a + b
         if e.op == "-":
@@ -333,16 +348,12 @@ class MechanismBuilder(QuadraticTerms):
                 "a square may appear in the objective, e.g. minimize ... + w * sum(x: (E[y | x] - m)^2)",
             )
         a, b = a._union(b)
-        with np.errstate(all="ignore"):
-            out = np.power(a.b, b.b)
-        if not np.all(np.isfinite(out)):
-            raise SpecError("the power is undefined for some cells", e.span)
-        return LinTable(a.axes, a.shape, None, out, self.n)
+        return LinTable(a.axes, a.shape, None, arith("^", a.b, b.b, e.span), self.n)
 
     def _expect(self, e: ast.Expect) -> LinTable:
         if e.func.name != "E":
             raise SpecError(f"'{e.func.name}[...]': only E[...] (an expectation) takes brackets", e.func.span)
-        dists = [t for t in _names(e.body) if t in self.b.known and self._distribution_var(self.b.known[t])]
+        dists = [t for t in sorted(ast.names_in(e.body)) if t in self.b.known and self._distribution_var(self.b.known[t])]
         if dists:
             return self._expect_distribution(e, dists)
         body = self._plain(e.body)
@@ -406,17 +417,13 @@ class MechanismBuilder(QuadraticTerms):
             if len(vs) != len(t.axes) or any(v.size != self.vars[a].size for v, a in zip(vs, t.axes)):
                 raise SpecError(f"{f} is a table over ({', '.join(t.axes)}); give as many variables of the same sizes", e.span)
             return LinTable.const(tuple(v.name for v in vs), t.data.shape, t.data, n)
+        if f == "abs" and e.arrow_args is None and len(e.args) == 1:
+            return self.value(ast.Abs(e.args[0], e.span))  # abs(e) is |e|
         if f in SCALAR_FUNCS and e.arrow_args is None and len(e.args) == 1:
             v = self._plain(e.args[0])
             if not v.is_const:
                 raise UnsupportedError(f"{f} of the design is not linear", e.span)
-            with np.errstate(all="ignore"):
-                out = SCALAR_FUNCS[f](v.b)
-            if not np.all(np.isfinite(out)):
-                raise SpecError(f"{f} is undefined for some cells", e.span)
-            return LinTable(v.axes, v.shape, None, out, n)
-        from .build import _suggest
-
+            return LinTable(v.axes, v.shape, None, apply_scalar(f, v.b, e.span), n)
         known = ["tv", "sum", "E"] + list(BUDGETS) + list(SCALAR_FUNCS) + list(self.b.consts)
         raise SpecError(f"unknown function '{f}'", e.func.span, _suggest(f, known))
 
@@ -450,6 +457,7 @@ class MechanismBuilder(QuadraticTerms):
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl):
+        self.b.in_use = frozenset(ast.names_in(c.exprs))
         text = c.exprs[0].span.to(c.exprs[-1].span).text()
         if any(isinstance(x, ast.Call) and x.func.name in BUDGETS for x in c.exprs):
             return [], [self._budget(c, text)]
@@ -493,6 +501,11 @@ class MechanismBuilder(QuadraticTerms):
         sides = [isinstance(x, ast.Prob) and bool({g.name for g in x.given} & design) for x in c.exprs]
         if not any(sides):
             return None
+        if sides == [False, True] and c.ops[0] != "==":  # c >= P(S | Y) reads as P(S | Y) <= c
+            flipped = {"<=": ">=", ">=": "<="}[c.ops[0]]
+            return self._posterior_constraint(ast.ConstraintDecl(c.exprs[::-1], (flipped,), c.span), text)
+        if sides == [False, True]:
+            return self._posterior_constraint(ast.ConstraintDecl(c.exprs[::-1], c.ops, c.span), text)
         if len(c.exprs) != 2 or sides[1]:
             k = sides.index(True)
             raise UnsupportedError(
@@ -531,7 +544,14 @@ class MechanismBuilder(QuadraticTerms):
             raise SpecError(f"{kind} takes one released variable after '->'", call.span, usage)
         target = self._var_arg(plain[0])
         if target.name not in self.design.targets:
-            raise SpecError(f"{target.name} is not chosen by the design {self.design.name}", plain[0].span)
+            chosen = [v.name for v in source if v.name in self.design.targets]
+            hint = (
+                f"the arrow points from the protected variable to the released one: "
+                f"write {kind}({target.name} -> {chosen[0]})"
+                if chosen and len(source) == 1
+                else f"after '->' name the released variable: {', '.join(self.design.targets)}"
+            )
+            raise SpecError(f"{target.name} is not chosen by the design {self.design.name}", plain[0].span, hint)
         eps, delta = self._budget_bound(bound, kind)
         src = tuple(v.name for v in source)
         cond = self.induced((target.name,), src, call.span)
@@ -626,18 +646,3 @@ class MechanismBuilder(QuadraticTerms):
                         kind, pair = "expected_distortion", (x.name, y.name)
                         dist = body.align((x.name, y.name), (x.size, y.size)).array()
         return MechanismObjective(o.sense, v, kind, text, pair, dist, o.span)
-
-
-def _names(e) -> list[str]:
-    """Every name used in an expression (for E[B], which treats a known distribution B as a
-    random variable)."""
-    if isinstance(e, ast.Name):
-        return [e.name]
-    out: list[str] = []
-    for child in vars(e).values() if hasattr(e, "__dataclass_fields__") else ():
-        if isinstance(child, tuple):
-            for c in child:
-                out += _names(c)
-        elif hasattr(child, "__dataclass_fields__") and not isinstance(child, Span):
-            out += _names(child)
-    return out

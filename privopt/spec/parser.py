@@ -3,21 +3,34 @@
 The grammar is LALR(1) and built once per process. A small post-lexer drops newlines inside
 brackets, so long argument lists and domains may wrap, and folds runs of blank or comment
 lines into one statement break.
+
+Nothing here recurses on the input: Lark's LALR parser is iterative, the tree is checked for
+depth and turned into the syntax tree without recursion (``Transformer_NonRecursive``), and a
+sum or product of any length is one level. An expression nested deeper than ``MAX_DEPTH``
+levels is a located error, so the builders, which do recurse on nesting, stay far from
+Python's recursion limit.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
+import os
+import re
+import stat
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import SpecError
+from ..errors import PrivoptError, SpecError
 from . import ast
 from .source import Source, Span
+
+MAX_DEPTH = 100  # levels of nested expressions (docs/language.md, "Limits")
+MAX_SPEC_BYTES = 256 * 1024 * 1024  # a spec file larger than this is refused before reading
 
 STATEMENT_KEYWORDS = ("spec", "var", "param", "known", "const", "design", "subject to", "minimize", "maximize")
 
@@ -68,37 +81,120 @@ def parse(text: str, path: str | Path | None = None) -> ast.SpecFile:
         tree = _lark().parse(text)
     except UnexpectedInput as e:
         raise _syntax_error(source, e) from None
+    _check_depth(source, tree)
     try:
         statements = _ToAst(source).transform(tree)
     except VisitError as e:  # lark#313: errors raised in a transformer arrive wrapped
-        if isinstance(e.orig_exc, SpecError):
+        if isinstance(e.orig_exc, PrivoptError):
             raise e.orig_exc from None
         raise
     return ast.SpecFile(source=source, statements=tuple(statements))
 
 
+# Tree nodes that are a level of an expression; a left operand of the same kind continues a
+# flat sum or product (``a + b - c``) and adds no level.
+_LEVELS = frozenset(
+    "add sub mul div pow neg call expect abs_bars tuple kwarg prob number name".split()
+)
+_CHAINS = ({"add", "sub"}, {"mul", "div"})
+
+
+def _check_depth(source: Source, tree: Tree) -> None:
+    """Refuse an expression nested more than ``MAX_DEPTH`` levels, at the node that goes past
+    it (iteratively: the input may be nested far deeper than Python's recursion limit)."""
+    stack: list[tuple[Tree, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        for i, child in enumerate(node.children):
+            if not isinstance(child, Tree):
+                continue
+            chain = i == 0 and any(node.data in c and child.data in c for c in _CHAINS)
+            d = depth + (child.data in _LEVELS and not chain)
+            if d > MAX_DEPTH:
+                meta = child.meta
+                span = source.span(getattr(meta, "start_pos", 0), getattr(meta, "end_pos", None))
+                raise SpecError(
+                    f"this expression is nested more than {MAX_DEPTH} levels deep",
+                    Span(source, span.start, span.start + 1),
+                    "split it: give inner parts their own 'param' lines, or write a flat sum a + b + c",
+                )
+            stack.append((child, d))
+
+
 def parse_file(path: str | Path) -> ast.SpecFile:
-    """Read and parse a spec file (UTF-8). Raises ``SpecError`` for unreadable or binary files."""
+    """Read and parse a spec file (UTF-8). Raises ``SpecError`` for unreadable, special
+    (a FIFO, a device, a folder), binary or non-UTF-8 files, naming the file."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(f"spec file '{p}' does not exist", hint="check the path") from None
-    except IsADirectoryError:
-        raise SpecError(f"'{p}' is a folder, not a spec file") from None
-    except OSError as e:
-        raise SpecError(f"cannot read spec file '{p}': {e.strerror}") from None
+    raw = _read_spec_bytes(p)
+    name = str(p)
     if b"\x00" in raw:
-        raise SpecError(f"'{p}' is a binary file, not a spec", hint="a spec is UTF-8 text (*.priv)")
+        raise SpecError("this is a binary file, not a spec", hint="a spec is UTF-8 text (*.priv)", file=name)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise SpecError(
-            f"'{p}' is not UTF-8 text (bad byte at offset {e.start})", hint="save the spec as UTF-8"
-        ) from None
+        raise _not_utf8(p, raw, e) from None
     if not text.strip():
-        raise SpecError(f"spec file '{p}' is empty", hint="a spec needs variables, a design and an objective")
+        raise SpecError(
+            f"spec file '{name}' is empty", hint="a spec needs variables, a design and an objective", file=name
+        )
     return parse(text, p)
+
+
+def _read_spec_bytes(p: Path) -> bytes:
+    """The bytes of a regular file, checked on the file actually opened. O_NONBLOCK makes
+    opening a FIFO return at once (instead of waiting for a writer), so it is refused like
+    a device or a folder before anything is read."""
+    name = str(p)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise SpecError(f"spec file '{name}' does not exist", hint="check the path", file=name) from None
+    except IsADirectoryError:
+        raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name) from None
+    except (OSError, ValueError) as e:
+        raise SpecError(f"cannot open the spec file: {getattr(e, 'strerror', None) or e}", file=name) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name)
+        if not stat.S_ISREG(st.st_mode):
+            raise SpecError(
+                f"this is a {_file_kind(st.st_mode)}, not a regular file",
+                hint="save the spec to a file and give its path",
+                file=name,
+            )
+        if st.st_size > MAX_SPEC_BYTES:
+            raise SpecError(f"the spec file is larger than {MAX_SPEC_BYTES // 2**20} MB", file=name)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(MAX_SPEC_BYTES + 1)
+    except OSError as e:
+        raise SpecError(f"cannot read the spec file: {e.strerror or e}", file=name) from None
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def _not_utf8(p: Path, raw: bytes, e: UnicodeDecodeError) -> SpecError:
+    """A located error at the first byte that is not UTF-8, shown as an escape (``\\xe9``)."""
+    shown = raw.decode("utf-8-sig", errors="backslashreplace")
+    prefix = raw[: e.start].decode("utf-8-sig", errors="backslashreplace")
+    start = len(prefix)
+    byte = raw[e.start]
+    source = Source(shown, p)
+    return SpecError(
+        f"byte 0x{byte:02x} is not UTF-8 (the file is in another encoding, perhaps Latin-1)",
+        Span(source, start, start + 4),
+        "save the spec as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+    )
 
 
 # ---------------------------------------------------------------- syntax errors
@@ -138,7 +234,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
     if isinstance(e, UnexpectedCharacters):
         span = source.span(e.pos_in_stream)
         ch = source.text[e.pos_in_stream]
-        hint = None
+        hint = _arrow_hint(source, e.pos_in_stream)
         if ch == "'" or ch == "\u201c" or ch == "\u201d":
             hint = 'strings use straight double quotes: "like this"'
         return SpecError(f"unexpected character {ch!r}", span, hint)
@@ -153,6 +249,9 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             "the spec ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}"
         )
     span = source.span(tok.start_pos, tok.end_pos)
+    arrow = _arrow_hint(source, tok.start_pos)
+    if arrow:
+        return SpecError(f"unexpected '{tok}'", span, arrow)
     statement_start = {"VAR", "SPEC", "PARAM", "KNOWN", "CONST", "DESIGN", "SUBJECT"} & set(e.expected)
     if statement_start and tok.type == "NAME":
         close = difflib.get_close_matches(str(tok), [k.split()[0] for k in STATEMENT_KEYWORDS], n=1, cutoff=0.6)
@@ -170,15 +269,37 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
     return SpecError(f"unexpected {what}", span, f"expected {_expected_list(e.expected)}")
 
 
+# Arrows people write for '->': '=>', '<-' (reversed), the papers' '→', '-->', a dash '—>'.
+_ARROWS = re.compile(r"=>|<-+|-{2,}>|-\s+>|[\u2013\u2014\u2212]-*>|[\u2192\u27f6\u21d2\u2190\u27f5]")
+
+
+def _arrow_hint(source: Source, pos: int) -> str | None:
+    """A "write ->" hint when the text at ``pos`` is part of a misspelled arrow."""
+    lo = max(0, pos - 4)
+    for m in _ARROWS.finditer(source.text, lo, pos + 4):
+        if m.start() <= pos < m.end():
+            if m.group().startswith("<") or m.group() in "\u2190\u27f5":
+                return (
+                    f"write '->' pointing from the source to the target: "
+                    f"'A {m.group()} B' is written 'B -> A'"
+                )
+            return f"write '->' (a hyphen and '>') instead of '{m.group()}'"
+    return None
+
+
 # ---------------------------------------------------------------- tree -> AST
 
 
-def _number(text: str) -> float:
-    return float(text)
+def _number(tok: Token, span: Span) -> float:
+    """A NUMBER token's value; one too large for a double is a located error, not inf."""
+    value = float(str(tok))
+    if not math.isfinite(value):
+        raise SpecError(f"{tok} is too large for a number (the largest is about 1.8e308)", span, "use a smaller number, or rescale")
+    return value
 
 
 @v_args(meta=True)
-class _ToAst(Transformer):
+class _ToAst(Transformer_NonRecursive):
     def __init__(self, source: Source):
         super().__init__()
         self.src = source
@@ -287,14 +408,14 @@ class _ToAst(Transformer):
 
     def signed_number(self, meta, items):
         sign, digits = items
-        value = _number(str(digits))
+        value = _number(digits, self._tok(digits))
         if sign is not None and str(sign) == "-":
             value = -value
         return ast.Number(value, self._span(meta))
 
     # expressions
     def number(self, meta, items):
-        return ast.Number(_number(str(items[0])), self._span(meta))
+        return ast.Number(_number(items[0], self._tok(items[0])), self._span(meta))
 
     def name(self, meta, items):
         return ast.Name(str(items[0]), self._span(meta))

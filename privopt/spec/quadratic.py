@@ -52,30 +52,16 @@ class QuadraticTerms:
                 return _Quad(((base, np.ones(base.cells)),), base.axes, None, e.span)
             return self.value(e)
         if isinstance(e, ast.BinOp) and e.op in "+-*/":
-            a, b = self._term(e.left), self._term(e.right)
-            if not isinstance(a, _Quad) and not isinstance(b, _Quad):
-                return self.value(e)
-            if e.op == "*":
-                q, c = (a, b) if isinstance(a, _Quad) else (b, a)
-                if isinstance(c, _Quad) or not c.is_const:
-                    raise UnsupportedError("a product of a square with the design is not quadratic", e.span)
-                return self._scale_quad(q, c, e.span)
-            if e.op == "/":
-                if not isinstance(a, _Quad) or isinstance(b, _Quad) or not b.is_const:
-                    raise UnsupportedError("dividing by a square or by the design is not convex", e.span)
-                if np.any(b.b <= 0):
-                    raise UnsupportedError("dividing a square by a number <= 0 gives it a weight < 0: not convex", e.right.span)
-                return self._scale_quad(a, LinTable(b.axes, b.shape, None, 1.0 / b.b, self.n), e.span)
-            if e.op == "-" and isinstance(b, _Quad):
-                raise UnsupportedError(
-                    "subtracting a square gives it a negative weight: the objective is not convex", e.right.span
-                )
-            return self._add_quad(a, b, e.op, e.span)
+            first, nodes = ast.chain(e, "+-" if e.op in "+-" else "*/")  # folded: no recursion on length
+            acc = self._term(first)
+            for node in nodes:
+                acc = self._term_combine(node, acc, self._term(node.right))
+            return acc
         if isinstance(e, ast.Neg):
             v = self._term(e.operand)
             if isinstance(v, _Quad):
                 raise UnsupportedError("a negative square is not convex", e.span)
-            return -v
+            return -self._plain_value(v)
         if isinstance(e, ast.Call) and e.func.name == "sum" and e.args and isinstance(e.args[-1], ast.KwArg):
             body = self._term(e.args[-1].value)
             if isinstance(body, _Quad):
@@ -86,6 +72,36 @@ class QuadraticTerms:
                 return _Quad(body.terms, tuple(a for a in body.free if a not in idx), body.linear, body.span)
             return self.value(e)
         return self.value(e)
+
+    @staticmethod
+    def _plain_value(v):
+        """``v`` as a linear table; |...| of the design outside a bound is refused (as ``_plain``)."""
+        if not isinstance(v, (LinTable, _Quad)):
+            raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
+        return v
+
+    def _term_combine(self, e: ast.BinOp, a, b):
+        """One operator node of an objective: linear terms combine as in ``value``; a square
+        may be weighted by a nonnegative constant or added to other terms."""
+        a, b = self._plain_value(a), self._plain_value(b)
+        if not isinstance(a, _Quad) and not isinstance(b, _Quad):
+            return self._combine(e, a, b)
+        if e.op == "*":
+            q, c = (a, b) if isinstance(a, _Quad) else (b, a)
+            if isinstance(c, _Quad) or not c.is_const:
+                raise UnsupportedError("a product of a square with the design is not quadratic", e.span)
+            return self._scale_quad(q, c, e.span)
+        if e.op == "/":
+            if not isinstance(a, _Quad) or isinstance(b, _Quad) or not b.is_const:
+                raise UnsupportedError("dividing by a square or by the design is not convex", e.span)
+            if np.any(b.b <= 0):
+                raise UnsupportedError("dividing a square by a number <= 0 gives it a weight < 0: not convex", e.right.span)
+            return self._scale_quad(a, LinTable(b.axes, b.shape, None, 1.0 / b.b, self.n), e.span)
+        if e.op == "-" and isinstance(b, _Quad):
+            raise UnsupportedError(
+                "subtracting a square gives it a negative weight: the objective is not convex", e.right.span
+            )
+        return self._add_quad(a, b, e.op, e.span)
 
     def _scale_quad(self, q: _Quad, c: LinTable, span: Span) -> _Quad:
         if set(c.axes) - set(q.free):

@@ -6,8 +6,13 @@ spec error (Lark's ``UnexpectedInput.get_context`` style, with line numbers).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..render import clip, visible
+
+EXCERPT_WIDTH = 100  # characters of a long line shown around the caret
 
 
 @dataclass(frozen=True)
@@ -19,10 +24,7 @@ class Source:
     _line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
-        for i, ch in enumerate(self.text):
-            if ch == "\n":
-                starts.append(i + 1)
+        starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
         object.__setattr__(self, "_line_starts", tuple(starts))
 
     @property
@@ -68,21 +70,27 @@ class Span:
 
     def location(self) -> str:
         line, col = self.source.line_col(self.start)
-        return f"{self.source.name}:{line}:{col}"
+        return f"{visible(self.source.name)}:{line}:{col}"
 
     def text(self) -> str:
         return self.source.text[self.start : self.end]
 
     def excerpt(self) -> str:
-        """The source line with a caret run under the span (clipped to that line)."""
+        """The source line with a caret run under the span (clipped to that line).
+
+        A long line is cut to a window around the caret (``render.clip``), and control
+        characters are shown as escapes (``render.visible``); the caret counts each escape's
+        width, so it stays under the character it points at."""
         line, col = self.source.line_col(self.start)
-        text = self.source.line_text(line)
+        text = self.source.line_text(line).rstrip()
         end_line, end_col = self.source.line_col(self.end)
         width = (end_col - col) if end_line == line else len(text) - col + 1
-        width = max(1, width)
-        gutter = f"{line:>5} | "
-        pad = "".join("\t" if c == "\t" else " " for c in text[: col - 1])
-        return f"{gutter}{text.rstrip()}\n{' ' * 5} | {pad}{'^' * width}"
+        window, wcol = clip(text, col, EXCERPT_WIDTH)
+        head, marked = window[: wcol - 1], window[wcol - 1 : wcol - 1 + max(1, width)]
+        shown_head = visible(head)
+        pad = "".join("\t" if c == "\t" else " " for c in shown_head)
+        carets = "^" * max(1, len(visible(marked)))
+        return f"{line:>5} | {visible(window)}\n{' ' * 5} | {pad}{carets}"
 
     def to(self, other: "Span") -> "Span":
         """The span covering from the start of self to the end of other."""
