@@ -9,6 +9,7 @@ characters that were written, never as instructions to the terminal.
 * ``visible(text)``: control characters (C0, DEL, C1), line and paragraph separators and the
   bidi controls become visible escapes (``\\x1b``, ``\\n``, ``\\u202e``); a backslash stays one
   backslash; everything else, including non-ASCII letters, is kept.
+* ``visible_lines(text)``: the same, keeping the line breaks of a multi-line message.
 * ``markup(text)``: ``visible`` and then Rich's markup escape, for text placed inside a
   string printed with markup on.
 * ``clip(line, col, width)``: a window of a long line around a 1-based column, with ``...``
@@ -39,6 +40,11 @@ def _escape_char(m: re.Match[str]) -> str:
 def visible(text: object) -> str:
     """``text`` with every control or display-changing character shown as an escape."""
     return _UNSAFE.sub(_escape_char, str(text))
+
+
+def visible_lines(text: object) -> str:
+    """``visible`` applied line by line: a multi-line message keeps its line breaks."""
+    return "\n".join(visible(line) for line in str(text).split("\n"))
 
 
 def markup(text: object) -> str:

@@ -109,26 +109,41 @@ def interruptible(run: Callable[[], T], cancel: Callable[[], None] | None = None
     """``run()`` in a worker thread; Ctrl-C calls ``cancel`` and raises ``KeyboardInterrupt``.
 
     After ``cancel`` the worker gets ``grace_s`` seconds to stop (HiGHS stops within one
-    simplex or IPM iteration), so the interrupt takes effect within about two seconds."""
+    simplex or IPM iteration), so the interrupt takes effect within about two seconds. A
+    worker still running after that is abandoned: ``solver_running()`` says so, and the CLI
+    then leaves with ``os._exit`` (a C++ solver thread alive at interpreter shutdown aborts the
+    process)."""
     box: dict[str, object] = {}
+    done = threading.Event()  # not Thread.is_alive: an interrupted join() can report a live thread dead
 
     def work() -> None:
         try:
             box["value"] = run()
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = e
+        finally:
+            done.set()
+            _running.discard(done)
 
-    worker = threading.Thread(target=work, name="privopt-solver", daemon=True)
-    worker.start()
+    _running.add(done)
+    threading.Thread(target=work, name="privopt-solver", daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.05)
-    except KeyboardInterrupt:
+        while not done.wait(0.05):
+            pass
+    except BaseException:  # KeyboardInterrupt, or the CLI's SIGTERM exception
         if cancel is not None:
             with contextlib.suppress(Exception):
                 cancel()
-            worker.join(grace_s)
+            done.wait(grace_s)
         raise
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
+
+
+_running: set[threading.Event] = set()  # one per solver call still at work
+
+
+def solver_running() -> bool:
+    """True while an abandoned solver thread is still at work."""
+    return bool(_running)

@@ -112,10 +112,13 @@ class Backend:
         """Solve ``lp``; the solver's console output goes to the solver log, never to stdout."""
         if (refused := self.unsupported(lp)) is not None:
             return refused
-        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
-            from ..errors import UsageError
+        if time_limit is not None:
+            if math.isnan(time_limit):
+                from ..errors import UsageError
 
-            raise UsageError(f"the time limit must be a positive number of seconds, not {time_limit!r}")
+                raise UsageError("the time limit must be a number of seconds, not nan")
+            if time_limit <= 0:  # a method's remaining time ran out before this solve
+                return LPSolution("time_limit", "unknown", None, None, 0.0, 0.0, None, self.label, "", "no time left")
         with solverlog.captured():
             return self._solve(lp, time_limit=time_limit, tol=tol)
 

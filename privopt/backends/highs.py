@@ -39,6 +39,18 @@ _STATUS = {
 }
 
 
+def _run_in_thread(h):
+    """``h.run()`` from a worker thread. HiGHS keeps a task scheduler per thread; it is reset
+    before the thread ends (as highspy's own threaded solve does), else the process aborts at
+    exit ("terminate called without an active exception") after an interrupted solve."""
+    import highspy
+
+    try:
+        return h.run()
+    finally:
+        highspy._Highs.resetThreadScheduler(False)
+
+
 class HighsBackend(Backend):
     name = "highs"
     package = "highspy"
@@ -88,13 +100,13 @@ class HighsBackend(Backend):
         t1 = time.perf_counter()
         if st == highspy.HighsStatus.kError:
             return LPSolution("error", "unknown", None, None, 0.0, t1 - t0, None, self.name, version, "passModel failed")
-        run = solverlog.interruptible(h.run, cancel=h.cancelSolve)
+        run = solverlog.interruptible(lambda: _run_in_thread(h), cancel=h.cancelSolve)
         if h.getModelStatus().name in ("kInfeasible", "kUnboundedOrInfeasible"):
             # Confirm without presolve: at tolerance 1e-9, HiGHS 1.15's presolve declared a feasible
             # sanitization LP with 1e-8-sized right-hand sides infeasible (found by Hypothesis,
             # tests/test_sanitization.py); the unpresolved simplex solves it.
             h.setOptionValue("presolve", "off")
-            run = solverlog.interruptible(h.run, cancel=h.cancelSolve)
+            run = solverlog.interruptible(lambda: _run_in_thread(h), cancel=h.cancelSolve)
         t2 = time.perf_counter()
         model_status = h.getModelStatus()
         termination, status = _STATUS.get(model_status.name, ("unknown", "unknown"))
