@@ -286,3 +286,309 @@ def test_binary_data_file(tmp_path):
     (tmp_path / "blob.csv").write_bytes(b"gender\x00income\x00n\n\x01\x02")
     text = prior_from_file("blob.csv")
     expect_error(tmp_path, text, 5, "is binary")
+
+
+# ---------------------------------------------------------------- hostile and teaching cases (issue 10)
+# One each: (old text, new text, line of the error, message pattern, pattern the hint must match)
+HOSTILE = [
+    pytest.param("param delta = 0.9", "param delta = exp(1000)", 16, "exp\\(\\.\\.\\.\\) overflows", "smaller numbers", id="exp_overflow"),
+    pytest.param("param delta = 0.9", "param delta = (-1)^0.5", 16, "is not a real number", "fractional power", id="power_leaves_the_reals"),
+    pytest.param("param delta = 0.9", "param delta = 1e308 * 10", 16, "overflows", "smaller numbers", id="product_overflow"),
+    pytest.param("param delta = 0.9", "param delta = log(-1)", 16, "log\\(\\.\\.\\.\\) is not a real number", "a log needs", id="log_of_negative"),
+    pytest.param("param delta = 0.9", "param delta = 1e400", 16, "1e400 is too large", "smaller number", id="literal_overflow"),
+    pytest.param("param delta = 0.9", "param delta = 1 / (1 - 1)", 16, "division by zero", None, id="division_by_zero"),
+    pytest.param("|Dt - D| <= 1 - delta", "|Dt - D| <= 1e308 * 1e10 - delta", 17, "overflows", "smaller numbers", id="constraint_overflow"),
+    pytest.param("param delta = 0.9", "param delta = " + "-" * 150 + "0.9", 16, "nested more than 100 levels deep", "flat sum", id="deep_unary"),
+    pytest.param("param delta = 0.9", "param delta = " + "abs(" * 120 + "0.9" + ")" * 120, 16, "nested more than 100", "param", id="deep_calls"),
+    pytest.param("param delta = 0.9", "param delta = " + "2^" * 120 + "0", 16, "nested more than 100", "param", id="deep_powers"),
+    pytest.param("decision -> income", "decision => income", 18, "unexpected '='", "write '->' .* instead of '=>'", id="arrow_fat"),
+    pytest.param("decision -> income", "income <- decision", 18, "unexpected character '<'", "'B -> A'", id="arrow_reversed"),
+    pytest.param("decision -> income", "decision \u2192 income", 18, "unexpected character", "instead of '\u2192'", id="arrow_unicode"),
+    pytest.param("decision -> income", "decision --> income", 18, "unexpected character '>'", "instead of '-->'", id="arrow_long"),
+    pytest.param("known D =", "known Q =", 17, "'D' is not defined", "^(?!.*'Dt')", id="suggestion_never_a_tautology"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "line", "message", "hint"), HOSTILE)
+def test_hostile_input(tmp_path, old, new, line, message, hint):
+    out = expect_error(tmp_path, replace(old, new), line, message)
+    if hint is not None:
+        hints = [ln[len("hint: "):] for ln in out.splitlines() if ln.startswith("hint: ")]
+        assert hints and re.search(hint, hints[0]), out
+
+
+def test_flat_sums_of_any_length(tmp_path):
+    # the parser and the builders fold a flat sum: no RecursionError however long it is
+    text = replace("param delta = 0.9", "param delta = 0.4" + " + 0.0001" * 5000)
+    result, _ = run(tmp_path, text, "--json", "--no-tables")
+    assert result.exit_code == 0, result.output
+    long_constraint = replace("|Dt - D| <= 1 - delta", "|Dt - D| <= 1 - delta" + " + 0" * 3000)
+    result, _ = run(tmp_path, long_constraint, "--json", "--no-tables")
+    assert result.exit_code == 0, result.output
+
+
+def test_depth_limit_is_exact(tmp_path):
+    from privopt.spec.parser import MAX_DEPTH
+
+    # a number under MAX_DEPTH - 1 minus signs is MAX_DEPTH levels: accepted; one more is refused
+    ok = replace("param delta = 0.9", "param delta = " + "-" * (MAX_DEPTH - 1) + "0.9")
+    result, _ = run(tmp_path, ok, "--json", "--no-tables")
+    assert result.exit_code == 0, result.output
+    expect_error(tmp_path, replace("param delta = 0.9", "param delta = " + "-" * MAX_DEPTH + "0.9"), 16, "nested more than")
+
+
+def test_abs_call_means_bars(tmp_path):
+    bars, _ = run(tmp_path, BASE, "--json", "--no-tables")
+    call, _ = run(tmp_path, replace("|Dt - D|", "abs(Dt - D)"), "--json", "--no-tables")
+    assert bars.exit_code == call.exit_code == 0, call.output
+    import json
+
+    assert json.loads(call.stdout)["objective"] == json.loads(bars.stdout)["objective"]
+
+
+def test_bound_reads_the_same_from_either_side(tmp_path):
+    import json
+
+    left, _ = run(tmp_path, BASE, "--json", "--no-tables")
+    right, _ = run(tmp_path, replace("|Dt - D| <= 1 - delta", "1 - delta >= |Dt - D|"), "--json", "--no-tables")
+    assert left.exit_code == right.exit_code == 0, right.output
+    assert json.loads(right.stdout)["objective"] == json.loads(left.stdout)["objective"]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("0_9", "written as in a spec"),
+        ("nan", "written as in a spec"),
+        ("inf", "written as in a spec"),
+        ("-inf", "written as in a spec"),
+        ("0x1p-1", "written as in a spec"),
+        ("1e400", "finite number"),
+        ("", "written as in a spec"),
+        ("0.9.1", "written as in a spec"),
+    ],
+)
+def test_set_takes_the_spec_number_syntax_only(tmp_path, value, words):
+    out = expect_error(tmp_path, BASE, None, words, "--set", f"delta={value}")
+    assert "delta" in out
+
+
+@pytest.mark.parametrize("value", ["0.95", "+.95", "95e-2", " 0.95 "])
+def test_set_accepts_spec_numbers(tmp_path, value):
+    import json
+
+    result, _ = run(tmp_path, BASE, "--json", "--no-tables", "--set", f"delta={value}")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["objective"] == pytest.approx(0.77027, abs=1e-4)
+
+
+def test_api_params_are_strict():
+    import privopt
+    from privopt.errors import UsageError
+
+    with pytest.raises(UsageError, match="delta"):
+        privopt.loads(BASE, params={"delta": "0_9"})
+    with pytest.raises(UsageError, match="finite"):
+        privopt.loads(BASE, params={"delta": float("nan")})
+    with pytest.raises(UsageError, match="not bool"):
+        privopt.loads(BASE, params={"delta": True})
+    assert privopt.loads(BASE, params={"delta": 0.95}).params["delta"] == 0.95
+
+
+def test_no_objective_names_the_file_and_uses_the_spec_variables(tmp_path):
+    text = replace("minimize max_confidence(gender, decision -> income)\n", "")
+    text = text.replace("gender", "sex")
+    out = expect_error(tmp_path, text, None, "the spec has no objective")
+    assert f"{tmp_path / 'spec.priv'}: error: the spec has no objective" in out
+    assert "hint: add a line such as: minimize max_confidence(sex, decision -> income)" in out
+
+
+def test_no_design_names_the_file_and_uses_the_spec_variables(tmp_path):
+    text = replace("design Dt = P(decision | gender, income)\n", "").replace("decision", "verdict")
+    out = expect_error(tmp_path, text, None, "the spec has no design")
+    assert f"{tmp_path / 'spec.priv'}: error: the spec has no design" in out
+    assert "design Dt = P(verdict | gender, income)" in out
+
+
+MECH = textwrap.dedent(
+    """\
+    var S : private {s1, s2}
+    var X : data    {a, b, c}
+    var Y : release over X
+    known P(S) = { s1: 0.3, s2: 0.7 }
+    known P(X | S) = {
+            a    b    c
+        s1: 0.5  0.3  0.2
+        s2: 0.2  0.3  0.5
+    }
+    design M = P(Y | S, X)
+    param eps = 1
+    subject to ldp(S -> Y) <= eps
+    minimize tv(X, Y)
+    """
+)
+
+
+def test_reversed_budget_arrow_is_explained(tmp_path):
+    text = MECH.replace("ldp(S -> Y)", "ldp(Y -> S)")
+    out = expect_error(tmp_path, text, 12, "S is not chosen by the design M")
+    assert "hint: the arrow points from the protected variable to the released one: write ldp(S -> Y)" in out
+
+
+def test_mechanism_without_objective_suggests_its_own_utility(tmp_path):
+    out = expect_error(tmp_path, MECH.replace("minimize tv(X, Y)\n", ""), None, "no objective")
+    assert "minimize tv(X, Y)" in out
+
+
+def test_posterior_bound_from_either_side(tmp_path):
+    import json
+
+    left = MECH.replace("subject to ldp(S -> Y) <= eps", "subject to P(S | Y) <= 0.72")
+    right = MECH.replace("subject to ldp(S -> Y) <= eps", "subject to 0.72 >= P(S | Y)")
+    a, _ = run(tmp_path, left, "--json", "--no-tables")
+    b, _ = run(tmp_path, right, "--json", "--no-tables", name="right.priv")
+    assert a.exit_code == b.exit_code == 0, b.output
+    assert json.loads(a.stdout)["objective"] == pytest.approx(json.loads(b.stdout)["objective"], abs=1e-12)
+
+
+def test_abs_call_in_a_mechanism_objective(tmp_path):
+    import json
+
+    num = MECH.replace("var X : data    {a, b, c}", "var X : data    {1, 2, 3}").replace("a    b    c", "1    2    3")
+    bars, _ = run(tmp_path, num.replace("tv(X, Y)", "E[|X - Y|]"), "--json", "--no-tables")
+    call, _ = run(tmp_path, num.replace("tv(X, Y)", "E[abs(X - Y)]"), "--json", "--no-tables", name="b.priv")
+    assert bars.exit_code == call.exit_code == 0, call.output
+    assert json.loads(call.stdout)["objective"] == pytest.approx(json.loads(bars.stdout)["objective"])
+
+
+# ---------------------------------------------------------------- files the reader refuses
+
+
+def run_path(path, *args):
+    result = CliRunner().invoke(main, ["solve", str(path), *args])
+    out = result.stderr if hasattr(result, "stderr") else result.output
+    assert "Traceback" not in out
+    return result, out
+
+
+def test_latin1_byte_in_a_label_is_located(tmp_path):
+    path = tmp_path / "latin.priv"
+    path.write_bytes(BASE.replace("{F, M}", "{F\xe9, M}").encode("latin-1"))
+    result, out = run_path(path)
+    assert result.exit_code == 2, out
+    assert f"{path}:2:26: error: byte 0xe9 is not UTF-8" in out
+    lines = out.splitlines()
+    shown = next(ln for ln in lines if ln.lstrip().startswith("2 |"))
+    caret = lines[lines.index(shown) + 1]
+    assert shown[caret.index("^") :].startswith("\\xe9"), out
+    assert "save the spec as UTF-8" in out
+
+
+def test_fifo_is_refused_at_once(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.priv"
+    os.mkfifo(fifo)
+    result, out = run_path(fifo)  # would block forever if the reader waited for a writer
+    assert result.exit_code == 2
+    assert f"{fifo}: error: this is a FIFO (named pipe), not a regular file" in out
+
+
+def test_device_is_refused():
+    result, out = run_path("/dev/zero")
+    assert result.exit_code == 2
+    assert "is a device, not a regular file" in out
+
+
+def test_symlink_loop_and_long_name(tmp_path):
+    a, b = tmp_path / "a.priv", tmp_path / "b.priv"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    result, out = run_path(a)
+    assert result.exit_code == 2 and "symbolic links" in out
+    result, out = run_path(tmp_path / ("x" * 300 + ".priv"))
+    assert result.exit_code == 2 and "name too long" in out
+
+
+def test_error_on_a_huge_line_stays_short(tmp_path):
+    text = replace("param delta = 0.9", "param delta = 0.9 " + " " * 2_000_000 + "$")
+    out = expect_error(tmp_path, text, 16, "unexpected character '\\$'")
+    assert len(out) < 1000
+    lines = out.splitlines()
+    shown = next(ln for ln in lines if ln.lstrip().startswith("16 |"))
+    caret = lines[lines.index(shown) + 1]
+    assert shown[caret.index("^")] == "$"
+
+
+def test_control_characters_in_the_excerpt_are_escaped(tmp_path):
+    text = replace('spec "t"', 'spec "t\x1b]52;c;aGk=\x07" $')
+    out = expect_error(tmp_path, text, 1, "unexpected character")
+    assert "\x1b" not in out and "\x07" not in out
+    lines = out.splitlines()
+    shown = next(ln for ln in lines if ln.lstrip().startswith("1 |"))
+    caret = lines[lines.index(shown) + 1]
+    assert shown[caret.index("^")] == "$"
+
+
+def test_duplicated_csv_column(tmp_path):
+    (tmp_path / "d.csv").write_text("gender,income,n,n\nF,low,1,2\nM,low,1,2\n")
+    out = expect_error(tmp_path, prior_from_file("d.csv"), 5, "'d.csv' has two columns named 'n'")
+    assert "its own name" in out
+
+
+def test_latin1_byte_in_a_data_file(tmp_path):
+    (tmp_path / "d.csv").write_bytes("gender,income,n\nF,low,1\nM\xe9,low,1\n".encode("latin-1"))
+    expect_error(tmp_path, prior_from_file("d.csv"), 5, "line 3 of 'd.csv': byte 0xe9 is not UTF-8")
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ([True, False, True, True, True, False], "holds booleans, not numbers"),
+        (["2020-01-01"] * 6, "holds dates or times, not numbers"),
+    ],
+    ids=["booleans", "datetimes"],
+)
+def test_parquet_value_column_of_the_wrong_type(tmp_path, values, words):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    col = pd.to_datetime(values) if isinstance(values[0], str) else values
+    frame = pd.DataFrame({"gender": ["F"] * 3 + ["M"] * 3, "income": ["low", "mid", "high"] * 2, "n": col})
+    frame.to_parquet(tmp_path / "d.parquet")
+    expect_error(tmp_path, prior_from_file("d.parquet"), 5, f"column 'n' of 'd.parquet' {words}")
+
+
+def test_data_fifo_is_refused(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "d.csv")
+    expect_error(tmp_path, prior_from_file("d.csv"), 5, "not a regular file")
+
+
+def test_symlink_out_of_the_folder_is_checked_on_the_opened_file(tmp_path):
+    (tmp_path / "outside.csv").write_text("gender,income,n\nF,low,1\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "d.csv").symlink_to(tmp_path / "outside.csv")
+    out = expect_error(sub, prior_from_file("d.csv"), 5, "this path leaves the spec's folder")
+    assert "--allow-paths" in out
+
+
+def test_data_file_swapped_after_the_check_cannot_escape(tmp_path, monkeypatch):
+    """The folder check and the read use one open descriptor: a symlink swapped in after the
+    file is opened does not change what is read."""
+    from privopt.spec import datafiles
+    from privopt.spec.source import Source
+
+    inside = "gender,income,n\nF,low,1\nF,mid,1\nF,high,1\nM,low,1\nM,mid,1\nM,high,1\n"
+    (tmp_path / "d.csv").write_text(inside)
+    (tmp_path / "secret.csv").write_text("gender,income,n\nF,low,999\n")
+    files = datafiles.DataFiles(tmp_path)
+    span = Source("x", tmp_path / "s.priv").span(0)
+    real, fh = files.open("d.csv", span)
+    (tmp_path / "d.csv").unlink()
+    (tmp_path / "d.csv").symlink_to(tmp_path / "secret.csv")
+    with fh:
+        frame = datafiles._read(fh, "d.csv", span)
+    assert real == tmp_path.resolve() / "d.csv"
+    assert frame["n"].tolist() == [1] * 6

@@ -36,6 +36,17 @@ def _suggest(name: str, options, in_use=frozenset()) -> str | None:
     return f"did you mean '{close[0]}'?" if close else None
 
 
+def undefined_hint(name: str, options, in_use=frozenset()) -> str:
+    """The hint for an undefined name: a close name not already in the statement, or the
+    names that could stand there."""
+    rest = sorted(o for o in options if o not in in_use and o.isidentifier())
+    close = _suggest(name, rest)
+    if close:
+        return close
+    listed = f"; defined here: {', '.join(rest[:12])}{', ...' if len(rest) > 12 else ''}" if rest else ""
+    return f"declare it first (param {name} = ..., or known {name} = P(...) = ...){listed}"
+
+
 def real_values(values, span: Span, what: str = "this value"):
     """``values`` (a number or an array) if every entry is a finite real number; otherwise a
     located error saying whether it overflowed or left the reals (``(-1)^0.5``, ``log(-1)``)."""
@@ -574,7 +585,7 @@ class Builder:
                     f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
                 )
             options = list(self.params) + list(self.known) + [self.design.name]
-            raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options, self.in_use))
+            raise SpecError(f"'{e.name}' is not defined", e.span, undefined_hint(e.name, options, self.in_use))
         if isinstance(e, ast.Prob):
             table = self._find_known(e)
             return _Affine(zero, self._lift(table, e.span))

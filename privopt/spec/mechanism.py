@@ -22,7 +22,7 @@ from ..errors import SpecError, UnsupportedError
 from ..ir.linear import LinTable, marginal
 from ..ir.model import Budget, InducedEquality, LinearConstraint, MechanismObjective, Problem, Role, Table
 from . import ast
-from .build import SCALAR_FUNCS, _suggest, apply_scalar, arith, real_values
+from .build import SCALAR_FUNCS, _suggest, apply_scalar, arith, real_values, undefined_hint
 from .quadratic import QuadraticTerms, _Quad
 from .source import Span
 
@@ -260,7 +260,7 @@ class MechanismBuilder(QuadraticTerms):
             )
             raise SpecError(f"{e.name} is not the neighbour of the protected variable", e.span, hint)
         options = list(b.params) + list(b.known) + list(b.consts) + list(self.vars) + [self.design.name]
-        raise SpecError(f"'{e.name}' is not defined", e.span, _suggest(e.name, options, self.b.in_use))
+        raise SpecError(f"'{e.name}' is not defined", e.span, undefined_hint(e.name, options, self.b.in_use))
 
     def _const_table(self, t: Table) -> LinTable:
         return LinTable.const(t.axes, t.data.shape, t.data, self.n)
