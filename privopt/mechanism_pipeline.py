@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from .backends import get_backend
 from .closedform import sanitization as cf
-from .compile.mechanism import lower_mechanism
+from .compile.mechanism import check_budget_range, lower_mechanism
 from .errors import InfeasibleError, UsageError, VerificationError
 from .ir.linear import marginal
 from .ir.model import Problem, Role
@@ -56,6 +56,7 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     verification = verify(problem, x, claimed, optimality, evidence)
     verification["cleaning"] = cleaning
     if not verification["passed"]:
+        check_budget_range(problem)  # a budget beyond double precision's range: SpecError (exit 2)
         raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
     return Result(
         status="optimal",

@@ -41,7 +41,8 @@ from ..ir.model import Budget, LinearConstraint, Problem
 
 # A table meeting a budget with eps may need cells e^-(D eps) times the largest (D: the
 # longest chain of pairs, 1 for all pairs); double precision ends near e^-708 (subnormals
-# aside), so privopt accepts D * eps <= LOG_RANGE and refuses beyond (docs/verification.md).
+# aside), so D * eps <= LOG_RANGE always works; beyond it an answer is given only when it
+# verifies, else the budget is refused (docs/verification.md).
 LOG_RANGE = 680.0
 
 
@@ -76,7 +77,6 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     """The LP of ``problem``. ``pairwise=True`` writes every pair of an ldp/dp budget as its
     own row instead of the envelopes (|A|^2 |Y| rows): an independent formulation that
     ``privopt check`` solves beside the envelope form."""
-    check_budget_range(problem)
     design = problem.design
     n = problem.design_size
     shape = problem.shape(design.axes)
@@ -161,8 +161,9 @@ def chain_length(b: Budget) -> int:
 
 
 def check_budget_range(problem: Problem) -> None:
-    """Refuse a budget whose verified tables would need numbers outside double precision:
-    ``chain_length * eps > LOG_RANGE`` (SpecError at the budget, with the range that works)."""
+    """Refuse a budget whose verified tables may need numbers outside double precision:
+    ``chain_length * eps > LOG_RANGE`` (SpecError at the budget, with the range that works).
+    The mechanism pipeline calls it when a table fails verification."""
     for b in problem.budgets:
         chain = chain_length(b)
         if chain * b.eps <= LOG_RANGE:
@@ -170,12 +171,13 @@ def check_budget_range(problem: Problem) -> None:
         top = LOG_RANGE / chain
         via = f" across a chain of {chain} adjacent pairs" if chain > 1 else ""
         raise SpecError(
-            f"eps = {b.eps:g} is beyond what privopt can solve and verify for '{b.text}': a table "
-            f"meeting it may need cells e^-{chain * b.eps:.4g} times others{via}, and double "
-            "precision ends near e^-708",
+            f"eps = {b.eps:g} is beyond what privopt can solve and verify for '{b.text}': the "
+            f"returned table did not verify, and a table meeting the budget may need cells "
+            f"e^-{chain * b.eps:.4g} times others{via}; double precision ends near e^-708",
             b.span,
-            f"use eps <= {top:.6g} for this budget (a larger eps constrains the table only through "
-            "which cells are zero, which floating point cannot tell from tiny values)",
+            f"use eps <= {top:.6g} for this budget, where privopt always solves and verifies (a larger "
+            "eps constrains the table only through which cells are zero, which floating point "
+            "cannot tell from tiny values)",
         )
 
 
