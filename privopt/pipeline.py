@@ -18,7 +18,7 @@ from .measures.reduce import osum
 from .methods.lfp import solve_lfp
 from .results import LazyTables, Result
 
-VERIFY_TOL = 1e-9  # rows, ranges and constraints (absolute)
+VERIFY_TOL = 1e-9  # rows, ranges (absolute); constraints relative to their terms
 CONF_RTOL = 1e-8  # recomputed confidence vs the method's value (relative; docs/atr.md, Numerics)
 GAP_TOL = 1e-8  # largest relative bracket [lower bound, beta] the lfp method may leave open
 
@@ -69,10 +69,11 @@ def solve(
         sol = solve_lfp(inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit)
         table, beta_g = sol.table, sol.beta
         rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
-        if np.any(rel_gap > GAP_TOL):
-            g = int(np.argmax(rel_gap))
+        uncertified = ~(rel_gap <= GAP_TOL)  # NaN is uncertified
+        if np.any(uncertified):
+            g = int(np.argmax(np.where(uncertified, np.nan_to_num(rel_gap, nan=np.inf), -np.inf)))
             raise SolverError(
-                f"the linear-fractional method could not certify {int((rel_gap > GAP_TOL).sum())} group(s): "
+                f"the linear-fractional method could not certify {int(uncertified.sum())} group(s): "
                 f"for {inst.group_key(g)} the best table has max confidence {sol.beta[g]:.12g} but only "
                 f"{sol.beta[g] - sol.gap[g]:.12g} is proven as a lower bound (bounds finer than the LP "
                 "tolerance, ~1e-9?); no optimum is reported"
@@ -141,48 +142,71 @@ def _timings(problem: Problem, solve_s: float, t_start: float) -> dict[str, floa
 def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.ndarray, optimality: str) -> dict:
     """Recompute everything from the returned table and the spec's own constraints.
 
-    Checks: cells in [0, 1]; each row sums to 1; every constraint of the spec, evaluated cell by
-    cell on the table; the maximum confidence per group recomputed from the prior (Def. 3), equal
-    to the method's value (for the closed form, the theorem's lower bound is attained, which
-    certifies optimality); and Lemma 5's floor beta_min <= beta.
+    Checks: the prior is finite, >= 0, of positive finite mass (confidences do not depend on
+    its scale), with a group of positive mass; cells finite and in [0, 1]; each row sums to 1;
+    every constraint of the spec, evaluated cell by cell on the table (relative to the
+    magnitude of its terms);
+    the maximum confidence per group recomputed from the prior (Def. 3), equal to the method's
+    value within CONF_RTOL relative (for the closed form, the theorem's lower bound is
+    attained, which certifies optimality); and Lemma 5's floor beta_min <= beta, so a live
+    group can never be certified at confidence 0. Every comparison fails on NaN.
     """
     failures: list[str] = []
+    p = inst.p
+    total = float(p.sum()) if p.size else 0.0
+    if not (np.all(np.isfinite(p)) and p.min(initial=0.0) >= 0.0 and 0.0 < total < np.inf):
+        failures.append(f"the prior P(public, private) is not a finite nonnegative table of positive mass (total {total:.6g})")
+    live = live_groups(inst)
+    if p.size and not live.any():
+        failures.append("no group has positive mass: there is nothing to report")
+    if not np.all(np.isfinite(table)) or not np.all(np.isfinite(beta_g)):
+        failures.append("the table or the method's confidences contain a value that is not a finite number")
     dense = _design_array(problem, inst, table)
     row_err = float(np.abs(osum(table) - 1.0).max()) if table.size else 0.0
     range_err = float(max(0.0, -table.min(), table.max() - 1.0)) if table.size else 0.0
     cons_err = 0.0
     for c in problem.constraints:
         val = c.coef * dense + c.const
-        err = float(np.abs(val).max() if c.sense == "==" else max(0.0, val.max()))
-        if err > VERIFY_TOL:
+        scale = np.maximum(1.0, np.abs(c.coef * dense) + np.abs(c.const))
+        err = float((np.abs(val) / scale).max() if c.sense == "==" else (np.maximum(val, 0.0) / scale).max())
+        if not err <= VERIFY_TOL:
             failures.append(f"'{c.text}' is violated by {err:.3g}")
         cons_err = max(cons_err, err)
     achieved = group_max_confidence(inst.p, table)
     gap = achieved - beta_g
+    rel = np.abs(gap) / np.maximum(np.maximum(np.abs(achieved), np.abs(beta_g)), 1e-300)
+    rel = np.where(gap == 0, 0.0, rel)
     conf_err = float(np.abs(gap).max()) if gap.size else 0.0
     floor = beta_min(inst.p)
     below_floor = float(np.max(floor - achieved)) if achieved.size else 0.0
-    if row_err > VERIFY_TOL:
+    if not row_err <= VERIFY_TOL:
         failures.append(f"a row sums to 1 +- {row_err:.3g}")
-    if range_err > VERIFY_TOL:
+    if not range_err <= VERIFY_TOL:
         failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
-    if conf_err > CONF_RTOL * max(1.0, float(beta_g.max(initial=0.0))):
-        g = int(np.argmax(np.abs(gap)))
+    if rel.size and not rel.max() <= CONF_RTOL:
+        g = int(np.nanargmax(np.where(np.isnan(rel), np.inf, rel)))
         failures.append(
             f"group {inst.group_key(g)}: recomputed max confidence {achieved[g]:.12g} differs from {beta_g[g]:.12g}"
         )
-    if below_floor > VERIFY_TOL:
+    if not below_floor <= VERIFY_TOL * max(1.0, float(floor.max(initial=0.0))):
         failures.append(f"a group's confidence is below Lemma 5's floor by {below_floor:.3g}")
     return {
         "passed": not failures,
         "max_confidence": float(achieved.max()) if achieved.size else 0.0,
         "max_confidence_error": conf_err,
+        "max_confidence_relative_error": float(rel.max(initial=0.0)),
         "optimality": optimality,
         "max_row_sum_error": row_err,
         "max_constraint_violation": cons_err,
         "max_range_violation": range_err,
         "tolerance": VERIFY_TOL,
         "confidence_rtol": CONF_RTOL,
+        "tolerances": {
+            "rows and cells (absolute)": VERIFY_TOL,
+            "constraints (relative to the magnitude of their terms, at least absolute)": VERIFY_TOL,
+            "confidence vs the method's (relative)": CONF_RTOL,
+        },
+        "evidence": {"kind": "closed-form lower bound" if optimality.startswith("certified: closed") else "bracket", "source": optimality},
         "failures": failures,
     }
 

@@ -292,3 +292,53 @@ def test_lagrangian_bound_never_exceeds_the_optimum(seed, scale):
     row_dual[np.isfinite(hi)] -= duals[:k]
     row_dual += duals[k:]
     assert lagrangian_bound(lp, row_dual) == pytest.approx(res.fun, abs=1e-7)
+
+
+# ------------------------------------------------------------------ ATR: nonsense is never verified
+
+
+def _table4():
+    from privopt.compile.atr import lower_atr
+    from privopt.pipeline import solve
+
+    problem = privopt.load(SPECS / "atr_table4.priv")
+    inst = lower_atr(problem)
+    r = solve(problem, method="closed-form")
+    table = r.table("Dt")  # (gender, income, decision) rows in the design's order
+    return problem, inst, table["value"].to_numpy().reshape(2, 3, 2), np.array(r.groups["beta"])
+
+
+def test_table4_counts_near_the_largest_double_give_the_same_optimum(tmp_path):
+    text = (SPECS / "atr_table4.priv").read_text()
+    text = text.replace("12   5    3", "12e307   5e307    3e307").replace("9    7    4", "9e307    7e307    4e307")
+    path = tmp_path / "big.priv"
+    path.write_text(text)
+    for method in ("closed-form", "lfp"):
+        r = privopt.load(path).solve(method=method)
+        assert r.beta == pytest.approx(0.675, rel=1e-9)  # Table 4: max(0.675 (F), 0.6378 (M))
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda p, t, b: (p, t, np.zeros_like(b)),  # confidence 0 claimed for live groups
+        lambda p, t, b: (p * 0.0, t, b * 0.0),  # a prior of zero mass: "max confidence 0"
+        lambda p, t, b: (p * np.nan, t, b),  # a prior that overflowed
+        lambda p, t, b: (p, t * np.nan, b),  # a table of NaN
+        lambda p, t, b: (p, t, b * (1 + 1e-6)),  # a confidence off by a relative 1e-6
+        lambda p, t, b: (p * np.inf, t, b),  # an infinite prior
+        lambda p, t, b: (-p, t, b),  # a negative prior
+    ],
+)
+def test_atr_verification_catches_nonsense(spoil):
+    from dataclasses import replace
+
+    from privopt.pipeline import verify as verify_atr
+
+    problem, inst, table, beta = _table4()
+    G, m = inst.p.shape
+    flat = table.reshape(G, m, 2)
+    assert verify_atr(problem, inst, flat, beta, "")["passed"]
+    p, t, b = spoil(inst.p, flat, beta)
+    result = verify_atr(problem, replace(inst, p=p), t, b, "")
+    assert not result["passed"] and result["failures"]
