@@ -306,6 +306,8 @@ HOSTILE = [
     pytest.param("decision -> income", "decision \u2192 income", 18, "unexpected character", "instead of '\u2192'", id="arrow_unicode"),
     pytest.param("decision -> income", "decision --> income", 18, "unexpected character '>'", "instead of '-->'", id="arrow_long"),
     pytest.param("known D =", "known Q =", 17, "'D' is not defined", "^(?!.*'Dt')", id="suggestion_never_a_tautology"),
+    pytest.param("F:   12   5    3", 'F:   12   "5    3', 7, "this string is not closed on its line", 'label as "text"', id="table_unclosed_string"),
+    pytest.param("F:   12   5    3", "F:   12   5\x1c    3", 7, "unexpected character '\\\\x1c' in a table", "labels, numbers", id="table_control_character"),
 ]
 
 

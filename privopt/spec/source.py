@@ -82,7 +82,7 @@ class Span:
         characters are shown as escapes (``render.visible``); the caret counts each escape's
         width, so it stays under the character it points at."""
         line, col = self.source.line_col(self.start)
-        text = self.source.line_text(line).rstrip()
+        text = self.source.line_text(line).rstrip(" \t\r")
         end_line, end_col = self.source.line_col(self.end)
         width = (end_col - col) if end_line == line else len(text) - col + 1
         window, wcol = clip(text, col, EXCERPT_WIDTH)

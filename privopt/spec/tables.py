@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import SpecError
 from ..ir.model import Variable
+from ..render import visible
 from .source import Source, Span
 
 _TOKEN = re.compile(
@@ -31,6 +32,7 @@ _TOKEN = re.compile(
   | (?P<comma>,)
   | (?P<word>[^\s:,"#{}]+)
   | (?P<brace>[{}])
+  | (?P<bad>.)
     """,
     re.VERBOSE,
 )
@@ -72,7 +74,7 @@ def _lines(source: Source, start: int, body: str) -> list[list[_Tok]]:
     pos = 0
     while pos < len(inner):
         m = _TOKEN.match(inner, pos)
-        assert m is not None  # the pattern covers every character
+        assert m is not None  # the pattern covers every character ("bad" takes any one)
         kind = m.lastgroup
         if kind == "newline":
             lines.append([])
@@ -83,6 +85,13 @@ def _lines(source: Source, start: int, body: str) -> list[list[_Tok]]:
             lines[-1].append(_Tok(kind, text, source.span(offset + m.start(), offset + m.end())))
         elif kind == "brace":
             raise SpecError("unexpected brace inside a table", source.span(offset + m.start()))
+        elif kind == "bad":
+            at = source.span(offset + m.start())
+            if m.group() == '"':
+                raise SpecError("this string is not closed on its line", at, 'write a label as "text" on one line')
+            raise SpecError(
+                f"unexpected character '{visible(m.group())}' in a table", at, "a table holds labels, numbers, ':' and ','"
+            )
         pos = m.end()
     return [ln for ln in lines if ln]
 
