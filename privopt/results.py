@@ -73,7 +73,7 @@ class LazyTables(Mapping[str, pd.DataFrame]):
 
 @dataclass
 class Result:
-    status: str  # optimal | infeasible | error
+    status: str  # optimal (verified) | infeasible; a failed solve or check raises instead
     termination: str
     objective: float | None
     beta: float | None

@@ -198,3 +198,17 @@ def test_plain_gives_strict_json_and_keeps_finite_values(tree):
     converted = plain(tree)
     json.dumps(converted, allow_nan=False)
     assert _same(tree, converted)
+
+
+def test_api_reference_documents_every_field_and_key():
+    """docs/api.md names every Result field and property, every --json key and every export."""
+    import dataclasses
+
+    from tests.conftest import ROOT
+
+    doc = (ROOT / "docs" / "api.md").read_text()
+    names = [f.name for f in dataclasses.fields(Result)] + ["infeasible", "params", "table", "to_dict", "to_json"]
+    names += list(_nonfinite_result().to_dict()) + ["reasons"]
+    names += [n for n in privopt.__all__ if n != "__version__"]
+    missing = sorted({n for n in names if f"`{n}" not in doc})
+    assert not missing, f"docs/api.md does not describe: {missing}"
