@@ -91,3 +91,20 @@ def test_readme_python_example_prints_what_it_says(monkeypatch):
             assert data["spec"]["params"] == {"delta": 0.95}
         else:
             assert text == line.split("#", 1)[1].strip()
+
+
+def test_readme_spec_and_quickstart_numbers():
+    """README's spec block solves, and the quickstart's beta* is what `privopt solve` prints."""
+    import re
+
+    from click.testing import CliRunner
+
+    from privopt.cli import main
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    quoted = re.search(r"Table 4\): beta\* = ([0-9]+\.[0-9]+)", readme).group(1)
+    spec = re.search(r'```\n(spec ".*?)```', readme, re.S).group(1)
+    assert privopt.loads(spec).solve().beta == pytest.approx(float(quoted), abs=5e-4)
+    r = CliRunner().invoke(main, ["solve", str(SPECS / "atr_table4.priv")])
+    assert r.exit_code == 0 and f"max confidence: {quoted}\n" in r.output, r.output
