@@ -10,6 +10,7 @@ lifetime, and a cold solve is faster than warm-starting a bisection step (docs/b
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,6 +57,12 @@ class HighsBackend(Backend):
     package = "highspy"
     supports_lp = True
     supports_qp = True
+    interruptible: ClassVar[bool] = True  # False: run in the caller's thread, no interrupt callback
+
+    def _run(self, h):
+        if not self.interruptible:
+            return h.run()
+        return solverlog.interruptible(lambda: _run_in_thread(h), cancel=h.cancelSolve)
 
     def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
         import highspy
@@ -63,7 +70,7 @@ class HighsBackend(Backend):
         t0 = time.perf_counter()
         h = highspy.Highs()
         h.setOptionValue("output_flag", solverlog.verbose())
-        h.HandleUserInterrupt = True  # h.cancelSolve() on Ctrl-C stops the simplex/IPM within an iteration
+        h.HandleUserInterrupt = self.interruptible  # cancelSolve() then stops the simplex/IPM within an iteration
         h.setOptionValue("primal_feasibility_tolerance", tol)
         h.setOptionValue("dual_feasibility_tolerance", tol)
         if time_limit is not None:
@@ -100,13 +107,13 @@ class HighsBackend(Backend):
         t1 = time.perf_counter()
         if st == highspy.HighsStatus.kError:
             return LPSolution("error", "unknown", None, None, 0.0, t1 - t0, None, self.name, version, "passModel failed")
-        run = solverlog.interruptible(lambda: _run_in_thread(h), cancel=h.cancelSolve)
+        run = self._run(h)
         if h.getModelStatus().name in ("kInfeasible", "kUnboundedOrInfeasible"):
             # Confirm without presolve: at tolerance 1e-9, HiGHS 1.15's presolve declared a feasible
             # sanitization LP with 1e-8-sized right-hand sides infeasible (found by Hypothesis,
             # tests/test_sanitization.py); the unpresolved simplex solves it.
             h.setOptionValue("presolve", "off")
-            run = solverlog.interruptible(lambda: _run_in_thread(h), cancel=h.cancelSolve)
+            run = self._run(h)
         t2 = time.perf_counter()
         model_status = h.getModelStatus()
         termination, status = _STATUS.get(model_status.name, ("unknown", "unknown"))
