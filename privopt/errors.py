@@ -55,12 +55,14 @@ class SpecError(PrivoptError, ValueError):
         self.file = file
 
     def __str__(self) -> str:
+        # message and hint may quote labels, names or paths from the spec: shown as escapes
+        message = visible(self.message)
         if self.span is None:
-            text = f"{visible(self.file)}: error: {self.message}" if self.file else f"error: {self.message}"
+            text = f"{visible(self.file)}: error: {message}" if self.file else f"error: {message}"
         else:
-            text = f"{self.span.location()}: error: {self.message}\n{self.span.excerpt()}"
+            text = f"{self.span.location()}: error: {message}\n{self.span.excerpt()}"
         if self.hint:
-            text += f"\nhint: {self.hint}"
+            text += f"\nhint: {visible(self.hint)}"
         return text
 
 
@@ -69,7 +71,11 @@ class UnsupportedError(SpecError):
 
 
 class UsageError(PrivoptError, ValueError):
-    """A bad argument to the command line or the Python API."""
+    """A bad argument to the command line or the Python API. ``str(err)`` shows control
+    characters of the argument quoted in it as escapes."""
+
+    def __str__(self) -> str:
+        return visible(super().__str__())
 
 
 class InfeasibleError(PrivoptError):

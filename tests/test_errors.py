@@ -594,3 +594,15 @@ def test_data_file_swapped_after_the_check_cannot_escape(tmp_path, monkeypatch):
         frame = datafiles._read(fh, "d.csv", span)
     assert real == tmp_path.resolve() / "d.csv"
     assert frame["n"].tolist() == [1] * 6
+
+
+def test_labels_quoted_in_messages_are_escaped(tmp_path):
+    # a label holding an escape sequence reaches the message and the hint only as \x1b
+    text = replace("low  mid  high\n    F:   12", 'low  mid  "hi\x1b[2Jgh"\n    F:   12')
+    out = expect_error(tmp_path, text, 6, "label 'hi\\\\x1b\\[2Jgh' is not in the domain of income")
+    assert "\x1b" not in out
+
+
+def test_set_value_with_escapes_is_shown_escaped(tmp_path):
+    out = expect_error(tmp_path, BASE, None, "written as in a spec", "--set", "delta=\x1b[2J")
+    assert "\x1b" not in out and "\\x1b[2J" in out

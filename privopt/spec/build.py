@@ -142,6 +142,7 @@ class Builder:
             raise SpecError("a spec has at most one title", titles[1].span, "keep one 'spec \"...\"' line")
         self._variables([s for s in st if isinstance(s, ast.VarDecl)])
         self._params([s for s in st if isinstance(s, ast.ParamDecl)])
+        self.in_use = frozenset()
         for s in st:
             if isinstance(s, ast.KnownDecl):
                 self._known(s)

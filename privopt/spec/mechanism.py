@@ -610,6 +610,7 @@ class MechanismBuilder(QuadraticTerms):
     # ------------------------------------------------------------------ objective
     def _objective(self, o: ast.ObjectiveDecl) -> MechanismObjective:
         e = o.expr
+        self.b.in_use = frozenset(ast.names_in(e))
         if isinstance(e, ast.Call) and e.func.name in BUDGETS:
             raise UnsupportedError(
                 f"{o.sense} {e.func.name}(...) is not a linear program",
