@@ -58,7 +58,7 @@ def solve(
         lo, hi = inst.binary_bounds()
         target = inst.reference[..., 1] if inst.reference is not None else None
         sol = solve_binary(inst.p, lo, hi, target)
-        table = np.stack([1.0 - sol.d1, sol.d1], axis=2)
+        table = sol.table  # D~_0 exact where it is the small side
         beta_g = sol.beta
         case = sol.case
         used_backend = None

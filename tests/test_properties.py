@@ -57,7 +57,7 @@ def test_closed_form_is_certified(inst):
     cf = solve_binary(p, lo, hi, D)
     live = p.sum(1) > 0
     assert np.all(cf.d1 >= lo - 1e-12) and np.all(cf.d1 <= hi + 1e-12)
-    table = np.stack([1 - cf.d1, cf.d1], axis=2)
+    table = cf.table  # D~_0 stored exactly where it is tiny (1 - d1 keeps 1e-16 absolute only)
     # 1e-8 relative: when a group's masses span ~13 orders of magnitude (priors 1e-6 beside 0.5,
     # a balanced deny mass of 1e-13) double precision leaves ~2e-9 (docs/atr.md, Numerics)
     np.testing.assert_allclose(group_max_confidence(p, table)[live], cf.beta[live], atol=0, rtol=1e-8)

@@ -48,6 +48,14 @@ class BinaryATRSolution:
     case: np.ndarray  # (G,) index into CASES of the binding candidate
     d1: np.ndarray  # (G, m) the optimal D~_1
     achieved: np.ndarray  # (G,) max confidence recomputed from the returned table
+    d0: np.ndarray | None = None  # (G, m) D~_0, exact where it is the small side; None: 1 - d1
+
+    @property
+    def table(self) -> np.ndarray:
+        """(G, m, 2): D~_0, D~_1. Use this, not ``1 - d1``: where D~_0 is tiny it is computed
+        directly, since 1 - d1 keeps only its absolute precision (1e-16)."""
+        d0 = 1.0 - self.d1 if self.d0 is None else self.d0
+        return np.stack([d0, self.d1], axis=2)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -164,7 +172,29 @@ def solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarr
 
     ``p`` (G, m) prior, ``lo``/``hi`` (G, m) effective bounds on D~_1 with lo <= hi, ``target``
     (G, m) the true D_1 used to pick among optimal solutions (None: the bounds' midpoint).
+
+    The allocation works with the approve-side masses y_i, so a deny-side mass z_i = P(x_i) - y_i
+    far below y_i keeps only y_i's absolute precision. Groups whose certificate still fails are
+    solved again with the outcomes swapped (then z is computed directly and D~_0 stored exactly,
+    ``BinaryATRSolution.table``), and the better orientation is kept per group.
     """
+    sol = _solve_binary(p, lo, hi, target)
+    P = gsum(np.asarray(p, dtype=float))
+    off = np.flatnonzero((P > 0) & (sol.achieved > sol.beta * (1 + 1e-12) + 1e-15))
+    if not off.size:
+        return sol
+    t = None if target is None else 1.0 - np.asarray(target)[off]
+    flip = _solve_binary(np.asarray(p, dtype=float)[off], 1.0 - hi[off], 1.0 - lo[off], t)
+    take = off[flip.achieved < sol.achieved[off]]
+    use = flip.achieved < sol.achieved[off]
+    d1, d0, achieved = sol.d1.copy(), 1.0 - sol.d1, sol.achieved.copy()
+    d0[take] = flip.d1[use]
+    d1[take] = 1.0 - flip.d1[use]
+    achieved[take] = flip.achieved[use]
+    return BinaryATRSolution(beta=sol.beta, candidates=sol.candidates, case=sol.case, d1=d1, achieved=achieved, d0=d0)
+
+
+def _solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray | None) -> BinaryATRSolution:
     p = np.asarray(p, dtype=float)
     P = gsum(p)
     a, b = p * lo, p * hi
