@@ -188,7 +188,7 @@ def test_unknown_label_in_data_file(tmp_path):
 
 def test_wrong_role_before_arrow(tmp_path):
     out = expect_error(tmp_path, replace("max_confidence(gender, decision -> income)", "max_confidence(income, decision -> gender)"), 18, "'income' is private; before '->'")
-    assert "PUBLIC" in out
+    assert "hint: write max_confidence(gender, decision -> income)" in out  # the spec's own variables, by role
 
 
 
@@ -306,6 +306,7 @@ HOSTILE = [
     pytest.param("decision -> income", "decision \u2192 income", 18, "unexpected character", "instead of '\u2192'", id="arrow_unicode"),
     pytest.param("decision -> income", "decision --> income", 18, "unexpected character '>'", "instead of '-->'", id="arrow_long"),
     pytest.param("known D =", "known Q =", 17, "'D' is not defined", "^(?!.*'Dt')", id="suggestion_never_a_tautology"),
+    pytest.param("max_confidence(gender, decision -> income)", "max_confidence(income -> gender, decision)", 18, "'income' is private", "write max_confidence\\(gender, decision -> income\\)", id="measure_arrow_reversed"),
     pytest.param("F:   12   5    3", 'F:   12   "5    3', 7, "this string is not closed on its line", 'label as "text"', id="table_unclosed_string"),
     pytest.param("F:   12   5    3", "F:   12   5\x1c    3", 7, "unexpected character '\\\\x1c' in a table", "labels, numbers", id="table_control_character"),
 ]
@@ -606,3 +607,10 @@ def test_labels_quoted_in_messages_are_escaped(tmp_path):
 def test_set_value_with_escapes_is_shown_escaped(tmp_path):
     out = expect_error(tmp_path, BASE, None, "written as in a spec", "--set", "delta=\x1b[2J")
     assert "\x1b" not in out and "\\x1b[2J" in out
+
+
+def test_data_file_symlink_loop_and_long_name(tmp_path):
+    (tmp_path / "a.csv").symlink_to(tmp_path / "b.csv")
+    (tmp_path / "b.csv").symlink_to(tmp_path / "a.csv")
+    expect_error(tmp_path, prior_from_file("a.csv"), 5, "cannot open data file 'a.csv': Too many levels of symbolic links")
+    expect_error(tmp_path, prior_from_file("x" * 300 + ".csv"), 5, "name too long")

@@ -695,9 +695,21 @@ class Builder:
             raise SpecError(f"unknown variable '{arg.name}'", arg.span, _suggest(arg.name, self.variables))
         return self.variables[arg.name], arg.span
 
+    def _measure_usage(self, e: ast.Call) -> str:
+        """How to write this measure call: with its own variables sorted by role when they all
+        are variables (``max_confidence(income -> gender, decision)`` -> ``write
+        max_confidence(gender, decision -> income)``), else the general form."""
+        names = [a.name for a in (*e.args, *(e.arrow_args or ())) if isinstance(a, ast.Name)]
+        vs = [self.variables[n] for n in names if n in self.variables]
+        before = [v.name for v in vs if v.role is Role.PUBLIC] + [v.name for v in vs if v.role is Role.OUTCOME]
+        after = [v.name for v in vs if v.role is Role.PRIVATE]
+        if len(vs) == len(names) == len(e.args) + len(e.arrow_args or ()) and before and after:
+            return f"write {e.func.name}({', '.join(before)} -> {', '.join(after)})"
+        return f"write {e.func.name}(PUBLIC..., OUTCOME -> PRIVATE...)"
+
     def _max_confidence(self, e: ast.Call) -> MaxConfidence:
         fname = e.func.name
-        usage = f"write {fname}(PUBLIC..., OUTCOME -> PRIVATE...)"
+        usage = self._measure_usage(e)
         if e.arrow_args is None:
             raise SpecError(f"{fname} needs '->' before the private attribute(s)", e.span, usage)
         public, outcomes = [], []
