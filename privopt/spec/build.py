@@ -74,7 +74,11 @@ def arith(op: str, a, b, span: Span):
     """``a op b`` for numbers or constant arrays (op one of + - * / ^), checked to stay finite
     and real; a zero divisor is a located error."""
     if op == "/" and np.any(np.asarray(b) == 0):
-        raise SpecError("division by zero" + (" (a divisor cell is 0)" if np.ndim(b) else ""), span)
+        raise SpecError(
+            "division by zero" + (" (a divisor cell is 0)" if np.ndim(b) else ""),
+            span,
+            "divide by a number that is not 0, or multiply the other side instead",
+        )
     with np.errstate(all="ignore"):
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         out = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}[op](a, b)

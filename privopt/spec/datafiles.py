@@ -62,7 +62,11 @@ class DataFiles:
         except IsADirectoryError:
             raise SpecError(f"'{text}' is a folder, not a data file", span) from None
         except (OSError, ValueError) as e:
-            raise SpecError(f"cannot open data file '{text}': {getattr(e, 'strerror', None) or e}", span) from None
+            raise SpecError(
+                f"cannot open data file '{text}': {getattr(e, 'strerror', None) or e}",
+                span,
+                "give the path of a readable file beside the spec (a short name, no symlink loop)",
+            ) from None
         try:
             real = _real_path(fd, target)
             if not self.allow_paths and not real.is_relative_to(folder):

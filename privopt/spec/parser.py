@@ -152,7 +152,11 @@ def _read_spec_bytes(p: Path) -> bytes:
     except IsADirectoryError:
         raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name) from None
     except (OSError, ValueError) as e:
-        raise SpecError(f"cannot open the spec file: {getattr(e, 'strerror', None) or e}", file=name) from None
+        raise SpecError(
+            f"cannot open the spec file: {getattr(e, 'strerror', None) or e}",
+            hint="give the path of a readable .priv file (a short name, no symlink loop)",
+            file=name,
+        ) from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
