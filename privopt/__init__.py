@@ -1,9 +1,14 @@
 """privopt: optimization modelling for privacy mechanism design.
 
-    >>> import privopt
-    >>> problem = privopt.load("specs/atr_table4.priv")
-    >>> result = problem.solve()
-    >>> result.beta, result.table("Dt")
+Load a spec, solve it, read the verified answer::
+
+    import privopt
+
+    problem = privopt.load("specs/atr_table4.priv", params={"delta": 0.95})
+    result = problem.solve()            # a Result; result.infeasible is a boolean
+    result.objective, result.table("Dt"), result.params, result.to_json()
+
+docs/api.md describes every function, every field of ``Result`` and the JSON it writes.
 """
 
 from .api import load, loads, solve

@@ -212,3 +212,9 @@ def test_api_reference_documents_every_field_and_key():
     names += [n for n in privopt.__all__ if n != "__version__"]
     missing = sorted({n for n in names if f"`{n}" not in doc})
     assert not missing, f"docs/api.md does not describe: {missing}"
+
+
+def test_recorded_privopt_version_is_the_installed_one():
+    import importlib.metadata
+
+    assert privopt.__version__ == importlib.metadata.version("privopt")
