@@ -614,3 +614,9 @@ def test_data_file_symlink_loop_and_long_name(tmp_path):
     (tmp_path / "b.csv").symlink_to(tmp_path / "a.csv")
     expect_error(tmp_path, prior_from_file("a.csv"), 5, "cannot open data file 'a.csv': Too many levels of symbolic links")
     expect_error(tmp_path, prior_from_file("x" * 300 + ".csv"), 5, "name too long")
+
+
+def test_posterior_in_a_chain_is_refused_with_a_hint(tmp_path):
+    text = MECH.replace("subject to ldp(S -> Y) <= eps", "subject to 0 <= P(S | Y) <= 0.72")
+    out = expect_error(tmp_path, text, 12, "must stand alone on one side of a constant bound")
+    assert "hint: write one bound per line: subject to P(S | Y) <= bound" in out

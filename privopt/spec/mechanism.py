@@ -501,16 +501,15 @@ class MechanismBuilder(QuadraticTerms):
         sides = [isinstance(x, ast.Prob) and bool({g.name for g in x.given} & design) for x in c.exprs]
         if not any(sides):
             return None
-        if sides == [False, True] and c.ops[0] != "==":  # c >= P(S | Y) reads as P(S | Y) <= c
-            flipped = {"<=": ">=", ">=": "<="}[c.ops[0]]
-            return self._posterior_constraint(ast.ConstraintDecl(c.exprs[::-1], (flipped,), c.span), text)
-        if sides == [False, True]:
-            return self._posterior_constraint(ast.ConstraintDecl(c.exprs[::-1], c.ops, c.span), text)
+        if sides == [False, True]:  # a bound reads the same from either side: c >= P(S | Y)
+            mirrored = ({"<=": ">=", ">=": "<="}.get(c.ops[0], c.ops[0]),)
+            return self._posterior_constraint(ast.ConstraintDecl(c.exprs[::-1], mirrored, c.span), text)
         if len(c.exprs) != 2 or sides[1]:
             k = sides.index(True)
             raise UnsupportedError(
-                "a posterior given a released variable must stand alone on the left: P(S | Y) <= bound",
+                "a posterior given a released variable must stand alone on one side of a constant bound",
                 c.exprs[k].span,
+                "write one bound per line: subject to P(S | Y) <= bound",
             )
         p, op = c.exprs[0], c.ops[0]
         bound = self._plain(c.exprs[1])
