@@ -39,6 +39,7 @@ BUDGET_RTOL = 1e-9  # a ratio may exceed e^eps by this factor: achieved eps <= e
 OBJ_TOL = 1e-8  # objective from the joint vs from the objective's table (relative beyond 1)
 OBJ_RTOL = 1e-7  # solver's objective, and the lower bound, vs the table's (relative beyond 1)
 CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
+ROUNDING = 1e-14  # a shortfall below this fraction of its floor is rounding, far inside BUDGET_RTOL
 
 
 def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
@@ -254,7 +255,8 @@ def clean(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, dict]:
         dx = np.zeros_like(x)
         for b, (P, s) in lifts:
             cond, live = _budget_cond(b, x)
-            gap = _shortfall(b, cond, live).ravel()
+            gap = _shortfall(b, cond, live)
+            gap = np.where(gap > ROUNDING * (cond + gap), gap, 0.0).ravel()  # not rounding dust
             if np.any(gap > 0):
                 dx += P.T @ np.divide(gap, s, out=np.zeros_like(gap), where=s > 0)
         if not np.any(dx > 0):
