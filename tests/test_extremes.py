@@ -342,3 +342,34 @@ def test_atr_verification_catches_nonsense(spoil):
     p, t, b = spoil(inst.p, flat, beta)
     result = verify_atr(problem, replace(inst, p=p), t, b, "")
     assert not result["passed"] and result["failures"]
+
+
+# ------------------------------------------------------------------ the command line at the extremes
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from privopt.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cli_refuses_an_unrepresentable_budget_with_a_located_error():
+    r = _cli("solve", SPECS / "count_query_dp.priv", "--set", "eps=710")
+    assert r.exit_code == 2, r.output
+    assert "count_query_dp.priv:12:" in r.output and "eps <= 68" in r.output
+    assert "Traceback" not in r.output and "OverflowError" not in r.output
+
+
+@pytest.mark.parametrize("eps", ["5", "30", "1e-12"])
+def test_cli_json_reports_the_achieved_budget_and_the_evidence(eps):
+    import json
+
+    r = _cli("solve", SPECS / "count_query_dp.priv", "--set", f"eps={eps}", "--json")
+    assert r.exit_code == 0, r.output
+    v = json.loads(r.stdout)["verification"]
+    achieved = v["budgets_achieved"]["dp(n -> y, adjacent: |n - n'| <= 1) <= eps"]
+    assert achieved <= float(eps) + math.log1p(RATIO_RTOL)
+    assert v["evidence"]["kind"] in ("dual bound", "unconstrained optimum")
+    assert v["evidence"]["gap"] <= v["evidence"]["tolerance"]
