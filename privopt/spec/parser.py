@@ -111,11 +111,9 @@ def _check_depth(source: Source, tree: Tree) -> None:
             chain = i == 0 and any(node.data in c and child.data in c for c in _CHAINS)
             d = depth + (child.data in _LEVELS and not chain)
             if d > MAX_DEPTH:
-                meta = child.meta
-                span = source.span(getattr(meta, "start_pos", 0), getattr(meta, "end_pos", None))
                 raise SpecError(
                     f"this expression is nested more than {MAX_DEPTH} levels deep",
-                    Span(source, span.start, span.start + 1),
+                    source.span(getattr(child.meta, "start_pos", 0)),
                     "split it: give inner parts their own 'param' lines, or write a flat sum a + b + c",
                 )
             stack.append((child, d))
@@ -135,7 +133,7 @@ def parse_file(path: str | Path) -> ast.SpecFile:
         raise _not_utf8(p, raw, e) from None
     if not text.strip():
         raise SpecError(
-            f"spec file '{name}' is empty", hint="a spec needs variables, a design and an objective", file=name
+            "the spec file is empty", hint="a spec needs variables, a design and an objective", file=name
         )
     return parse(text, p)
 
@@ -148,7 +146,7 @@ def _read_spec_bytes(p: Path) -> bytes:
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise SpecError(f"spec file '{name}' does not exist", hint="check the path", file=name) from None
+        raise SpecError("the spec file does not exist", hint="check the path", file=name) from None
     except IsADirectoryError:
         raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name) from None
     except (OSError, ValueError) as e:
@@ -168,7 +166,11 @@ def _read_spec_bytes(p: Path) -> bytes:
                 file=name,
             )
         if st.st_size > MAX_SPEC_BYTES:
-            raise SpecError(f"the spec file is larger than {MAX_SPEC_BYTES // 2**20} MB", file=name)
+            raise SpecError(
+                f"the spec file is larger than {MAX_SPEC_BYTES // 2**20} MB",
+                hint="read large tables from data files: known P(...) = counts from \"data.csv\" column n",
+                file=name,
+            )
         with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read(MAX_SPEC_BYTES + 1)
     except OSError as e:
