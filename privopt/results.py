@@ -164,9 +164,11 @@ class Result:
         return _finite_or_none(df.astype({c: str for c in labels})).to_dict(orient="records")
 
     def to_json(self, tables: bool = True, indent: int | None = 2) -> str:
-        """The result as JSON text. Groups and tables go through pandas' C writer (15
-        significant digits), so a result of millions of cells serializes at C speed; the rest
-        is ``json.dumps``. ``--out`` writes the tables as CSV with full precision."""
+        """The result as JSON text. Groups and tables go through pandas' C writer, so a result
+        of millions of cells serializes at C speed; it writes 15 decimal places (a cell is at
+        most 5e-16 off, so a probability of 1e-10 keeps 6 significant digits; values beyond
+        1e15 keep 15 significant digits). The rest is ``json.dumps`` at full precision.
+        ``to_dict`` and ``--out``'s CSV files keep every table value exactly."""
         body = self.to_dict(tables=False, groups=False)
         del body["groups"]
         text = json.dumps(body, indent=indent, allow_nan=False)  # body is plain(): strict already
@@ -182,8 +184,28 @@ class Result:
         return head.rstrip() + sep + sep.join(parts) + ("\n" if indent else "") + "}" + tail
 
 
+# The largest double that pandas' 15-digit writer does not round up past the largest double
+# (1.7976931348623157e308 is written 1.79769313486232e+308, which a reader takes for infinity).
+LARGEST_15_DIGITS = 1.79769313486231e308
+
+
+def _writable(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with finite floats beyond +-LARGEST_15_DIGITS pulled back to it, so every
+    finite value stays finite once written with 15 digits (a copy only when one is that large;
+    no privopt quantity is: probabilities, confidences and -log of them)."""
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c].dtype)]
+    huge = [c for c in floats if np.any(np.abs(np.nan_to_num(frame[c].to_numpy(), posinf=0, neginf=0)) > LARGEST_15_DIGITS)]
+    if not huge:
+        return frame
+    out = frame.copy()
+    for c in huge:
+        v = frame[c].to_numpy()
+        out[c] = np.where(np.isfinite(v), np.clip(v, -LARGEST_15_DIGITS, LARGEST_15_DIGITS), v)
+    return out
+
+
 def _frame_json(df: pd.DataFrame) -> str:
-    return df.to_json(orient="records", double_precision=15)
+    return _writable(df).to_json(orient="records", double_precision=15)
 
 
 def _groups_json(frame: pd.DataFrame) -> str:
@@ -192,7 +214,7 @@ def _groups_json(frame: pd.DataFrame) -> str:
         return "[]"
     measures = [c for c in GROUP_MEASURES if c in frame.columns]
     keys = [c for c in frame.columns if c not in measures]
-    flat = frame[measures].to_json(orient="records", lines=True, double_precision=15).splitlines()
+    flat = _writable(frame[measures]).to_json(orient="records", lines=True, double_precision=15).splitlines()
     key = pd.Series(["{"] * len(frame), dtype=object)
     for i, col in enumerate(keys):
         labels = frame[col].astype("category")
