@@ -1,28 +1,36 @@
-"""Command line: ``privopt solve SPEC`` and ``privopt explain SPEC``.
+"""Command line: ``privopt solve | check | explain | sweep``.
 
-Exit codes: 0 solved (check: all paths agree), 1 internal or solver error, 2 spec or usage
-error, 3 infeasible, 4 (check) a path disagrees or fails.
+Exit codes: 0 solved (check: all paths agree), 1 internal or solver error (sweep: a value
+failed), 2 spec or usage error, 3 infeasible, 4 (check) a path disagrees or fails, 130
+interrupted (Ctrl-C), 143 terminated (SIGTERM).
 A user error prints ``FILE:LINE:COL``, the line, a caret and a hint; never a traceback
 (set PRIVOPT_DEBUG=1 to see one for an internal error).
+
+stdout carries the result alone (``--json``: one strict JSON object); solver logs go to
+``--log FILE`` or, with ``--verbose``, to stderr, and progress to stderr. Every piece of
+user-derived text (titles, labels, file names, messages) is printed through
+``privopt.render``, so it reaches the terminal as text, never as escape sequences or markup.
 """
 
 from __future__ import annotations
 
+import math
 import os
-import shutil
+import signal
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table as RichTable
 
-from . import api
+from . import api, outdir, solverlog
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
+from .render import markup as escape
+from .render import visible, visible_lines
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 MAX_ROWS = 40
 
 # rich assumes 80 columns when output is not a terminal (pipes, CI logs): allow wide tables there
@@ -41,23 +49,41 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
+class Terminated(Exception):
+    """SIGTERM, raised in the main thread so every cleanup runs (no staging folder is left)."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise Terminated()
+
+
+def _say(text: str) -> None:
+    """An error message for a person, on stderr, as visible text."""
+    err.print(visible_lines(text), markup=False)
+
+
 def _fail(e: BaseException) -> None:
     """Print an error for a person and exit with its code."""
+    if isinstance(e, (KeyboardInterrupt, Terminated)):
+        _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + ": nothing was written")
+        code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else EXIT_TERMINATED
+        if solverlog.solver_running():  # a solver that ignored its cancel: do not wait for it
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        sys.exit(code)
     if isinstance(e, (SpecError, UsageError)):
-        err.print(str(e), markup=False)
+        _say(str(e))
         sys.exit(EXIT_USAGE)
     if isinstance(e, InfeasibleError):
-        err.print(str(e), markup=False)
+        _say(str(e))
         sys.exit(EXIT_INFEASIBLE)
     if isinstance(e, SolverError):
-        err.print(f"error: {e}", markup=False)
+        _say(f"error: {e}")
         sys.exit(EXIT_INTERNAL)
     if os.environ.get("PRIVOPT_DEBUG"):
         raise e
-    err.print(
-        f"internal error: {type(e).__name__}: {e}\n(this is a bug in privopt; PRIVOPT_DEBUG=1 shows the traceback)",
-        markup=False,
-    )
+    _say(f"internal error: {type(e).__name__}: {e}\n(this is a bug in privopt; PRIVOPT_DEBUG=1 shows the traceback)")
     sys.exit(EXIT_INTERNAL)
 
 
@@ -65,19 +91,58 @@ def _fail(e: BaseException) -> None:
 @click.version_option(package_name="privopt")
 def main() -> None:
     """privopt: design privacy mechanisms from a spec file."""
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (an embedding caller): leave signals alone
+        pass
+
+
+def _time_limit(ctx, param, value):  # noqa: ARG001 - click callback signature
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"must be a positive number of seconds, not {value}")
+    return value
 
 
 _common = [
     click.argument("spec", type=click.Path(dir_okay=False, path_type=Path)),
     click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a param of the spec."),
     click.option("--allow-paths", is_flag=True, help="Let data paths leave the spec's folder."),
+    click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Append the solvers' own logs to this file."),
+    click.option("--verbose", is_flag=True, help="Show the solvers' own logs on stderr."),
+    click.option("--quiet", is_flag=True, help="No progress display on stderr."),
 ]
 
 
 def _with_common(f):
+    """The options every command takes; --log/--verbose configure the solver log before it runs."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, log_file=None, verbose=False, quiet=False, **kwargs):
+        try:
+            solverlog.configure(log_file if log_file is not None else ("stderr" if verbose else None))
+        except OSError as e:
+            _fail(UsageError(f"--log {log_file}: cannot write there ({e.strerror})"))
+        global _quiet
+        _quiet = quiet
+        return f(*args, **kwargs)
+
     for deco in reversed(_common):
-        f = deco(f)
-    return f
+        wrapper = deco(wrapper)
+    return wrapper
+
+
+_quiet = False
+
+
+def _progress():
+    """A Rich progress display on stderr; off with --quiet or when stderr is not a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True, disable=_quiet or not err.is_terminal,
+    )
 
 
 @main.command()
@@ -85,29 +150,31 @@ def _with_common(f):
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for the LP solves.")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for the LP solves (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
 def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json, no_tables, out_dir):
     """Solve SPEC and print the optimal mechanism with its verification."""
     try:
+        if out_dir is not None:
+            outdir.check_target(Path(os.path.abspath(out_dir)))  # before solving: fail fast
         problem = api.load(spec, _params(sets), allow_paths)
         result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver)
-        if out_dir is not None:
+        if out_dir is not None and result.status == "optimal":
             _write_out(out_dir, result)
-    except Exception as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
         _fail(e)
         return
     if as_json:
         click.echo(result.to_json(tables=not no_tables))
     else:
         _print_summary(problem, result, tables=not no_tables)
-        if out_dir is not None:
-            out.print(f"wrote {out_dir}/result.json and the tables as CSV")
+        if out_dir is not None and result.status == "optimal":
+            out.print(f"wrote {escape(out_dir)}/result.json and the tables as CSV")
     if result.status == "infeasible":
         if not as_json:
-            err.print("infeasible: " + "; ".join(result.reasons), markup=False)
+            _say("infeasible: " + "; ".join(result.reasons) + ("\n(nothing was written)" if out_dir is not None else ""))
         sys.exit(EXIT_INFEASIBLE)
 
 
@@ -115,62 +182,78 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
 @_with_common
 @click.option("--backends", default=None, metavar="LIST", help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).")
 @click.option("--tol", type=float, default=1e-7, show_default=True, help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.")
-@click.option("--time-limit", type=float, default=None, metavar="SECONDS", help="Limit for each solver call.")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each solver call (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     """Solve SPEC by every applicable method and backend, and compare.
 
     Each path's table is measured by privopt itself: the objective it achieves and its largest
-    violation of the spec. Exit 0 when all agree within --tol, 4 when any differs or fails.
+    violation of the spec. Each path is compared within its own accuracy (the tol column; --tol
+    for the exact paths) and only on what it optimizes. Exit 0 when every path that answered
+    agrees, 4 when any disagrees or fails; a path stopped by --time-limit or skipped (with why)
+    counts for neither, and exit 1 when no path answered.
     """
     from .crosscheck import run_check
 
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         names = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
-        report = run_check(problem, names, tol, time_limit)
-    except Exception as e:  # noqa: BLE001
+        report = run_check(problem, names, tol, time_limit, progress=not _quiet)
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
     if as_json:
         import json
 
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(json.dumps(report.to_dict(), indent=2, allow_nan=False))
     else:
-        t = RichTable(title=f"{escape(str(problem.title or spec))}: every path", title_justify="left")
-        for col in ("method", "backend", "status", "objective", "abs diff", "max violation", "build s", "solve s", "note"):
-            t.add_column(col, justify="right" if col in ("objective", "abs diff", "max violation", "build s", "solve s") else "left")
+        t = RichTable(title=f"{escape(problem.title or spec)}: every path", title_justify="left")
+        numeric = ("objective", "abs diff", "tol", "max violation", "build s", "solve s")
+        for col in ("method", "backend", "status", "compares", *numeric, "note"):
+            t.add_column(col, justify="right" if col in numeric else "left")
         for p in report.paths:
             t.add_row(
-                p.method, p.backend or "-", p.status, _fmt12(p.objective), _sci(p.abs_diff), _sci(p.max_violation),
-                f"{p.build_s:.3f}", f"{p.solve_s:.3f}", p.message,
+                p.method, p.backend or "-", p.status, p.compares if p.objective is not None else "-", _fmt12(p.objective),
+                _sci(p.abs_diff), _sci(p.allowed), _sci(p.max_violation), f"{p.build_s:.3f}", f"{p.solve_s:.3f}",
+                escape(p.message),
             )
         out.print(t)
         ref = report.reference
         out.print(f"reference: {ref['method']}" + (f" on {ref['backend']}" if ref and ref["backend"] else "") if ref else "no path succeeded")
         for line in report.problems:
-            out.print(f"[red]problem:[/red] {line}", highlight=False)
-        out.print("[green]all paths agree[/green]" if report.agree else "[red]paths disagree or fail[/red]")
-    sys.exit(EXIT_OK if report.agree else EXIT_DISAGREE)
+            out.print(f"[red]problem:[/red] {escape(line)}", highlight=False)
+        verdict = {"agree": "[green]all paths agree[/green]", "disagree": "[red]paths disagree or fail[/red]"}
+        out.print(verdict.get(report.verdict, "[yellow]inconclusive: no path gave an answer[/yellow]"))
+    sys.exit({"agree": EXIT_OK, "disagree": EXIT_DISAGREE}.get(report.verdict, EXIT_INTERNAL))
+
+
+def _number(text: str, what: str) -> float:
+    """A finite number written as in a spec (no '_', 'nan', 'inf' or hex), else UsageError."""
+    from .spec.build import NUMBER_SYNTAX
+
+    t = text.strip()
+    value = float(t) if NUMBER_SYNTAX.fullmatch(t) else math.nan
+    if not math.isfinite(value):
+        raise UsageError(f"{what}: '{visible(t)}' is not a number; write one as in a spec, e.g. 0.5, 2, 1e-3")
+    return value
 
 
 def _sweep_values(text: str) -> tuple[str, list[float]]:
     """NAME=V1,V2,... or NAME=START:STOP:COUNT (COUNT evenly spaced values, both ends included)."""
     name, eq, values = text.partition("=")
     if not eq or not name.strip() or not values.strip():
-        raise UsageError(f"{text}: write NAME=V1,V2,... or NAME=START:STOP:COUNT")
-    try:
-        if ":" in values:
-            start, stop, count = values.split(":")
-            import numpy as np
+        raise UsageError(f"{visible(text)}: write NAME=V1,V2,... or NAME=START:STOP:COUNT")
+    if ":" in values:
+        parts = values.split(":")
+        if len(parts) != 3 or not parts[2].strip().isdigit() or not 1 <= int(parts[2]) <= 100_000:
+            raise UsageError(f"{visible(text)}: write NAME=START:STOP:COUNT with COUNT a whole number from 1 to 100000")
+        import numpy as np
 
-            out = [float(v) for v in np.linspace(float(start), float(stop), int(count))]
-        else:
-            out = [float(v) for v in values.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"{text}: the values must be numbers (and COUNT an integer)") from None
+        out = [float(v) for v in np.linspace(_number(parts[0], text), _number(parts[1], text), int(parts[2]))]
+    else:
+        out = [_number(v, text) for v in values.split(",") if v.strip()]
     if not out:
-        raise UsageError(f"{text}: no values")
+        raise UsageError(f"{visible(text)}: no values")
     return name.strip(), out
 
 
@@ -179,39 +262,76 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @click.argument("over", metavar="NAME=VALUES")
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each value's solver calls (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
-def sweep(spec, sets, allow_paths, over, method, backend, as_json):
+def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.
 
-    Each value is a full solve with verification; an infeasible value is a row, not an error.
-    Exit 0 when every value solves or is infeasible.
+    Each value is a full solve with verification and gets its own row and status: optimal,
+    infeasible (with the blocking constraints), or failed (with the reason). Exit 0 when every
+    value solves or is infeasible; 1 when any value failed (2 when every failure is a spec or
+    usage error for that value).
     """
-    rows = []
+    from .errors import PrivoptError
+
+    rows: list[tuple[float, object]] = []  # (value, Result or the exception that stopped it)
     try:
         name, values = _sweep_values(over)
         base = _params(sets)
-        for v in values:
-            problem = api.load(spec, base | {name: v}, allow_paths)
-            rows.append((v, problem.solve(method=method, backend=backend)))
-    except Exception as e:  # noqa: BLE001
+        problem = api.load(spec, base, allow_paths)  # the spec itself must be sound: exit 2 at once
+        if name not in problem.params:
+            declared = ", ".join(sorted(problem.params)) or "none"
+            raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
+        with _progress() as progress:
+            task = progress.add_task(f"sweep {visible(name)}", total=len(values))
+            for v in values:
+                try:
+                    p = api.load(spec, base | {name: v}, allow_paths)
+                    rows.append((v, p.solve(method=method, backend=backend, time_limit=time_limit)))
+                except (PrivoptError, Exception) as e:  # noqa: BLE001 - one value's failure is its row
+                    rows.append((v, e))
+                progress.advance(task)
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
+    failures = [e for _, e in rows if isinstance(e, BaseException)]
     if as_json:
         import json
 
-        click.echo(json.dumps([{name: v} | r.to_dict(tables=False, groups=False) for v, r in rows], indent=2))
-        return
-    first = next((r for _, r in rows if r.status == "optimal"), rows[0][1])
-    measures = [k for k in first.measures if "dp(" in k or "loglift(" in k or k == "naive mixture objective"]
-    t = RichTable(title=f"{escape(str(problem.title or spec))}: sweep over {name}", title_justify="left")
+        items = [{name: v} | (_failed_row(r) if isinstance(r, BaseException) else r.to_dict(tables=False, groups=False)) for v, r in rows]
+        click.echo(json.dumps(items, indent=2, allow_nan=False))
+    else:
+        _print_sweep(problem, spec, name, rows)
+    if failures:
+        usage = all(isinstance(e, (SpecError, UsageError)) for e in failures)
+        sys.exit(EXIT_USAGE if usage else EXIT_INTERNAL)
+
+
+def _failed_row(e: BaseException) -> dict:
+    """A sweep row for a value that did not solve: status "failed" and the reason."""
+    from .errors import PrivoptError
+
+    kind = "error" if isinstance(e, PrivoptError) else f"internal error: {type(e).__name__}"
+    return {"status": "failed", "error": f"{kind}: {e}" if kind != "error" else str(e)}
+
+
+def _print_sweep(problem, spec, name, rows) -> None:
+    solved = [r for _, r in rows if not isinstance(r, BaseException) and r.status == "optimal"]
+    measures = [k for k in (solved[0].measures if solved else {}) if "dp(" in k or "loglift(" in k or k == "naive mixture objective"]
+    t = RichTable(title=f"{escape(problem.title or spec)}: sweep over {escape(name)}", title_justify="left")
     for col in [name, "status", "objective", *measures]:
         t.add_column(escape(col), justify="left" if col == "status" else "right")
     for v, r in rows:
-        t.add_row(f"{v:g}", r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures])
+        if isinstance(r, BaseException):
+            t.add_row(f"{v:g}", "[red]failed[/red]", "-", *["-" for _ in measures])
+        else:
+            t.add_row(f"{v:g}", r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures])
     out.print(t)
     for v, r in rows:
-        if r.reasons:
-            out.print(f"{name}={v:g}: " + "; ".join(r.reasons), markup=False)
+        if isinstance(r, BaseException):
+            out.print(f"{visible(name)}={v:g}: failed: " + visible_lines(_failed_row(r)["error"]), markup=False)
+        elif r.reasons:
+            out.print(f"{visible(name)}={v:g}: " + visible_lines("; ".join(r.reasons)), markup=False)
 
 
 def _fmt12(x) -> str:
@@ -229,57 +349,47 @@ def explain(spec, sets, allow_paths):
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         analysis = problem.explain()
-    except Exception as e:  # noqa: BLE001
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
-    out.print(f"spec:    {problem.title or spec}  ({problem.source_name})")
+    out.print(f"spec:    {escape(problem.title or spec)}  ({escape(problem.source_name)})")
     for v in problem.variables.values():
         labels = ", ".join(v.labels[:8]) + (", ..." if v.size > 8 else "")
-        out.print(f"  var {v.name} : {v.role.value} ({v.size} values: {labels})", markup=False)
+        out.print(visible(f"  var {v.name} : {v.role.value} ({v.size} values: {labels})"), markup=False)
     for t in problem.known.values():
-        out.print(f"  known {t.name}: axes {', '.join(t.axes)}", markup=False)
+        out.print(visible(f"  known {t.name}: axes {', '.join(t.axes)}"), markup=False)
     d = problem.design
-    out.print(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})", markup=False)
+    out.print(visible(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})"), markup=False)
     params = ", ".join(f"{k}={v:g}" for k, v in problem.params.items()) or "none"
     o = problem.objective
     if problem.family == "atr":
-        out.print(f"  {len(problem.constraints)} elementwise constraint(s); params: {params}", markup=False)
+        out.print(visible(f"  {len(problem.constraints)} elementwise constraint(s); params: {params}"), markup=False)
         m = o.measure
-        out.print(f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
-                  + (f", true mapping {m.reference}" if m.reference else ""), markup=False)
+        out.print(visible(f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
+                  + (f", true mapping {m.reference}" if m.reference else "")), markup=False)
     else:
         for c in problem.constraints:
             rows = int(c.expr.defined_mask().sum())
-            out.print(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})", markup=False)
+            out.print(visible(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})"), markup=False)
         for b in problem.budgets:
             pairs = "all pairs" if b.pairs is None else f"{len(b.pairs)} adjacent pairs"
-            out.print(f"  budget {b.text}  ({b.kind}, eps={b.eps:g}" + (f", delta={b.delta:g}" if b.delta else "") + f", {pairs})", markup=False)
-        out.print(f"  {o.sense} {o.text}  ({o.kind}); params: {params}", markup=False)
+            out.print(visible(f"  budget {b.text}  ({b.kind}, eps={b.eps:g}" + (f", delta={b.delta:g}" if b.delta else "") + f", {pairs})"), markup=False)
+        out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
     for line in analysis.summary_lines():
-        out.print(line, markup=False)
+        out.print(visible(line), markup=False)
 
 
 def _write_out(out_dir: Path, result) -> None:
-    """Write everything to a temporary folder first, so a failure leaves nothing half-written."""
-    out_dir = Path(out_dir)
-    parent = out_dir.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".privopt-", dir=parent))
-    try:
-        (tmp / "result.json").write_text(result.to_json(tables=False))
+    """result.json, one CSV per released table and groups.csv, all or nothing (privopt.outdir)."""
+
+    def write(stage: Path) -> None:
+        (stage / "result.json").write_text(result.to_json(tables=False), encoding="utf-8")
         for name, df in result.tables.items():
-            df.to_csv(tmp / f"{name}.csv", index=False)
+            df.to_csv(stage / f"{name}.csv", index=False)
         if not result.groups.empty:
-            result.groups.to_csv(tmp / "groups.csv", index=False)
-        if out_dir.exists():
-            for f in tmp.iterdir():
-                os.replace(f, out_dir / f.name)
-            shutil.rmtree(tmp)
-        else:
-            os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            result.groups.to_csv(stage / "groups.csv", index=False)
+
+    outdir.write_atomic(Path(out_dir), write)
 
 
 def _fmt(x) -> str:
@@ -294,7 +404,7 @@ def _fmt(x) -> str:
 
 def _print_summary(problem, result, tables: bool) -> None:
     title = problem.title or problem.source_name
-    out.print(f"[bold]{escape(str(title))}[/bold]")
+    out.print(f"[bold]{escape(title)}[/bold]")
     if result.status != "optimal":
         out.print(f"status: [red]{result.status}[/red]")
         return
@@ -304,7 +414,7 @@ def _print_summary(problem, result, tables: bool) -> None:
     kind = "max confidence" if result.objective_kind == "max_confidence" else "min uncertainty (-log beta)"
     out.print(f"status: [green]optimal[/green] (verified)   {kind}: [bold]{_fmt(result.objective)}[/bold]"
               + (f"   beta* = {_fmt(result.beta)}" if result.objective_kind != "max_confidence" else ""))
-    where = f"method: {result.method}" + (f" on {result.backend}" if result.backend else "")
+    where = escape(f"method: {result.method}" + (f" on {result.backend}" if result.backend else ""))
     tm = result.timings
     out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
     v = result.verification
@@ -316,10 +426,10 @@ def _print_summary(problem, result, tables: bool) -> None:
     gt = RichTable(title=f"QID groups ({len(g):,})", title_justify="left")
     cols = [c for c in g.columns]
     for c in cols:
-        gt.add_column(c, justify="right" if c not in problem.variables and c != "case" else "left")
+        gt.add_column(escape(c), justify="right" if c not in problem.variables and c != "case" else "left")
     order = g.sort_values("beta", ascending=False).head(MAX_ROWS)
     for _, row in order.iterrows():
-        gt.add_row(*[_fmt(row[c]) if c not in problem.variables and c != "case" else str(row[c]) for c in cols])
+        gt.add_row(*[_fmt(row[c]) if c not in problem.variables and c != "case" else escape(row[c]) for c in cols])
     out.print(gt)
     if len(g) > MAX_ROWS:
         out.print(f"(the {MAX_ROWS} groups with the largest beta; --out DIR writes all of them)")
@@ -330,7 +440,7 @@ def _print_summary(problem, result, tables: bool) -> None:
 def _print_mechanism(problem, result, tables: bool) -> None:
     o = problem.objective
     out.print(f"status: [green]optimal[/green] (verified)   {o.sense} {escape(o.text)}: [bold]{_fmt12(result.objective)}[/bold]")
-    where = f"method: {result.method}" + (f" on {result.backend}" if result.backend else "")
+    where = escape(f"method: {result.method}" + (f" on {result.backend}" if result.backend else ""))
     tm = result.timings
     out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
     v = result.verification
@@ -351,14 +461,14 @@ def _print_tables(problem, result) -> None:
         outcome = problem.design.targets[0]
         keys = [a for a in problem.design.axes if a != outcome]
         wide = df.pivot_table(index=keys, columns=outcome, values="value", observed=True, sort=False)
-        t = RichTable(title=f"{name} = P({outcome} | {', '.join(keys)})", title_justify="left")
+        t = RichTable(title=escape(f"{name} = P({outcome} | {', '.join(keys)})"), title_justify="left")
         for k in keys:
-            t.add_column(k)
+            t.add_column(escape(k))
         for c in wide.columns:
-            t.add_column(str(c), justify="right")
+            t.add_column(escape(c), justify="right")
         for idx, row in wide.head(MAX_ROWS).iterrows():
             idx = idx if isinstance(idx, tuple) else (idx,)
-            t.add_row(*[str(i) for i in idx], *[_fmt(x) for x in row.to_numpy()])
+            t.add_row(*[escape(i) for i in idx], *[_fmt(x) for x in row.to_numpy()])
         out.print(t)
         if len(wide) > MAX_ROWS:
             out.print(f"(first {MAX_ROWS} of {len(wide):,} rows; --out DIR writes the whole table)")

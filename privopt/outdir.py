@@ -1,0 +1,137 @@
+"""``--out DIR``: a result folder written all or nothing.
+
+A run stages its files in a fresh hidden folder beside DIR (``.DIR.privopt-XXXX``, in DIR's own
+parent, so the final rename never crosses a filesystem) and only then puts the staged folder in
+DIR's place:
+
+* DIR absent: one ``rename(stage, DIR)``;
+* DIR present: one atomic ``renameat2(stage, DIR, RENAME_EXCHANGE)`` on Linux (elsewhere, two
+  renames with DIR briefly absent), then the old contents, now at the staging name, are removed.
+
+So a run that fails, is interrupted or turns out infeasible never touches DIR, and a run that
+succeeds leaves DIR holding exactly its own files, none of an earlier run's. The swap holds an
+exclusive ``flock`` on DIR's parent folder with SIGINT and SIGTERM blocked, so two concurrent
+runs end with one run's complete output, and a signal cannot strike between the renames. The
+staging folder is removed on every exit path a Python process sees (SIGTERM is turned into an
+exception by the CLI).
+
+privopt replaces only a folder it could have written: one that is empty, or that holds a
+``result.json`` and nothing but ``.csv`` and ``.json`` files. Anything else is a usage error
+before solving, so ``--out ~`` cannot wipe a home folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .errors import UsageError
+
+_OUTPUT_SUFFIXES = (".csv", ".json")
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def check_target(out_dir: Path) -> None:
+    """Raise ``UsageError`` unless ``out_dir`` is absent, empty, or an earlier privopt result."""
+    from .render import visible
+
+    if not out_dir.exists() and not out_dir.is_symlink():
+        return
+    if out_dir.is_symlink() or not out_dir.is_dir():
+        raise UsageError(f"--out {visible(out_dir)}: exists and is not a folder; name a new or empty folder")
+    entries = list(out_dir.iterdir())
+    if not entries:
+        return
+    foreign = [e.name for e in entries if not (e.is_file() and not e.is_symlink() and e.suffix in _OUTPUT_SUFFIXES)]
+    if foreign or not (out_dir / "result.json").is_file():
+        shown = ", ".join(visible(n) for n in sorted(foreign)[:3]) or "no result.json"
+        raise UsageError(
+            f"--out {visible(out_dir)}: the folder holds files privopt did not write ({shown}); "
+            "privopt replaces the whole folder, so name a new or empty folder, or an earlier --out folder"
+        )
+
+
+def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(stage)`` to fill a staging folder, then put it in ``out_dir``'s place."""
+    out_dir = Path(os.path.abspath(out_dir))
+    check_target(out_dir)
+    parent = out_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.privopt-", dir=parent))
+    try:
+        write(stage)
+        with _signals_blocked(), _locked(parent):
+            check_target(out_dir)  # again, under the lock: another run may have written meanwhile
+            _swap(stage, out_dir)
+    finally:
+        with _signals_blocked():
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _swap(stage: Path, out_dir: Path) -> None:
+    """Move ``stage`` to ``out_dir``; whatever ``out_dir`` held ends up at ``stage``."""
+    try:
+        os.rename(stage, out_dir)  # out_dir absent (or an empty folder: rename replaces it)
+        return
+    except OSError as e:
+        if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+            raise
+    if _exchange(stage, out_dir):
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.privopt-old-", dir=out_dir.parent))
+    try:
+        os.rename(out_dir, old / "d")
+        os.rename(stage, out_dir)
+        os.rename(old / "d", stage)  # so the caller's cleanup removes the old contents
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically exchange two paths with Linux's renameat2; False where it is unavailable."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # old kernel or a filesystem without it
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the folder is swapped or cleaned (main thread only)."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

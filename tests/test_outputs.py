@@ -1,0 +1,277 @@
+"""What privopt prints and writes can be fed to another program (issue 10).
+
+* every spec in specs/ gives strict JSON on stdout through the installed CLI, on every method
+  that applies to it: one object, nothing before or after, no NaN/Infinity tokens;
+* solver logs go to --log FILE or (--verbose) to stderr, never to stdout;
+* user text reaches the terminal as text: no control characters, Rich markup printed literally;
+* --out DIR is all or nothing (stale files, failures, infeasible runs, foreign folders,
+  concurrent runs, SIGTERM, a temp folder on another filesystem);
+* Ctrl-C and SIGTERM end a long solve at once with 130 / 143, no traceback, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import privopt
+from tests.conftest import SPECS
+
+PRIVOPT = str(Path(sys.executable).parent / "privopt")
+SPEC_FILES = sorted(SPECS.glob("*.priv"))
+
+
+def run(*args, timeout=300, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([PRIVOPT, *map(str, args)], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def strict_json(text: str):
+    """json.loads that refuses NaN, Infinity and -Infinity (and, like it, any text around)."""
+
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _methods(path: Path) -> list[str]:
+    return sorted(privopt.load(path).explain().applicable)
+
+
+SPEC_METHODS = [(p, m) for p in SPEC_FILES for m in _methods(p)]
+
+
+@pytest.mark.parametrize("path,method", SPEC_METHODS, ids=[f"{p.stem}-{m}" for p, m in SPEC_METHODS])
+def test_every_spec_prints_strict_json(path, method):
+    r = run("solve", path, "--method", method, "--json")
+    assert r.returncode == 0, r.stderr
+    data = strict_json(r.stdout)
+    assert data["status"] == "optimal" and data["method"] == method
+    assert "Traceback" not in r.stderr
+
+
+def test_specs_cover_every_method():
+    """The strict-JSON test above reaches every route privopt has (so no route goes untested)."""
+    assert {m for _, m in SPEC_METHODS} == {"closed-form", "lfp", "reduced-lp", "lp", "qp"}
+
+
+def test_solver_log_goes_to_stderr_or_a_file(tmp_path):
+    spec = SPECS / "randomized_response.priv"
+    r = run("solve", spec, "--json", "--verbose")
+    assert r.returncode == 0
+    strict_json(r.stdout)
+    assert "HiGHS" in r.stderr  # the solver's own log, on stderr
+    log = tmp_path / "solver.log"
+    r = run("solve", spec, "--json", "--log", log)
+    assert r.returncode == 0
+    strict_json(r.stdout)
+    assert "HiGHS" in log.read_text() and "HiGHS" not in r.stderr
+
+
+def test_no_solver_output_through_the_api(capfd):
+    privopt.load(SPECS / "atr_three_outcomes.priv").solve(method="lfp")
+    privopt.load(SPECS / "shaped_noise_soft_moments.priv").solve()
+    captured = capfd.readouterr()
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "-inf"])
+def test_time_limit_must_be_positive_and_finite(value):
+    r = run("solve", SPECS / "atr_table4.priv", "--time-limit", value)
+    assert r.returncode == 2
+    assert "positive number of seconds" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("over", ["delta=0_9", "delta=nan", "delta=inf", "delta=0x1", "delta=0.9:1:0", "delta=0.9:1:x"])
+def test_sweep_values_use_the_spec_number_syntax(over):
+    r = run("sweep", SPECS / "atr_table4.priv", over)
+    assert r.returncode == 2, r.stdout
+    assert "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------- terminal safety
+
+HOSTILE = """spec "title \x1b]52;c;aGVsbG8=\x07 \x1b[2J [b]bold[/b] \u202eevil"
+var g : public {"[b]F[/b]", "M\x1b[31m"}
+var s : private {lo, hi}
+var d : outcome {no, yes}
+known P(g, s) = counts {
+              lo    hi
+  "[b]F[/b]":   1     1
+  "M\x1b[31m":  1     1
+}
+known D = P(d = yes | g, s) = {
+              lo    hi
+  "[b]F[/b]":   0     1
+  "M\x1b[31m":  0     1
+}
+design Dt = P(d | g, s)
+subject to |Dt - D| <= 0.1
+minimize max_confidence(g, d -> s)
+"""
+
+
+@pytest.mark.parametrize("command", [["solve"], ["explain"], ["check", "--backends", "highs"]])
+def test_user_text_never_reaches_the_terminal_as_control_sequences(tmp_path, command):
+    spec = tmp_path / "hostile.priv"
+    spec.write_text(HOSTILE, encoding="utf-8")
+    r = run(command[0], spec, *command[1:])
+    assert r.returncode == 0, r.stderr
+    for stream in (r.stdout, r.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+    assert "[b]F[/b]" in r.stdout or command[0] == "check"  # markup printed literally
+    assert "\\x1b" in r.stdout  # the escape shown as text
+
+
+def test_error_excerpt_is_visible_text(tmp_path):
+    spec = tmp_path / "bad.priv"
+    spec.write_text('spec "x"\nvar g : public {a, b} \x1b[2J oops\n', encoding="utf-8")
+    r = run("solve", spec)
+    assert r.returncode == 2
+    assert "\x1b" not in r.stderr and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------- --out DIR
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _no_staging_left(parent: Path) -> bool:
+    return not [p for p in parent.iterdir() if ".privopt-" in p.name]
+
+
+def test_out_replaces_an_earlier_result_without_stale_files(tmp_path):
+    out = tmp_path / "res"
+    assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
+    (out / "stale.csv").write_text("from an earlier run\n")
+    assert run("solve", SPECS / "randomized_response.priv", "--out", out).returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == ["R.csv", "result.json"]
+    assert _no_staging_left(tmp_path)
+
+
+def test_failed_or_infeasible_runs_leave_out_as_it_was(tmp_path):
+    out = tmp_path / "res"
+    assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
+    before = _listing(out)
+    r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--set", "delta=1.5")  # infeasible
+    assert r.returncode == 3
+    r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--set", "nosuch=1")  # a usage error
+    assert r.returncode == 2
+    r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--method", "lfp", "--time-limit", "1e-6")  # a failure
+    assert r.returncode == 1
+    assert _listing(out) == before
+    assert _no_staging_left(tmp_path)
+
+
+def test_infeasible_run_writes_nothing(tmp_path):
+    spec = tmp_path / "infeasible.priv"
+    spec.write_text((SPECS / "randomized_response.priv").read_text() + "subject to tv(X, Y) <= 0.01\n")
+    out = tmp_path / "res"
+    r = run("solve", spec, "--out", out)
+    assert r.returncode == 3, r.stderr
+    assert not out.exists() and _no_staging_left(tmp_path)
+
+
+def test_out_refuses_a_folder_privopt_did_not_write(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("precious")
+    r = run("solve", SPECS / "atr_table4.priv", "--out", folder)
+    assert r.returncode == 2 and "did not write" in r.stderr
+    assert (folder / "thesis.tex").read_text() == "precious"
+
+
+def test_out_works_when_the_temp_folder_is_on_another_filesystem(tmp_path):
+    other = Path("/dev/shm")
+    if not other.is_dir() or os.stat(other).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second filesystem here")
+    out = tmp_path / "res"
+    r = run("solve", SPECS / "atr_table4.priv", "--out", out, env=os.environ | {"TMPDIR": str(other)})
+    assert r.returncode == 0, r.stderr
+    assert (out / "result.json").is_file()
+
+
+def test_concurrent_runs_end_with_one_complete_output(tmp_path):
+    out = tmp_path / "res"
+    specs = [SPECS / "atr_table4.priv", SPECS / "randomized_response.priv"] * 2
+    procs = [subprocess.Popen([PRIVOPT, "solve", str(s), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for s in specs]
+    assert all(p.wait(timeout=300) == 0 for p in procs)
+    names = sorted(p.name for p in out.iterdir())
+    assert names in (["Dt.csv", "groups.csv", "result.json"], ["R.csv", "result.json"])
+    written = strict_json((out / "result.json").read_text())
+    assert ("Dt.csv" in names) == (written["objective_kind"] == "max_confidence")
+    assert _no_staging_left(tmp_path)
+
+
+# ----------------------------------------------------------------- interrupts
+
+
+def _long_spec(folder: Path) -> Path:
+    """Shaped noise at |X| = 100, |Y| = 400 (Ramon & Basu Sec. 3.3): an LP HiGHS works on for
+    many seconds, long enough to interrupt."""
+    nx, ny = 100, 400
+    ys = np.round(np.linspace(0.25, 0.25 * ny, ny), 6)
+    lines = [
+        'spec "long shaped noise"',
+        f"var x : private range(1, {nx})",
+        "var y : release {" + ", ".join(f"{v:g}" for v in ys) + "}",
+        "param alpha = 0.02",
+        "param eps = 1.0",
+        "param delta = 0.01",
+        "known B = P(y) = uniform",
+        "design f = P(y | x)",
+        "subject to E[1 / y | x] == alpha / x + (1 - alpha) * E[1 / B]",
+        "subject to E[y | x] - alpha * x - (1 - alpha) * E[B] == 0",
+        "subject to dp(x -> y) <= (eps, delta)",
+        "minimize sum(x, y: f * (x - y)^2)",
+    ]
+    path = folder / "long.priv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_ends_a_long_solve_at_once_and_writes_nothing(tmp_path, sig, code):
+    spec = _long_spec(tmp_path)
+    out = tmp_path / "res"
+    p = subprocess.Popen([PRIVOPT, "solve", str(spec), "--out", str(out), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # import, build and lower; HiGHS is then iterating
+    assert p.poll() is None, "the solve ended before it could be interrupted: make the spec larger"
+    sent = time.monotonic()
+    p.send_signal(sig)
+    stdout, stderr = p.communicate(timeout=60)
+    waited = time.monotonic() - sent
+    assert p.returncode == code, stderr
+    assert waited < 5.0, f"took {waited:.1f} s to stop"  # before: 10-30 s; the promise is about 2 s
+    assert stdout == "" and "Traceback" not in stderr and "nothing was written" in stderr
+    assert not out.exists() and _no_staging_left(tmp_path)
+
+
+# ----------------------------------------------------------------- sweep
+
+
+def test_sweep_gives_every_value_its_own_row_and_status():
+    r = run("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1", "--json")
+    assert r.returncode == 2, r.stderr  # a value failed, and its failure is a spec error
+    rows = strict_json(r.stdout)
+    assert [row["eps"] for row in rows] == [0.5, -1.0, 1.0]
+    assert [row["status"] for row in rows] == ["optimal", "failed", "optimal"]
+    assert "the budget must be a number >= 0" in rows[1]["error"]
+    r = run("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1")
+    assert r.returncode == 2
+    assert r.stdout.count("optimal") == 2 and "failed" in r.stdout and "eps=-1: failed:" in r.stdout
+
+
+def test_sweep_of_a_broken_spec_or_unknown_param_is_a_usage_error():
+    r = run("sweep", SPECS / "count_query_dp.priv", "nosuch=1,2")
+    assert r.returncode == 2 and "no param 'nosuch'" in r.stderr and r.stdout == ""
