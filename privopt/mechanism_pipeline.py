@@ -31,6 +31,7 @@ from .ir.linear import marginal
 from .ir.model import Problem, Role
 from .measures import sanitization as ms
 from .measures.mixture import naive_mixture
+from .measures.reduce import worst
 from .methods.lp import lower_bound, solve_lp
 from .results import LazyTables, Result
 
@@ -154,13 +155,13 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
     if not finite:
         failures.append("the table has a cell that is not a finite number")
     row_err = float(np.abs(M.sum(axis=tuple(range(M.ndim - k, M.ndim))) - 1.0).max()) if M.size else 0.0
-    range_err = float(max(0.0, -M.min(), M.max() - 1.0)) if M.size else 0.0
+    range_err = worst(worst(0.0, float(-M.min())), float(M.max() - 1.0)) if M.size else 0.0
     cons_err = 0.0
     for c in problem.constraints:
         err = _constraint_error(c, x)
         if not err <= VERIFY_TOL:
             failures.append(f"'{c.text}' is violated by {err:.3g} (relative to the size of its terms)")
-        cons_err = max(cons_err, err)
+        cons_err = worst(cons_err, err)
     budget_err = 0.0
     achieved = {}
     for b in problem.budgets:
@@ -168,7 +169,7 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         achieved[b.text] = _achieved(b, cond, live)
         if not achieved[b.text] <= b.eps + math.log1p(BUDGET_RTOL):
             failures.append(f"'{b.text}' does not hold: the table achieves eps = {achieved[b.text]:.6g}")
-        budget_err = max(budget_err, _violation(b, cond, live))
+        budget_err = worst(budget_err, _violation(b, cond, live))
     if not row_err <= VERIFY_TOL:
         failures.append(f"a row sums to 1 +- {row_err:.3g}")
     if not range_err <= VERIFY_TOL:

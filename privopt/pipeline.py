@@ -14,7 +14,7 @@ from .compile.atr import ATRInstance, lower_atr
 from .errors import InfeasibleError, SolverError, UsageError, VerificationError
 from .ir.model import Problem
 from .measures.confidence import beta_min, c_star, group_max_confidence
-from .measures.reduce import osum
+from .measures.reduce import osum, worst
 from .methods.lfp import solve_lfp
 from .results import LazyTables, Result
 
@@ -163,7 +163,7 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
         failures.append("the table or the method's confidences contain a value that is not a finite number")
     dense = _design_array(problem, inst, table)
     row_err = float(np.abs(osum(table) - 1.0).max()) if table.size else 0.0
-    range_err = float(max(0.0, -table.min(), table.max() - 1.0)) if table.size else 0.0
+    range_err = worst(worst(0.0, float(-table.min())), float(table.max() - 1.0)) if table.size else 0.0
     cons_err = 0.0
     for c in problem.constraints:
         val = c.coef * dense + c.const
@@ -171,7 +171,7 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
         err = float((np.abs(val) / scale).max() if c.sense == "==" else (np.maximum(val, 0.0) / scale).max())
         if not err <= VERIFY_TOL:
             failures.append(f"'{c.text}' is violated by {err:.3g}")
-        cons_err = max(cons_err, err)
+        cons_err = worst(cons_err, err)
     achieved = group_max_confidence(inst.p, table)
     gap = achieved - beta_g
     rel = np.abs(gap) / np.maximum(np.maximum(np.abs(achieved), np.abs(beta_g)), 1e-300)

@@ -373,3 +373,12 @@ def test_cli_json_reports_the_achieved_budget_and_the_evidence(eps):
     assert achieved <= float(eps) + math.log1p(RATIO_RTOL)
     assert v["evidence"]["kind"] in ("dual bound", "unconstrained optimum")
     assert v["evidence"]["gap"] <= v["evidence"]["tolerance"]
+
+
+def test_a_nan_table_reads_as_nan_never_as_zero_error():
+    """privopt check compares these fields with its tolerance: a NaN must not read as 0."""
+    problem = privopt.load(SPECS / "shaped_noise_means.priv")
+    v = verify(problem, np.full(problem.design_size, np.nan), None, "")
+    assert not v["passed"]
+    for key in ("max_constraint_violation", "max_budget_violation", "max_row_sum_error", "max_range_violation"):
+        assert math.isnan(v[key]), key

@@ -58,3 +58,9 @@ def shift_onto_sum(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, target, 
     total = _reduce(np.add, room, axis, keepdims=True)
     frac = np.where(total > 0, np.abs(gap) / np.where(total > 0, total, 1.0), 0.0)
     return x + np.sign(gap) * room * np.minimum(frac, 1.0)
+
+
+def worst(a: float, b: float) -> float:
+    """The larger of two errors, NaN if either is NaN (``max`` would drop a NaN second
+    argument, so an error that is not a number could read as 0)."""
+    return float("nan") if a != a or b != b else max(a, b)
