@@ -239,19 +239,22 @@ def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:
 
 def plain(x: Any) -> Any:
     """``x`` as strict-JSON Python values, recursively: mappings become dicts with text keys,
-    sequences and numpy arrays lists (arrays converted in C, not per element), numpy scalars
-    Python numbers, non-finite floats None; anything else unknown its ``str``."""
+    sequences, sets, numpy arrays and pandas Series lists (float arrays converted in C, not
+    per element), numpy scalars Python numbers, non-finite floats None; anything else (a path,
+    an enum) its ``str``."""
     if x is None or isinstance(x, (str, bool)):
         return x
     if isinstance(x, Mapping):
         return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (pd.Series, pd.Index)):
+        x = x.to_numpy()
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "f":
             cells = x.astype(object)
             cells[~np.isfinite(x)] = None
             return cells.tolist()
         return plain(x.tolist()) if x.dtype.kind in "OUSMm" else x.tolist()
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, set, frozenset)):
         return [plain(v) for v in x]
     if isinstance(x, np.bool_):
         return bool(x)

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -114,6 +115,7 @@ def _nonfinite_result() -> Result:
             "counts": np.array([1, 2], dtype=np.int64),
             "failures": [],
             "nested": [{"x": np.float32(2.5)}, (np.int32(3), float("nan"))],
+            "series": pd.Series([0.5, -np.inf]), "where": Path("specs/x.priv"), "names": frozenset({"eps"}),
         },
         timings={"total_s": 0.25}, stats={"lp_rows": np.int64(60)},
         measures={"ldp(S -> Y)": inf, "I(X;Y) bits": np.float64(0.125), "largest": np.nan},
@@ -129,6 +131,7 @@ def test_to_json_is_strict_with_infinite_measures(indent):
     assert v["budgets_achieved"] == {"ldp(S -> Y) <= eps": None, "dp(X -> Y) <= 1": None}
     assert v["per_row"] == [0.1, None, None] and v["counts"] == [1, 2] and v["passed"] is True
     assert v["nested"] == [{"x": 2.5}, [3, None]]
+    assert v["series"] == [0.5, None] and v["where"] == "specs/x.priv" and v["names"] == ["eps"]
     assert [g["objective"] for g in data["groups"]] == [0.5, None]
     assert [g["beta"] for g in data["groups"]] == [None, 0.25]
     assert data["groups"][0]["key"] == {"g": "a"} and data["groups"][1]["case"] == "lfp"
