@@ -163,10 +163,12 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
             failures.append(f"'{c.text}' is violated by {err:.3g} (relative to the size of its terms)")
         cons_err = worst(cons_err, err)
     budget_err = 0.0
+    log_excess = 0.0
     achieved = {}
     for b in problem.budgets:
         cond, live = _budget_cond(b, x)
         achieved[b.text] = _achieved(b, cond, live)
+        log_excess = worst(log_excess, achieved[b.text] - b.eps)
         if not achieved[b.text] <= b.eps + math.log1p(BUDGET_RTOL):
             failures.append(f"'{b.text}' does not hold: the table achieves eps = {achieved[b.text]:.6g}")
         budget_err = worst(budget_err, _violation(b, cond, live))
@@ -190,6 +192,7 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         "max_row_sum_error": row_err,
         "max_constraint_violation": cons_err,
         "max_budget_violation": budget_err,
+        "max_budget_log_excess": log_excess,  # achieved eps - eps (inf: a positive cell beside a zero)
         "max_range_violation": range_err,
         "budgets_achieved": achieved,
         "tolerance": VERIFY_TOL,
