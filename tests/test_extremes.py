@@ -382,3 +382,28 @@ def test_a_nan_table_reads_as_nan_never_as_zero_error():
     assert not v["passed"]
     for key in ("max_constraint_violation", "max_budget_violation", "max_row_sum_error", "max_range_violation"):
         assert math.isnan(v[key]), key
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(1e-9, 60.0),
+    st.integers(0, 2**31 - 1),
+    st.floats(1e-16, 1e-9),
+)
+def test_cleaning_restores_noisy_randomized_response(eps, seed, noise):
+    """k-ary randomized response (exactly eps-LDP) with solver-like noise: cells below 1e-9 zeroed,
+    others moved by a relative `noise`. Cleaning gives a table the independent checker accepts,
+    within 10 * noise + 1e-9 of the original in every cell."""
+    problem = privopt.load(SPECS / "randomized_response.priv", params={"eps": eps})
+    f = math.exp(-eps)
+    R = np.full((5, 5), f / (1 + 4 * f))
+    np.fill_diagonal(R, 1 / (1 + 4 * f))
+    rng = np.random.default_rng(seed)
+    noisy = R * (1 + noise * rng.uniform(-1, 1, R.shape))
+    noisy[(R < 1e-9) & (rng.uniform(size=R.shape) < 0.5)] = 0.0
+    x, _ = clean(problem, noisy.ravel())
+    C = x.reshape(5, 5)
+    assert_conditional(C)
+    assert_budget(C, eps)
+    assert np.abs(C - R).max() <= 10 * noise + 1e-9
+    assert verify(problem, x, None, "")["passed"]
