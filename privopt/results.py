@@ -184,28 +184,38 @@ class Result:
         return head.rstrip() + sep + sep.join(parts) + ("\n" if indent else "") + "}" + tail
 
 
-# The largest double that pandas' 15-digit writer does not round up past the largest double
-# (1.7976931348623157e308 is written 1.79769313486232e+308, which a reader takes for infinity).
-LARGEST_15_DIGITS = 1.79769313486231e308
+def _json_values(column: pd.Series) -> np.ndarray:
+    """Each entry of ``column`` as JSON text, exactly: a float as its shortest round-trip
+    ``repr`` (so a probability of 1e-10 keeps every digit; pandas' writer keeps 15 decimal
+    places), a non-finite float as ``null``, an integer or bool as itself, and anything else
+    (labels) as a JSON string, escaped once per distinct label."""
+    v = column.to_numpy()
+    if v.dtype.kind == "f":
+        text = np.array(list(map(float.__repr__, v.astype(float).tolist())), dtype=object)
+        text[~np.isfinite(v)] = "null"
+        return text
+    if v.dtype.kind in "iu":
+        return np.array(list(map(int.__repr__, v.tolist())), dtype=object)
+    if v.dtype.kind == "b":
+        return np.where(v, "true", "false").astype(object)
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
+    else:
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    escaped = np.array([json.dumps(str(u)) for u in uniques] + ["null"], dtype=object)
+    return escaped[codes]  # code -1 (a missing label) picks the trailing "null"
 
 
-def _writable(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with finite floats beyond +-LARGEST_15_DIGITS pulled back to it, so every
-    finite value stays finite once written with 15 digits (a copy only when one is that large;
-    no privopt quantity is: probabilities, confidences and -log of them)."""
-    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c].dtype)]
-    huge = [c for c in floats if np.any(np.abs(np.nan_to_num(frame[c].to_numpy(), posinf=0, neginf=0)) > LARGEST_15_DIGITS)]
-    if not huge:
-        return frame
-    out = frame.copy()
-    for c in huge:
-        v = frame[c].to_numpy()
-        out[c] = np.where(np.isfinite(v), np.clip(v, -LARGEST_15_DIGITS, LARGEST_15_DIGITS), v)
-    return out
+def _template(columns) -> str:
+    """``"col": {}, ...`` for ``str.format``, with the column names escaped once."""
+    return ", ".join(json.dumps(str(c)).replace("{", "{{").replace("}", "}}") + ": {}" for c in columns)
 
 
 def _frame_json(df: pd.DataFrame) -> str:
-    return _writable(df).to_json(orient="records", double_precision=15)
+    """The rows of ``df`` as a JSON list of objects: one ``str.format`` per row over columns
+    rendered whole by ``_json_values`` (no Python code runs per row)."""
+    fmt = ("{{" + _template(df.columns) + "}}").format
+    return "[" + ", ".join(map(fmt, *[_json_values(df[c]) for c in df.columns])) + "]"
 
 
 def _groups_json(frame: pd.DataFrame) -> str:
@@ -214,14 +224,8 @@ def _groups_json(frame: pd.DataFrame) -> str:
         return "[]"
     measures = [c for c in GROUP_MEASURES if c in frame.columns]
     keys = [c for c in frame.columns if c not in measures]
-    flat = _writable(frame[measures]).to_json(orient="records", lines=True, double_precision=15).splitlines()
-    key = pd.Series(["{"] * len(frame), dtype=object)
-    for i, col in enumerate(keys):
-        labels = frame[col].astype("category")
-        escaped = np.array([json.dumps(str(c)) for c in labels.cat.categories], dtype=object)
-        key = key + (("," if i else "") + json.dumps(col) + ":") + escaped[labels.cat.codes.to_numpy()]
-    records = '{"key": ' + key + "}, " + pd.Series(flat, dtype=object).str.slice(1)
-    return "[" + ", ".join(records.tolist()) + "]"
+    fmt = ('{{"key": {{' + _template(keys) + "}}" + (", " + _template(measures) if measures else "") + "}}").format
+    return "[" + ", ".join(map(fmt, *[_json_values(frame[c]) for c in keys + measures])) + "]"
 
 
 def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:
