@@ -94,7 +94,9 @@ def _timings(problem, solve_s, t_start):
 
 
 def _route(problem, analysis, method, backend, solver, time_limit, stats):
-    """(x, the method's claimed objective or None, optimality statement, backend label)."""
+    """(x, the method's claimed objective or None, optimality statement, backend label,
+    evidence): the evidence of an LP/QP is its best proven bound (``methods/lp.lower_bound``,
+    an upper bound when maximizing); a closed form's is its theorem."""
     if method in ("closed-form", "reduced-lp"):
         san, _ = cf.match(problem)
         if method == "closed-form":
