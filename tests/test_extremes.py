@@ -407,3 +407,17 @@ def test_cleaning_restores_noisy_randomized_response(eps, seed, noise):
     assert_budget(C, eps)
     assert np.abs(C - R).max() <= 10 * noise + 1e-9
     assert verify(problem, x, None, "")["passed"]
+
+
+def test_closed_form_certifies_a_tiny_deny_side_mass():
+    """Hypothesis found it: the deny-side mass 2e-14 beside approve-side masses 1e-4 kept only
+    absolute precision as 1 - D~_1 (confidence 3e-7 relative above the bound)."""
+    from privopt.closedform.atr import solve_binary
+    from privopt.measures.confidence import group_max_confidence
+
+    p = np.array([[1e-4, 1.0, 1e-4]])
+    lo, hi = np.array([[0.0, 1.0, 0.999999]]), np.array([[0.999999, 1.0, 1.0]])
+    sol = solve_binary(p, lo, hi, np.zeros((1, 3)))
+    np.testing.assert_allclose(group_max_confidence(p, sol.table), sol.beta, rtol=1e-12)
+    np.testing.assert_allclose(sol.table.sum(axis=2), 1.0, atol=1e-15)
+    assert np.all(sol.d1 >= lo - 1e-15) and np.all(sol.d1 <= hi + 1e-15)
