@@ -72,6 +72,15 @@ def test_equality_and_ranged_rows(backend):
         np.testing.assert_allclose(sol.row_dual, [0.0, 1.0], atol=1e-5)
 
 
+def test_a_column_in_no_row_and_not_in_the_objective(backend):
+    # min -x  s.t. x <= 1,  0 <= x, z <= 2 with z in no row and cost 0 (an LP restricted to
+    # some families, as infeasibility diagnosis builds): any z in [0, 2] is optimal
+    sol = backend.solve(lp([-1, 0], [[1, 0]], [-INF], [1], [0, 0], [2, 2]))
+    assert sol.ok, sol
+    assert sol.objective == pytest.approx(-1.0, abs=tol(backend))
+    assert sol.x[0] == pytest.approx(1.0, abs=tol(backend)) and 0 <= sol.x[1] <= 2
+
+
 def test_infeasible_is_never_optimal(backend):
     sol = backend.solve(lp([1, 1], [[1, 1]], [3], [INF], [0, 0], [1, 1]))
     assert not sol.ok and sol.x is None

@@ -94,13 +94,16 @@ class PyomoBackend(Backend):
             status = "infeasible" if termination == "infeasible" else ("unbounded" if termination == "unbounded" else "unknown")
         x = objective = row_dual = col_dual = None
         if status == "optimal":
+            # a column in no row and not in the objective never reaches the solver (Pyomo sends only
+            # the variables it uses): any value in its bounds is optimal, and its reduced cost is 0
             primals = res.solution_loader.get_vars()
-            x = np.array([primals[v] for v in xs], dtype=float)
+            free = np.clip(0.0, lp.col_lower, lp.col_upper)
+            x = np.array([primals.get(v, free[j]) for j, v in enumerate(xs)], dtype=float)
             objective = float(res.incumbent_objective)
             duals = res.solution_loader.get_duals()
             row_dual = np.array([duals.get(c, 0.0) for c in rows], dtype=float)
             rc = res.solution_loader.get_reduced_costs()
-            col_dual = np.array([rc[v] for v in xs], dtype=float)
+            col_dual = np.array([rc.get(v, lp.c[j]) for j, v in enumerate(xs)], dtype=float)
         return LPSolution(
             termination,
             status,
