@@ -307,6 +307,7 @@ HOSTILE = [
     pytest.param("decision -> income", "decision --> income", 18, "unexpected character '>'", "instead of '-->'", id="arrow_long"),
     pytest.param("known D =", "known Q =", 17, "'D' is not defined", "^(?!.*'Dt')", id="suggestion_never_a_tautology"),
     pytest.param("max_confidence(gender, decision -> income)", "max_confidence(income -> gender, decision)", 18, "'income' is private", "write max_confidence\\(gender, decision -> income\\)", id="measure_arrow_reversed"),
+    pytest.param("F:   12   5    3", "F:   12   5e400    3", 7, "5e400 is too large for a number", "smaller counts", id="table_cell_overflow"),
     pytest.param("F:   12   5    3", 'F:   12   "5    3', 7, "this string is not closed on its line", 'label as "text"', id="table_unclosed_string"),
     pytest.param("F:   12   5    3", "F:   12   5\x1c    3", 7, "unexpected character '\\\\x1c' in a table", "labels, numbers", id="table_control_character"),
 ]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,14 +18,11 @@ from ..ir.model import CellConstraint, Design, MaxConfidence, Objective, Problem
 from . import ast
 from .datafiles import DataFiles, distinct_labels, read_long_table
 from .source import Span
-from .tables import read_inline
+from .tables import NUMBER_SYNTAX, read_inline
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
 SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "abs": np.abs, "sqrt": np.sqrt}
-# The number syntax of the spec language (grammar.lark's NUMBER), with an optional sign:
-# what --set and the API's params accept when given as text.
-NUMBER_SYNTAX = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
 
 
 def _suggest(name: str, options, in_use=frozenset()) -> str | None:

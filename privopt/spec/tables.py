@@ -36,7 +36,9 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+# A number as the spec language writes it (grammar.lark's NUMBER) with an optional sign: table
+# cells, and --set / API param values given as text (build.parse_param).
+NUMBER_SYNTAX = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,11 @@ def parse_value(text: str) -> float | None:
     """A cell value: a number or a fraction ``a/b``. None if it is neither."""
     if "/" in text:
         num, _, den = text.partition("/")
-        if _NUMBER.fullmatch(num) and _NUMBER.fullmatch(den):
+        if NUMBER_SYNTAX.fullmatch(num) and NUMBER_SYNTAX.fullmatch(den):
             d = float(den)
             return float(num) / d if d != 0 else None
         return None
-    return float(text) if _NUMBER.fullmatch(text) else None
+    return float(text) if NUMBER_SYNTAX.fullmatch(text) else None
 
 
 def _lines(source: Source, start: int, body: str) -> list[list[_Tok]]:
@@ -112,7 +114,9 @@ def _value(tok: _Tok) -> float:
     if tok.kind != "word":
         raise SpecError(f"expected a number, found \"{tok.text}\"", tok.span)
     v = parse_value(tok.text)
-    if v is None or not np.isfinite(v):
+    if v is not None and not np.isfinite(v):
+        raise SpecError(f"{tok.text} is too large for a number (the largest is about 1.8e308)", tok.span, "use smaller counts, or rescale")
+    if v is None:
         raise SpecError(f"'{tok.text}' is not a number", tok.span, "table cells are numbers like 0.25, 3 or 1/3")
     return v
 
