@@ -155,9 +155,10 @@ class CheckReport:
 
     def to_dict(self) -> dict:
         """Strict-JSON values (a non-finite number is None)."""
+        from .results import plain
+
         keys = ("method", "backend", "status", "objective", "abs_diff", "allowed", "max_violation", "compares",
                 "build_s", "solve_s", "message")
-        from .results import plain
 
         return plain({
             "agree": self.agree,
