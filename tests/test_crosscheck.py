@@ -271,3 +271,13 @@ def test_dqcp_route_rejects_non_optimal_status(monkeypatch):
     dqcp = next(p for p in report.paths if p.method == "dqcp")
     assert dqcp.status == "failed" and "user_limit" in dqcp.message
     assert not report.agree
+
+
+def test_dqcp_is_skipped_when_its_estimate_exceeds_its_budget(monkeypatch):
+    """cvxpy's bisection takes no time limit, so DQCP is estimated first (DQCP_S_PER_RATIO per
+    ratio atom) and skipped, with the estimate, when that exceeds the time it may take."""
+    monkeypatch.setattr(cc, "DQCP_S_PER_RATIO", 1.0)  # 36 ratio atoms: about 36 s, over the 10 s floor
+    report = run_check(privopt.load(SPECS / "atr_three_outcomes.priv"), ["highs", "cvxpy:HIGHS"])
+    dqcp = next(p for p in report.paths if p.method == "dqcp")
+    assert dqcp.status == "skipped" and "36 ratio atoms would take about 36 s" in dqcp.message
+    assert report.verdict == "agree"
