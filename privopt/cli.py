@@ -229,7 +229,7 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
 
 def _number(text: str, what: str) -> float:
     """A finite number written as in a spec (no '_', 'nan', 'inf' or hex), else UsageError."""
-    from .spec.build import NUMBER_SYNTAX
+    from .spec.tables import NUMBER_SYNTAX
 
     t = text.strip()
     value = float(t) if NUMBER_SYNTAX.fullmatch(t) else math.nan

@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from . import solverlog
 from .backends import all_backends
 from .backends.base import Backend
 from .closedform.atr import solve_binary
@@ -49,7 +50,7 @@ from .compile.atr import ATRInstance, lower_atr
 from .errors import InfeasibleError, PrivoptError, UsageError
 from .ir.model import Problem
 from .measures.confidence import conditional_prior, group_max_confidence
-from .measures.reduce import gmax, gsum, shift_onto_sum
+from .measures.reduce import gmax, gsum, shift_onto_sum, worst
 from .methods.lfp import feasible_start, repair_rows, solve_lfp
 
 DQCP_MAX_RATIOS = 5_000  # the DQCP route builds one scalar ratio atom per (record, outcome)
@@ -212,7 +213,7 @@ def _closed_form(inst: ATRInstance, _backend, _time_limit):
     ref = inst.reference[..., 1] if inst.reference is not None else None
     t0 = time.perf_counter()
     sol = solve_binary(inst.p, lo, hi, ref)
-    return np.stack([1.0 - sol.d1, sol.d1], axis=2), 0.0, time.perf_counter() - t0, ""
+    return sol.table, 0.0, time.perf_counter() - t0, ""
 
 
 def _lfp(inst: ATRInstance, backend: Backend, time_limit):
@@ -254,9 +255,9 @@ def _dqcp(inst: ATRInstance, _backend, time_limit):
             ratios += [q[g * m + i] * X[g * m + i, a] / S for i in range(m) if q[g * m + i] > 0]
     problem = cp.Problem(cp.Minimize(cp.maximum(*ratios)), cons)
     t1 = time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), solverlog.captured():  # cvxpy's HiGHS prints on descriptor 1
         warnings.simplefilter("ignore")
-        problem.solve(qcp=True, solver="HIGHS", eps=1e-9)
+        solverlog.interruptible(lambda: problem.solve(qcp=True, solver="HIGHS", eps=1e-9))
     if problem.status != "optimal":
         raise PrivoptError(f"cvxpy DQCP ended with status {problem.status}; not an answer")
     return np.asarray(X.value).reshape(G, m, A), t1 - t0, time.perf_counter() - t1, "cvxpy qcp=True, HIGHS, eps=1e-9"
@@ -299,10 +300,11 @@ def _pyomo_bisection(inst: ATRInstance, _backend, time_limit, rtol: float = 1e-1
         remaining = None if time_limit is None else time_limit - (time.perf_counter() - t0)  # building counts
         if remaining is not None and remaining <= 0:
             raise _Stopped("time", f"time limit reached after {solves} Pyomo solves")
-        res = Highs().solve(  # a fresh solver each step: cold solves, no accumulated time limit
-            mdl, load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=remaining,
-            solver_options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
-        )
+        with solverlog.captured():  # a fresh solver each step: cold solves, no accumulated time limit
+            res = solverlog.interruptible(lambda: Highs().solve(
+                mdl, load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=remaining,
+                solver_options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+            ))
         solves += 1
         name = res.termination_condition.name
         if name == "convergenceCriteriaSatisfied":
@@ -365,7 +367,7 @@ def run_check(
         from .pipeline import verify
 
         raw = verify(problem, inst, table, group_max_confidence(inst.p, table), "")
-        violation = max(raw["max_constraint_violation"], raw["max_row_sum_error"], raw["max_range_violation"])
+        violation = worst(worst(raw["max_constraint_violation"], raw["max_row_sum_error"]), raw["max_range_violation"])
         achieved, mass = _settled_confidence(inst, table, accuracy.cells)
         beta = float(achieved.max(initial=0.0))
         value = problem.objective.value(beta)
@@ -624,7 +626,7 @@ def _check_mechanism(problem: Problem, backends, tol, time_limit, progress=False
     and the pairwise LP (no envelopes) on HiGHS; all exact, all compared on the objective. Each
     table is measured by privopt: the objective of the table clipped to [0, 1], and the largest
     violation of the table as returned."""
-    from .mechanism_pipeline import verify
+    from .mechanism_pipeline import clean, verify
 
     analysis = analyse(problem)
     chosen = _selected(backends)
@@ -648,9 +650,15 @@ def _check_mechanism(problem: Problem, backends, tol, time_limit, progress=False
         routes.append(Route("pairwise", _named("highs"), _mech_pairwise, exact))
 
     def measure(x, _accuracy):
+        """Judged as solve judges its own answer: solver noise cleaned (``clean``), then every
+        constraint, row and cell, and every budget as a ratio: ``max_budget_log_excess`` is
+        achieved eps - eps, infinite for a positive cell beside a zero."""
+        x, _ = clean(problem, x)
         raw = verify(problem, x, None, "")
-        violation = max(raw["max_constraint_violation"], raw["max_budget_violation"], raw["max_row_sum_error"], raw["max_range_violation"])
-        return problem.objective.evaluate(np.clip(x, 0.0, 1.0)), violation, None, 0.0
+        violation = raw["max_budget_log_excess"]
+        for key in ("max_constraint_violation", "max_budget_violation", "max_row_sum_error", "max_range_violation"):
+            violation = worst(violation, raw[key])
+        return problem.objective.evaluate(x), violation, None, 0.0
 
     paths = skipped + _run_routes(routes, problem, time_limit, measure, progress)
     return _report(paths, _compare(paths, str), tol)

@@ -127,6 +127,26 @@ def test_wrong_answer_is_caught(monkeypatch):
     )
 
 
+@pytest.mark.parametrize("eps", [0.5, 30.0])
+def test_a_worse_mechanism_is_caught_at_any_eps(monkeypatch, eps):
+    """A mechanism route returning a feasible but worse table (every row P(y), which is eps-DP
+    for every eps) disagrees; the right tables agree, judged as solve judges them (cleaned,
+    budgets as ratios), even at eps = 30 where the optimum is about 1e-13."""
+    real = cc._mech_lp
+
+    def worse(problem, backend, time_limit, pairwise=False):
+        x, b, s, note = real(problem, backend, time_limit, pairwise)
+        if backend.label == "scipy":
+            x = np.full_like(x, 1.0 / 11)  # y uniform whatever n: 0-DP, E|n - y| = 40/11
+        return x, b, s, note
+
+    monkeypatch.setattr(cc, "_mech_lp", worse)
+    report = run_check(privopt.load(SPECS / "count_query_dp.priv", params={"eps": eps}), ["highs", "scipy"])
+    status = {(p.method, p.backend): p.status for p in report.paths}
+    assert status[("lp", "highs")] == "agrees" and status[("lp", "scipy")] == "disagrees"
+    assert report.verdict == "disagree"
+
+
 def test_per_group_values_are_compared_only_for_routes_that_optimize_each_group(monkeypatch):
     """Table 4's groups have optima 0.675 (F) and 0.6 (M); the overall is 0.675. A table whose M
     group is at 0.65 (still below 0.675) leaves the objective unchanged: an LFP route (which
