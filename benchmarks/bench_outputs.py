@@ -28,34 +28,12 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from privopt import api, solverlog
 from privopt.backends.highs import HighsBackend
 from privopt.compile.mechanism import lower_mechanism
 
 from bench_sanitization import write_spec as sanitization_spec
-
-
-def shaped_spec(folder: Path, nx: int = 60, ny: int = 240) -> Path:
-    ys = np.round(np.linspace(0.25, 0.25 * ny, ny), 6)
-    lines = [
-        f'spec "shaped noise {nx}x{ny}"',
-        f"var x : private range(1, {nx})",
-        "var y : release {" + ", ".join(f"{v:g}" for v in ys) + "}",
-        "param alpha = 0.02",
-        "param eps = 1.0",
-        "param delta = 0.01",
-        "known B = P(y) = uniform",
-        "design f = P(y | x)",
-        "subject to E[1 / y | x] == alpha / x + (1 - alpha) * E[1 / B]",
-        "subject to E[y | x] - alpha * x - (1 - alpha) * E[B] == 0",
-        "subject to dp(x -> y) <= (eps, delta)",
-        "minimize sum(x, y: f * (x - y)^2)",
-    ]
-    path = folder / "shaped.priv"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+from bench_shaped_noise import write_spec as shaped_spec
 
 
 def solve_s(lp, interruptible: bool) -> float:
@@ -88,7 +66,7 @@ def main() -> None:
         folder = Path(tmp)
         cases = {
             "ldp 20x50x50": sanitization_spec(folder, 20, 50, "ldp"),
-            "shaped noise 60x240": shaped_spec(folder),
+            "shaped noise 60x240": shaped_spec(folder, "lp", 60, 240),
         }
         for name, path in cases.items():
             lp = lower_mechanism(api.load(path)).lp
