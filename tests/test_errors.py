@@ -1,5 +1,6 @@
 """Every user error: FILE:LINE:COL, the line with a caret, what to change, exit 2, no traceback."""
 
+import hashlib
 import re
 import textwrap
 
@@ -593,9 +594,10 @@ def test_data_file_swapped_after_the_check_cannot_escape(tmp_path, monkeypatch):
     (tmp_path / "d.csv").unlink()
     (tmp_path / "d.csv").symlink_to(tmp_path / "secret.csv")
     with fh:
-        frame = datafiles._read(fh, "d.csv", span)
+        frame, digest = datafiles._read(fh, "d.csv", span)
     assert real == tmp_path.resolve() / "d.csv"
     assert frame["n"].tolist() == [1] * 6
+    assert digest == hashlib.sha256(inside.encode()).hexdigest()  # the hash is of the bytes read
 
 
 def test_labels_quoted_in_messages_are_escaped(tmp_path):

@@ -85,6 +85,24 @@ def test_sha256_is_of_the_text_whatever_the_byte_order_mark(tmp_path):
     assert privopt.load(spec).source_sha256 == hashlib.sha256(TABLE4.read_bytes()).hexdigest()
 
 
+def test_data_files_are_recorded_with_the_sha256_of_their_bytes(tmp_path):
+    """A spec that reads CSV and Parquet files records each file's SHA-256: the spec's hash
+    alone does not say what was solved."""
+    spec = SPECS / "atr_three_outcomes.priv"
+    data = privopt.load(spec).solve().spec["data"]
+    assert data == {
+        name: hashlib.sha256((SPECS / name).read_bytes()).hexdigest() for name in ("data/loans.csv", "data/loans_rules.csv")
+    }
+    (tmp_path / "data").mkdir()
+    pd.read_csv(SPECS / "data/loans.csv").to_parquet(tmp_path / "data/loans.parquet")
+    (tmp_path / "data/loans_rules.csv").write_bytes((SPECS / "data/loans_rules.csv").read_bytes())
+    text = spec.read_text().replace("data/loans.csv", "data/loans.parquet")
+    (tmp_path / "p.priv").write_text(text)
+    recorded = privopt.load(tmp_path / "p.priv").solve().spec["data"]
+    assert recorded["data/loans.parquet"] == hashlib.sha256((tmp_path / "data/loans.parquet").read_bytes()).hexdigest()
+    assert privopt.load(SPECS / "atr_table4.priv").solve().spec["data"] == {}
+
+
 def test_infeasible_result_records_its_spec(tmp_path):
     spec = tmp_path / "infeasible.priv"
     spec.write_text(TABLE4.read_text().replace("subject to |Dt - D| <= 1 - delta", "subject to Dt == 0.3"))

@@ -250,6 +250,7 @@ class Problem:
     objective: Objective | MechanismObjective
     source_name: str = "<spec>"
     source_sha256: str | None = None  # SHA-256 of the spec text as read (set by privopt.load / loads)
+    data_sha256: dict[str, str] = field(default_factory=dict)  # data file (as written) -> SHA-256 of its bytes
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
     budgets: tuple[Budget, ...] = ()
     model: LinTable | None = field(default=None, repr=False)  # joint P(known vars, design targets), linear in the design
@@ -285,9 +286,13 @@ class Problem:
 
     def provenance(self) -> dict:
         """What was solved: {"path" (None for text given to ``loads`` without a path), "title",
-        "sha256" of the spec text, "params": every param's value after overrides}."""
+        "sha256" of the spec text, "params": every param's value after overrides, "data": the
+        SHA-256 of every data file the spec read, by its path as written in the spec}."""
         path = None if self.source_name == "<spec>" else self.source_name
-        return {"path": path, "title": self.title, "sha256": self.source_sha256, "params": dict(self.params)}
+        return {
+            "path": path, "title": self.title, "sha256": self.source_sha256, "params": dict(self.params),
+            "data": dict(self.data_sha256),
+        }
 
     def explain(self):
         """The analysis: problem class, applicable methods and why, size."""

@@ -177,6 +177,7 @@ class Builder:
             constraints=constraints,
             objective=objective,
             source_name=self.source.name,
+            data_sha256=dict(self.files.digests),
         )
 
     def _by_role(self, *roles: Role) -> list[str]:

@@ -14,6 +14,7 @@ that name the column (never silently the first copy, never coerced to numbers).
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import stat
@@ -37,6 +38,7 @@ class DataFiles:
     folder: Path
     allow_paths: bool = False
     _frames: dict[Path, pd.DataFrame] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read
 
     def open(self, text: str, span: Span) -> tuple[Path, io.BufferedReader]:
         """Open a data file and check the file actually opened: a regular file, inside the
@@ -84,7 +86,7 @@ class DataFiles:
         real, fh = self.open(text, span)
         with fh:
             if real not in self._frames:
-                self._frames[real] = _read(fh, text, span)
+                self._frames[real], self.digests[text] = _read(fh, text, span)
         return self._frames[real]
 
 
@@ -105,7 +107,8 @@ def _real_path(fd: int, opened: Path) -> Path:
     return Path(os.path.realpath(opened))
 
 
-def _read(fh: io.BufferedReader, text: str, span: Span) -> pd.DataFrame:
+def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, str]:
+    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results)."""
     kind = SUFFIXES.get(Path(text).suffix.lower())
     if kind is None:
         raise SpecError(
@@ -117,11 +120,15 @@ def _read(fh: io.BufferedReader, text: str, span: Span) -> pd.DataFrame:
         if kind == "parquet":
             import pyarrow.parquet as pq
 
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            fh.seek(0)
             table = pq.read_table(fh)
             _no_duplicate_columns(table.column_names, text, span)
             df = table.to_pandas()
         else:
-            df = _read_text(fh.read(), kind, text, span)
+            data = fh.read()
+            digest = hashlib.sha256(data).hexdigest()
+            df = _read_text(data, kind, text, span)
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
@@ -130,7 +137,7 @@ def _read(fh: io.BufferedReader, text: str, span: Span) -> pd.DataFrame:
     if df.shape[0] == 0:
         raise SpecError(f"data file '{text}' has a header but no rows", span)
     df.columns = [str(c).strip() for c in df.columns]
-    return df
+    return df, digest
 
 
 def _read_text(data: bytes, kind: str, text: str, span: Span) -> pd.DataFrame:

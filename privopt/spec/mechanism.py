@@ -70,6 +70,7 @@ class MechanismBuilder(QuadraticTerms):
             constraints=tuple(constraints),
             objective=obj,
             source_name=self.b.source.name,
+            data_sha256=dict(self.b.files.digests),
             budgets=tuple(budgets),
             model=self._model_or_none(),
             joint=self._joint_table(),
