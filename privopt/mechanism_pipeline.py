@@ -133,7 +133,10 @@ def _route(problem, analysis, method, backend, solver, time_limit, stats):
     claimed = mlp.objective_value(sol.x)
     kind = "QP" if mlp.lp.is_qp else "LP"
     bound_kind, bound = lower_bound(mlp, sol)
-    evidence = {"kind": bound_kind, "bound": mlp.sign * bound + mlp.const, "side": "lower" if mlp.sign > 0 else "upper"}
+    evidence = {
+        "kind": bound_kind, "bound": mlp.in_objective_units(bound), "side": "lower" if mlp.sign > 0 else "upper",
+        "scale": mlp.scale,
+    }
     return x, float(claimed), f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label, evidence
 
 
@@ -179,14 +182,15 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
     if not range_err <= VERIFY_TOL:
         failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
     value = problem.objective.evaluate(x)
-    direct = _objective_direct(problem, x)
-    if direct is not None and not abs(direct - value) <= OBJ_TOL * max(1.0, abs(value)):
-        failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
-    if claimed is not None and not abs(claimed - value) <= OBJ_RTOL * max(1.0, abs(value)):
-        failures.append(f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
     evidence = dict(evidence or {"kind": "none"})
+    scale = max(abs(value), evidence.get("scale", 1.0))  # the objective's magnitude, or its cost scale
+    direct = _objective_direct(problem, x)
+    if direct is not None and not abs(direct - value) <= OBJ_TOL * scale:
+        failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
+    if claimed is not None and not abs(claimed - value) <= OBJ_RTOL * scale:
+        failures.append(f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
     if "bound" in evidence:
-        failures += _check_evidence(problem, value, evidence)
+        failures += _check_evidence(value, evidence, OBJ_RTOL * scale)
     return {
         "passed": not failures,
         "objective": value,
@@ -202,24 +206,29 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
             "rows and cells (absolute)": VERIFY_TOL,
             "constraints (relative to the magnitude of their terms, at least absolute)": VERIFY_TOL,
             "budgets (ratio: achieved eps <= eps + log1p(rtol))": BUDGET_RTOL,
-            "objective vs solver and vs the bound (relative beyond 1)": OBJ_RTOL,
+            "objective vs solver and vs the bound (relative to max(|objective|, cost scale))": OBJ_RTOL,
         },
         "evidence": evidence,
         "failures": failures,
     }
 
 
-def _check_evidence(problem: Problem, value: float, evidence: dict) -> list[str]:
-    """The bound must be on its side of the objective and within OBJ_RTOL of it."""
+def _check_evidence(value: float, evidence: dict, tol: float) -> list[str]:
+    """The bound must be on its side of the objective and within ``tol`` of it:
+    OBJ_RTOL times the larger of |objective| and the objective's cost scale (the largest cost
+    coefficient, ``evidence["scale"]``), so an objective whose costs are all 1e-9 is certified
+    to 1e-16, not to 1e-7. A table better than a proven bound by more than ``tol`` means the
+    table or the bound is wrong: that fails too."""
     bound = evidence["bound"]
-    tol = OBJ_RTOL * max(1.0, abs(value))
     gap = value - bound if evidence["side"] == "lower" else bound - value
     evidence["gap"] = gap
     evidence["tolerance"] = tol
-    if gap <= tol:
+    if abs(gap) <= tol:
         return []
     if not math.isfinite(bound):
         why = "no finite bound could be proven"
+    elif gap < 0:
+        why = f"it is better than the {evidence['kind']} {bound:.12g} by {-gap:.3g}, which cannot be (tolerance {tol:.3g})"
     else:
         why = f"the {evidence['kind']} is {bound:.12g}, {gap:.3g} from the objective (tolerance {tol:.3g})"
     return [f"the optimum {value:.12g} is not certified: {why}"]

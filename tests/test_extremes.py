@@ -421,3 +421,43 @@ def test_closed_form_certifies_a_tiny_deny_side_mass():
     np.testing.assert_allclose(group_max_confidence(p, sol.table), sol.beta, rtol=1e-12)
     np.testing.assert_allclose(sol.table.sum(axis=2), 1.0, atol=1e-15)
     assert np.all(sol.d1 >= lo - 1e-15) and np.all(sol.d1 <= hi + 1e-15)
+
+
+# ------------------------------------------------------------------ the objective's scale
+
+
+SCALED_DISTANCE = """spec "non-metric distortion under LDP, costs times a scale"
+var S : private {{s1, s2}}
+var X : data    {{a, b, c, d}}
+var Y : release over X
+known P(S) = {{ s1: 0.3, s2: 0.7 }}
+known P(X | S) = {{
+          a    b    c    d
+    s1:  0.2  0.1  0.5  0.2
+    s2:  0.5  0.3  0.1  0.1
+}}
+const dist(X, Y) = {{
+        a   b   c   d
+    a:  0   {d1}   {d5}   {d2}
+    b:  {d1}   0   {d1}   {d2}
+    c:  {d5}   {d1}   0   {d2}
+    d:  {d2}   {d2}   {d2}   0
+}}
+design M = P(Y | S, X)
+subject to ldp(S -> Y) <= 0.5
+minimize E[dist(X, Y)]
+"""
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-9, 1e-3, 1e6])
+def test_scaling_the_costs_scales_the_verified_optimum(scale):
+    """Costs of 1e-9 once stopped HiGHS at its first basis (its reduced-cost tolerance is
+    absolute), and the evidence check, absolute 1e-7 below 1, certified an answer 8.5 times the
+    optimum. The lowering divides the costs by their scale, and the evidence is held to 1e-7 of
+    max(|objective|, cost scale): the verified optimum scales exactly with the costs."""
+    unit = privopt.loads(SCALED_DISTANCE.format(**{f"d{k}": k for k in (1, 2, 5)})).solve()
+    r = privopt.loads(SCALED_DISTANCE.format(**{f"d{k}": repr(k * scale) for k in (1, 2, 5)})).solve()
+    assert unit.objective == pytest.approx(0.142056322715, rel=1e-9)
+    assert r.objective == pytest.approx(scale * unit.objective, rel=1e-9)
+    ev = r.verification["evidence"]
+    assert ev["gap"] <= ev["tolerance"] <= 1e-7 * max(abs(r.objective), ev["scale"])

@@ -50,14 +50,19 @@ LOG_RANGE = 680.0
 class MechanismLP:
     lp: LinearProgram
     n_design: int
-    sign: float  # +1 minimize, -1 maximize: objective value = sign * (c @ x) + const
+    sign: float  # +1 minimize, -1 maximize: objective value = sign * scale * (c @ x) + const
     const: float
     families: tuple[str, ...]  # family k: "line L: text"
     row_family: np.ndarray  # family index of every row
+    scale: float = 1.0  # the objective's cost scale (a power of 2): c and Q are divided by it
 
     def objective_value(self, x: np.ndarray) -> float:
         quad = 0.5 * float(x @ (self.lp.Q @ x)) if self.lp.Q is not None else 0.0
-        return float(self.sign * (self.lp.c @ x + quad) + self.const)
+        return float(self.sign * self.scale * (self.lp.c @ x + quad) + self.const)
+
+    def in_objective_units(self, value: float) -> float:
+        """A value of the lowered program's ``c x (+ 1/2 x'Qx)`` (a bound, say) in the spec's units."""
+        return self.sign * self.scale * value + self.const
 
     def restricted(self, keep_families) -> LinearProgram:
         """The same program with only the rows of ``keep_families`` (for infeasibility
@@ -140,8 +145,30 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     c = np.zeros(N)
     c[:n] = sign * row.toarray().ravel()
     const = float(obj.expr.b[0])
+    scale = _cost_scale(c, Q)
+    c = c / scale
+    Q = Q / scale if Q is not None else None
     lp = LinearProgram(c, A, row_lower, row_upper, col_lower, col_upper, Q)
-    return MechanismLP(lp, n, sign, const, tuple(families), row_family)
+    return MechanismLP(lp, n, sign, const, tuple(families), row_family, scale)
+
+
+def objective_scale(problem: Problem) -> float:
+    """The cost scale ``lower_mechanism`` divides the objective by (``_cost_scale``)."""
+    obj = problem.objective
+    c = np.abs(obj.expr.matrix().toarray().ravel())
+    Q = sp.csc_array(2.0 * np.abs(obj.squares.w)[None, :]) if obj.squares is not None else None
+    return _cost_scale(c, Q)
+
+
+def _cost_scale(c: np.ndarray, Q) -> float:
+    """The power of 2 nearest the largest cost coefficient (1 for a zero objective). Solvers
+    judge reduced costs against an absolute tolerance (HiGHS: 1e-9), so costs of 1e-9 would
+    stop them at the first basis; dividing by a power of 2 is exact, and the optimum is the
+    same."""
+    largest = max(float(np.abs(c).max(initial=0.0)), float(np.abs(Q.data).max(initial=0.0)) if Q is not None else 0.0)
+    if not (largest > 0 and np.isfinite(largest)):
+        return 1.0
+    return float(2.0 ** np.round(np.log2(largest)))
 
 
 def chain_length(b: Budget) -> int:

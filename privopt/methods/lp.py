@@ -69,7 +69,7 @@ def lagrangian_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
     q = np.zeros_like(r)
     if lp.Q is not None and lp.Q.nnz:
         Q = sp.coo_array(lp.Q)
-        if np.any(Q.row != Q.col):
+        if np.any(Q.row != Q.col) or np.any(Q.data < 0):  # not diagonal, or not convex: no bound here
             return -np.inf
         np.add.at(q, Q.row, Q.data)
     with np.errstate(invalid="ignore", divide="ignore"):
