@@ -58,7 +58,8 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     verification = verify(problem, x, claimed, optimality, evidence)
     verification["cleaning"] = cleaning
     if not verification["passed"]:
-        check_budget_range(problem)  # a budget beyond double precision's range: SpecError (exit 2)
+        failing = [b for b in problem.budgets if not verification["budgets_achieved"][b.text] <= b.eps + math.log1p(BUDGET_RTOL)]
+        check_budget_range(failing)  # a failing budget beyond double precision's range: SpecError (exit 2)
         raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
     return Result(
         status="optimal",
@@ -278,11 +279,52 @@ def clean(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, dict]:
             break
         x = _normalize(problem, x + dx)
         rounds += 1
+    x, theta = _mix_toward_constant(problem, x)
     return x, {
         "rounds": rounds,
+        "mixed_toward_constant": theta,
         "max_cell_change": float(np.abs(x - x0).max(initial=0.0)) if np.all(np.isfinite(x0)) else float("inf"),
-        "rule": "clip to [0, 1]; raise each cell below its budget floor to it; renormalize rows",
+        "rule": "clip to [0, 1]; raise each cell below its budget floor to it; renormalize rows; "
+        "if a budget still fails, mix the least amount of the constant mechanism that restores it",
     }
+
+
+def _budgets_hold(problem: Problem, x: np.ndarray) -> bool:
+    return all(_achieved(b, *_budget_cond(b, x)) <= b.eps + math.log1p(BUDGET_RTOL) for b in problem.budgets)
+
+
+def _mix_toward_constant(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, float]:
+    """(1 - theta) x + theta x0 for the least theta (to a factor of 2, from 1e-300) with which
+    every budget holds, x0 the constant mechanism (every row the mean row of x); (x, 0) when
+    the budgets already hold, or x0 breaks a linear constraint, or no theta helps.
+
+    This repairs what raising floors cannot: a conditional that is not a weighted sum of
+    separate design cells (a Markov design P(Y | X) under ldp(S -> Y), where every design cell
+    feeds every P(y | s)). x0 induces the same conditional for every source value, so it meets
+    every ldp/dp/log-lift budget with ratio 1; each budget is a set of linear inequalities in
+    the table, so the set of theta that restores them is an interval [theta*, 1], found by
+    bisection on log theta. The objective moves by at most theta |f(x0) - f(x)| and is
+    verified against the bound afterwards, so a large theta shows up as an uncertified optimum.
+    """
+    if not problem.budgets or _budgets_hold(problem, x):
+        return x, 0.0
+    width = int(np.prod(problem.shape(problem.design.targets), dtype=np.int64))
+    rows = x.reshape(-1, width)
+    x0 = np.broadcast_to(rows.mean(axis=0), rows.shape).ravel()
+    if any(not _constraint_error(c, x0) <= VERIFY_TOL for c in problem.constraints) or not _budgets_hold(problem, x0):
+        return x, 0.0
+    lo, hi = -300.0, 0.0  # log10 theta: fails at lo (checked below), holds at hi (x0 itself)
+    if _budgets_hold(problem, (1 - 1e-300) * x + 1e-300 * x0):
+        hi = lo
+    while hi - lo > math.log10(2.0):
+        mid = 0.5 * (lo + hi)
+        theta = 10.0**mid
+        if _budgets_hold(problem, (1 - theta) * x + theta * x0):
+            hi = mid
+        else:
+            lo = mid
+    theta = 10.0**hi
+    return _normalize(problem, (1 - theta) * x + theta * x0), theta
 
 
 def _normalize(problem: Problem, x: np.ndarray) -> np.ndarray:

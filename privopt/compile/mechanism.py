@@ -187,11 +187,11 @@ def chain_length(b: Budget) -> int:
     return max(int(d[np.isfinite(d)].max(initial=1)), 1)
 
 
-def check_budget_range(problem: Problem) -> None:
+def check_budget_range(budgets) -> None:
     """Refuse a budget whose verified tables may need numbers outside double precision:
     ``chain_length * eps > LOG_RANGE`` (SpecError at the budget, with the range that works).
-    The mechanism pipeline calls it when a table fails verification."""
-    for b in problem.budgets:
+    The mechanism pipeline calls it with the budgets a returned table failed."""
+    for b in budgets:
         chain = chain_length(b)
         if chain * b.eps <= LOG_RANGE:
             continue
@@ -202,8 +202,8 @@ def check_budget_range(problem: Problem) -> None:
             f"returned table did not verify, and a table meeting the budget may need cells "
             f"e^-{chain * b.eps:.4g} times others{via}; double precision ends near e^-708",
             b.span,
-            f"use eps <= {top:.6g} for this budget, where privopt always solves and verifies (a larger "
-            "eps constrains the table only through which cells are zero, which floating point "
+            f"use eps <= {top:.6g} for this budget, where every table it allows can be represented (a "
+            "larger eps constrains the table only through which cells are zero, which floating point "
             "cannot tell from tiny values)",
         )
 
