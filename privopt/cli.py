@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 MAX_ROWS = 40
 
 # rich assumes 80 columns when output is not a terminal (pipes, CI logs): allow wide tables there
-_WIDTH = None if sys.stdout.isatty() else 160
+_WIDTH = None if sys.stdout is not None and sys.stdout.isatty() else 160
 out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
@@ -49,8 +50,9 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
-class Terminated(Exception):
-    """SIGTERM, raised in the main thread so every cleanup runs (no staging folder is left)."""
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so every cleanup runs (no staging folder is left).
+    A BaseException, like KeyboardInterrupt, so no ``except Exception`` takes it for a failure."""
 
 
 def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
@@ -97,10 +99,20 @@ def main() -> None:
         pass
 
 
-def _time_limit(ctx, param, value):  # noqa: ARG001 - click callback signature
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise click.BadParameter(f"must be a positive number of seconds, not {value}")
-    return value
+def _positive(ctx, param, value):  # noqa: ARG001 - click callback signature
+    """A positive, finite number written as in a spec (--time-limit, --tol), or None."""
+    if value is None:
+        return None
+    from .spec.tables import NUMBER_SYNTAX
+
+    number = float(value) if NUMBER_SYNTAX.fullmatch(value.strip()) else math.nan
+    if not (math.isfinite(number) and number > 0):
+        what = "a positive number of seconds" if param.name == "time_limit" else "a positive number"
+        raise click.BadParameter(f"must be {what} written as in a spec (e.g. 10, 0.5, 1e-7), not {visible(value)}")
+    return number
+
+
+_time_limit = _positive
 
 
 _common = [
@@ -150,7 +162,7 @@ def _progress():
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option("--time-limit", type=float, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for the LP solves (positive).")
+@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for the LP solves (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
@@ -181,8 +193,8 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
 @main.command()
 @_with_common
 @click.option("--backends", default=None, metavar="LIST", help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).")
-@click.option("--tol", type=float, default=1e-7, show_default=True, help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.")
-@click.option("--time-limit", type=float, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each solver call (positive).")
+@click.option("--tol", type=str, default="1e-7", show_default=True, callback=_positive, help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.")
+@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each solver call (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     """Solve SPEC by every applicable method and backend, and compare.
@@ -245,11 +257,14 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
         raise UsageError(f"{visible(text)}: write NAME=V1,V2,... or NAME=START:STOP:COUNT")
     if ":" in values:
         parts = values.split(":")
-        if len(parts) != 3 or not parts[2].strip().isdigit() or not 1 <= int(parts[2]) <= 100_000:
+        if len(parts) != 3 or not re.fullmatch("[0-9]+", parts[2].strip()) or not 1 <= int(parts[2]) <= 100_000:
             raise UsageError(f"{visible(text)}: write NAME=START:STOP:COUNT with COUNT a whole number from 1 to 100000")
         import numpy as np
 
-        out = [float(v) for v in np.linspace(_number(parts[0], text), _number(parts[1], text), int(parts[2]))]
+        with np.errstate(all="ignore"):
+            out = [float(v) for v in np.linspace(_number(parts[0], text), _number(parts[1], text), int(parts[2]))]
+        if not all(math.isfinite(v) for v in out):
+            raise UsageError(f"{visible(text)}: the range from START to STOP is wider than floating point can step through")
     else:
         out = [_number(v, text) for v in values.split(",") if v.strip()]
     if not out:
@@ -262,7 +277,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @click.argument("over", metavar="NAME=VALUES")
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
-@click.option("--time-limit", type=float, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each value's solver calls (positive).")
+@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each value's solver calls (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
 def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.
@@ -484,5 +499,28 @@ def _print_tables(problem, result) -> None:
             out.print(f"(first {MAX_ROWS} of {len(wide):,} rows; --out DIR writes the whole table)")
 
 
+def run() -> None:
+    """The console entry point: ``main``, with a stdout that cannot be written (closed, a full
+    disk, a reader gone) reported in one line on stderr, exit 1, instead of a traceback."""
+    import errno
+
+    if sys.stdout is None:  # started with descriptor 1 closed
+        _say("privopt: standard output is closed; nothing can be printed")
+        sys.exit(EXIT_INTERNAL)
+    try:
+        try:
+            main()
+        finally:
+            sys.stdout.flush()
+    except OSError as e:
+        if e.errno != errno.EPIPE:  # a reader that went away wants no message
+            _say(f"privopt: cannot write the output: {e.strerror or e}")
+        try:
+            sys.stdout = open(os.devnull, "w")  # so the interpreter's own final flush is quiet
+        except OSError:
+            pass
+        sys.exit(EXIT_INTERNAL)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

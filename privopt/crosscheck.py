@@ -126,7 +126,7 @@ class PathResult:
     accuracy: Accuracy | None = None
     allowed: float | None = None  # the objective difference allowed against the reference
     compares: str = "objective"  # or "each group"
-    stopped_by: str | None = field(default=None, repr=False)  # "time" or "iterations" when stopped
+    stopped_by: str | None = field(default=None, repr=False)  # "time", "iterations" or "accuracy" when stopped
     error: Exception | None = field(default=None, repr=False)  # why it failed
     slack_allowance: float = field(default=0.0, repr=False)  # Accuracy.slack / S, objective units
 
@@ -179,7 +179,8 @@ class _Skip(Exception):
 
 
 class _Stopped(Exception):
-    """A route ended by a limit before it had an answer: ``kind`` is "time" or "iterations"."""
+    """A route ended by a limit before it had an answer: ``kind`` is "time", "iterations" or
+    "accuracy" (the solver's own verdict that it could not reach the tolerance)."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -190,7 +191,7 @@ class _Watched:
     """A backend that remembers whether a solve ended at a limit (a route's solver layer turns
     that into an error; the check needs to know it was a limit, not a failure)."""
 
-    LIMITS = ("time_limit", "iteration_limit", "user_limit")
+    LIMITS = ("time_limit", "iteration_limit", "user_limit", "inaccurate")
 
     def __init__(self, inner: Backend):
         self._inner = inner
@@ -473,6 +474,8 @@ def _run_route(route: Route, instance, limit: float | None, measure) -> PathResu
         return _stop(path, e.kind, limit, str(e))
     except Exception as e:  # noqa: BLE001 - one route failing never loses the others
         hit = backend.limit if backend is not None else None
+        if hit == "inaccurate":  # a first-order solver (SCS, OSQP) stopped short of 1e-9: no answer, no error
+            return _stop(path, "accuracy", limit, str(e))
         if hit is not None:
             timed = hit == "time_limit" or (hit == "user_limit" and limit is not None and time.perf_counter() - t0 >= 0.9 * limit)
             return _stop(path, "time" if timed else "iterations", limit, str(e))
@@ -488,6 +491,8 @@ def _stop(path: PathResult, kind: str, limit: float | None, detail: str) -> Path
     path.status, path.stopped_by = "stopped", kind
     if kind == "time":
         path.message = f"the time limit ({limit:.3g} s) ended it before an answer"
+    elif kind == "accuracy":
+        path.message = f"the solver stopped short of the accuracy asked for, with no answer ({detail})"
     else:
         path.message = f"the solver's iteration limit ended it before an answer ({detail})"
     return path

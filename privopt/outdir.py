@@ -15,9 +15,12 @@ runs end with one run's complete output, and a signal cannot strike between the 
 staging folder is removed on every exit path a Python process sees (SIGTERM is turned into an
 exception by the CLI).
 
-privopt replaces only a folder it could have written: one that is empty, or that holds a
-``result.json`` and nothing but ``.csv`` and ``.json`` files. Anything else is a usage error
-before solving, so ``--out ~`` cannot wipe a home folder.
+privopt replaces only a folder it wrote: one that is empty, or that holds exactly the files
+listed in its ``.privopt-files`` manifest (written by every run) and the manifest. Anything else
+is a usage error before solving, so ``--out ~`` cannot wipe a home folder, and a folder that
+merely holds a ``result.json`` is not mistaken for privopt's. The working folder (or one above
+it) is refused too, and an unwritable place is a usage error before solving. The new folder
+keeps the mode of the one it replaces (or the umask's).
 """
 
 from __future__ import annotations
@@ -29,34 +32,53 @@ import fcntl
 import os
 import shutil
 import signal
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import UsageError
 
-_OUTPUT_SUFFIXES = (".csv", ".json")
 _RENAME_EXCHANGE = 2  # linux/fs.h
 
 
+MANIFEST = ".privopt-files"  # the names a run wrote, one per line: what makes a folder privopt's
+
+
 def check_target(out_dir: Path) -> None:
-    """Raise ``UsageError`` unless ``out_dir`` is absent, empty, or an earlier privopt result."""
+    """Raise ``UsageError`` unless ``out_dir`` is absent, empty, or exactly an earlier privopt
+    result (its manifest lists every file in it), is not the working folder or one above it,
+    and can be created where it is."""
     from .render import visible
 
-    if not out_dir.exists() and not out_dir.is_symlink():
-        return
-    if out_dir.is_symlink() or not out_dir.is_dir():
-        raise UsageError(f"--out {visible(out_dir)}: exists and is not a folder; name a new or empty folder")
-    entries = list(out_dir.iterdir())
-    if not entries:
-        return
-    foreign = [e.name for e in entries if not (e.is_file() and not e.is_symlink() and e.suffix in _OUTPUT_SUFFIXES)]
-    if foreign or not (out_dir / "result.json").is_file():
-        shown = ", ".join(visible(n) for n in sorted(foreign)[:3]) or "no result.json"
-        raise UsageError(
-            f"--out {visible(out_dir)}: the folder holds files privopt did not write ({shown}); "
-            "privopt replaces the whole folder, so name a new or empty folder, or an earlier --out folder"
-        )
+    out_dir = Path(os.path.abspath(out_dir))
+    shown = visible(out_dir)
+    if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
+        raise UsageError(f"--out {shown}: this is the working folder (or holds it), which privopt would replace; name a new folder")
+    if out_dir.exists() or out_dir.is_symlink():
+        if out_dir.is_symlink() or not out_dir.is_dir():
+            raise UsageError(f"--out {shown}: exists and is not a folder (or is a link); name a new or empty folder")
+        names = sorted(e.name for e in out_dir.iterdir())
+        if names and not _is_earlier_result(out_dir, names):
+            listed = ", ".join(visible(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+            raise UsageError(
+                f"--out {shown}: the folder holds files that are not an earlier privopt result ({listed}); "
+                "privopt replaces the whole folder, so name a new or empty folder, or an earlier --out folder"
+            )
+    ancestor = out_dir.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {shown}: cannot create or write a folder under {visible(ancestor)}; name a writable place")
+
+
+def _is_earlier_result(out_dir: Path, names: list[str]) -> bool:
+    """True when ``out_dir`` holds exactly the files its manifest names, and the manifest."""
+    try:
+        listed = (out_dir / MANIFEST).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return sorted([*listed, MANIFEST]) == names and all((out_dir / n).is_file() for n in names)
 
 
 def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
@@ -64,16 +86,31 @@ def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
     out_dir = Path(os.path.abspath(out_dir))
     check_target(out_dir)
     parent = out_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.privopt-", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.privopt-", dir=parent))
+    except OSError as e:
+        raise UsageError(f"--out {out_dir}: cannot write there ({e.strerror})") from None
     try:
         write(stage)
+        (stage / MANIFEST).write_text("".join(f"{p.name}\n" for p in sorted(stage.iterdir())), encoding="utf-8")
+        os.chmod(stage, _folder_mode(out_dir))  # mkdtemp makes 0700; keep the folder's own mode
         with _signals_blocked(), _locked(parent):
             check_target(out_dir)  # again, under the lock: another run may have written meanwhile
             _swap(stage, out_dir)
     finally:
         with _signals_blocked():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def _folder_mode(out_dir: Path) -> int:
+    """The mode ``out_dir`` has, or a new folder's under the process's umask."""
+    try:
+        return stat.S_IMODE(os.stat(out_dir).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o777 & ~umask
 
 
 def _swap(stage: Path, out_dir: Path) -> None:

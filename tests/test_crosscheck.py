@@ -81,6 +81,17 @@ def test_three_outcome_regressions(seed, delta):
     assert 1e-6 * (1 + report.paths[0].objective) <= dqcp.allowed and dqcp.abs_diff <= dqcp.allowed
 
 
+def test_lfp_certifies_to_the_lp_routes_tolerance():
+    """Seed 5682627 at delta 0.5: the LFP's bracket ended at 3.1e-8 relative, which the 1e-8
+    certificate refused on every backend (exit 4 on a correct answer); the certificate is now
+    1e-7, the optimality tolerance of every LP route, and the bracket is still reported."""
+    problem = privopt.loads(three_outcome_spec(5682627, 0.5))
+    result = problem.solve(method="lfp")
+    assert 1e-8 < result.stats["max_relative_gap"] <= 1e-7
+    report = run_check(problem, ["highs", "scipy"])
+    assert report.verdict == "agree", report.problems
+
+
 @settings(max_examples=4, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 0.8, 0.9, 0.95, 1.0]))
 def test_random_three_outcome_instances_exit_0(tmp_path_factory, seed, delta):

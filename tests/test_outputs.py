@@ -153,9 +153,13 @@ def _no_staging_left(parent: Path) -> bool:
 def test_out_replaces_an_earlier_result_without_stale_files(tmp_path):
     out = tmp_path / "res"
     assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
-    (out / "stale.csv").write_text("from an earlier run\n")
+    assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "Dt.csv", "groups.csv", "result.json"]
+    mode = 0o2750
+    os.chmod(out, mode)
     assert run("solve", SPECS / "randomized_response.priv", "--out", out).returncode == 0
-    assert sorted(p.name for p in out.iterdir()) == ["R.csv", "result.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "R.csv", "result.json"]  # no Dt.csv left
+    assert (out / ".privopt-files").read_text().split() == ["R.csv", "result.json"]
+    assert os.stat(out).st_mode & 0o7777 == mode  # the folder keeps its mode
     assert _no_staging_left(tmp_path)
 
 
@@ -187,8 +191,30 @@ def test_out_refuses_a_folder_privopt_did_not_write(tmp_path):
     folder.mkdir()
     (folder / "thesis.tex").write_text("precious")
     r = run("solve", SPECS / "atr_table4.priv", "--out", folder)
-    assert r.returncode == 2 and "did not write" in r.stderr
+    assert r.returncode == 2 and "not an earlier privopt result" in r.stderr
     assert (folder / "thesis.tex").read_text() == "precious"
+    # a folder that merely looks like a result (a result.json of someone else's) is not privopt's
+    look = tmp_path / "lookalike"
+    look.mkdir()
+    (look / "result.json").write_text("{}")
+    (look / "customers.csv").write_text("important")
+    r = run("solve", SPECS / "atr_table4.priv", "--out", look)
+    assert r.returncode == 2 and (look / "customers.csv").read_text() == "important"
+    # nor is an earlier result with a file added by hand
+    out = tmp_path / "res"
+    assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
+    (out / "notes.csv").write_text("mine")
+    r = run("solve", SPECS / "atr_table4.priv", "--out", out)
+    assert r.returncode == 2 and (out / "notes.csv").read_text() == "mine"
+
+
+def test_out_refuses_the_working_folder_and_unwritable_places(tmp_path):
+    r = run("solve", SPECS / "atr_table4.priv", "--out", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "working folder" in r.stderr
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    r = run("solve", SPECS / "atr_table4.priv", "--out", afile / "x")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
 def test_out_works_when_the_temp_folder_is_on_another_filesystem(tmp_path):
@@ -207,7 +233,7 @@ def test_concurrent_runs_end_with_one_complete_output(tmp_path):
     procs = [subprocess.Popen([PRIVOPT, "solve", str(s), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for s in specs]
     assert all(p.wait(timeout=300) == 0 for p in procs)
     names = sorted(p.name for p in out.iterdir())
-    assert names in (["Dt.csv", "groups.csv", "result.json"], ["R.csv", "result.json"])
+    assert names in ([".privopt-files", "Dt.csv", "groups.csv", "result.json"], [".privopt-files", "R.csv", "result.json"])
     written = strict_json((out / "result.json").read_text())
     assert ("Dt.csv" in names) == (written["objective_kind"] == "max_confidence")
     assert _no_staging_left(tmp_path)

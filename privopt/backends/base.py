@@ -119,6 +119,8 @@ class Backend:
                 raise UsageError("the time limit must be a number of seconds, not nan")
             if time_limit <= 0:  # a method's remaining time ran out before this solve
                 return LPSolution("time_limit", "unknown", None, None, 0.0, 0.0, None, self.label, "", "no time left")
+        if (bad := _not_a_number(lp)) is not None:  # HiGHS spins forever on NaN data
+            return LPSolution("error", "unknown", None, None, 0.0, 0.0, None, self.label, "", f"the program has {bad} (a privopt bug)")
         with solverlog.captured():
             return self._solve(lp, time_limit=time_limit, tol=tol)
 
@@ -133,6 +135,19 @@ class Backend:
                 f"backend '{self.label}' solves LPs only; this program has a quadratic objective",
             )
         return None
+
+
+def _not_a_number(lp: LinearProgram) -> str | None:
+    """What in ``lp`` is NaN or an infinite coefficient, or None when its data is sound."""
+    arrays = {"costs": lp.c, "coefficients": lp.A.data, "row bounds": np.concatenate([lp.row_lower, lp.row_upper]),
+              "column bounds": np.concatenate([lp.col_lower, lp.col_upper])}
+    if lp.Q is not None:
+        arrays["quadratic coefficients"] = lp.Q.data
+    for name, values in arrays.items():
+        finite_needed = name in ("costs", "coefficients", "quadratic coefficients")
+        if np.isnan(values).any() or (finite_needed and not np.isfinite(values).all()):
+            return f"non-finite {name}"
+    return None
 
 
 def split_rows(lp: LinearProgram):

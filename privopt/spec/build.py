@@ -92,7 +92,10 @@ def parse_param(name: str, raw) -> float:
             )
         value = float(text)
     elif isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, (bool, np.bool_)):
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # an int beyond the largest double
+            value = math.inf
     else:
         raise UsageError(f"param {name}: the value must be a number, not {type(raw).__name__}")
     if not math.isfinite(value):
@@ -473,9 +476,10 @@ class Builder:
             if neg.size:
                 raise SpecError(f"negative count {data[tuple(neg[0])]:g} ({labels(neg[0])})", at(neg[0]), "counts are >= 0")
             dist = normalize_counts(data, n_given)
-            zero = np.argwhere(np.isnan(dist.reshape(dist.shape[:n_given] + (-1,))[..., 0]))
-            if zero.size and n_given == 0:
-                raise SpecError(f"the counts of {name} are all zero", where)
+            empty = np.isnan(dist.reshape(dist.shape[:n_given] + (-1,))[..., 0])  # a block of zeros
+            if n_given == 0 and empty:  # (argwhere of a 0-d array is empty: test the scalar itself)
+                raise SpecError(f"the counts of {name} are all zero", where, "give at least one positive count")
+            zero = np.argwhere(empty) if n_given else np.empty((0, 0))
             if zero.size:
                 cond = ", ".join(f"{a}={self.variables[a].labels[i]}" for a, i in zip(axes[:n_given], zero[0]))
                 raise SpecError(f"the counts for ({cond}) are all zero, so P(... | {cond}) is undefined", where)

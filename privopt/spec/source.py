@@ -90,7 +90,8 @@ class Span:
         shown_head = visible(head)
         pad = "".join("\t" if c == "\t" else " " for c in shown_head)
         carets = "^" * max(1, len(visible(marked)))
-        return f"{line:>5} | {visible(window)}\n{' ' * 5} | {pad}{carets}"
+        width = max(5, len(str(line)))  # the gutter grows with the line number, the caret with it
+        return f"{line:>{width}} | {visible(window)}\n{' ' * width} | {pad}{carets}"
 
     def to(self, other: "Span") -> "Span":
         """The span covering from the start of self to the end of other."""

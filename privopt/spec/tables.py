@@ -38,7 +38,7 @@ _TOKEN = re.compile(
 )
 # A number as the spec language writes it (grammar.lark's NUMBER) with an optional sign: table
 # cells, and --set / API param values given as text (build.parse_param).
-NUMBER_SYNTAX = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+NUMBER_SYNTAX = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)  # ASCII digits only
 
 
 @dataclass(frozen=True)
