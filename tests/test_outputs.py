@@ -301,3 +301,41 @@ def test_sweep_gives_every_value_its_own_row_and_status():
 def test_sweep_of_a_broken_spec_or_unknown_param_is_a_usage_error():
     r = run("sweep", SPECS / "count_query_dp.priv", "nosuch=1,2")
     assert r.returncode == 2 and "no param 'nosuch'" in r.stderr and r.stdout == ""
+
+
+# ----------------------------------------------------------------- hostile-input review
+
+
+def test_an_all_zero_counts_table_is_a_located_error(tmp_path):
+    """It reached HiGHS as NaN, on which HiGHS spins forever."""
+    spec = tmp_path / "z.priv"
+    spec.write_text((SPECS / "randomized_response.priv").read_text().replace(
+        "known P(X) = uniform", "known P(X) = counts {\n v1 v2 v3 v4 v5\n 0 0 0 0 0\n}"))
+    r = run("solve", spec, timeout=60)
+    assert r.returncode == 2 and "z.priv:6:" in r.stderr and "all zero" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["solve", "--set", "delta=\uff11"], ["solve", "--set", "delta=\u0660.\u0669"], ["solve", "--time-limit", "1_0"],
+    ["check", "--tol", "nan"], ["check", "--tol", "-1"], ["sweep", "delta=0.5:0.9:\u00b2"], ["sweep", "delta=1e308:-1e308:3", "--json"],
+])
+def test_numbers_are_ascii_and_strict_everywhere(args):
+    r = run(args[0], SPECS / "atr_table4.priv", *args[1:])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_a_stdout_that_cannot_be_written_is_one_line(tmp_path):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([PRIVOPT, "solve", str(SPECS / "atr_table4.priv"), "--json"], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 1 and "cannot write the output" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_sigterm_stops_a_sweep_at_once(tmp_path):
+    spec = _long_spec(tmp_path)
+    p = subprocess.Popen([PRIVOPT, "sweep", str(spec), "eps=1,2,3", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    assert p.poll() is None
+    p.send_signal(signal.SIGTERM)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 143 and stdout == "" and "terminated" in stderr
