@@ -103,16 +103,19 @@ def _positive(ctx, param, value):  # noqa: ARG001 - click callback signature
     """A positive, finite number written as in a spec (--time-limit, --tol), or None."""
     if value is None:
         return None
-    from .spec.tables import NUMBER_SYNTAX
-
-    number = float(value) if NUMBER_SYNTAX.fullmatch(value.strip()) else math.nan
+    number = _number_or_nan(value)
     if not (math.isfinite(number) and number > 0):
         what = "a positive number of seconds" if param.name == "time_limit" else "a positive number"
         raise click.BadParameter(f"must be {what} written as in a spec (e.g. 10, 0.5, 1e-7), not {visible(value)}")
     return number
 
 
-_time_limit = _positive
+def _number_or_nan(text: str) -> float:
+    """``text`` as a number in the spec language's syntax, NaN when it is not one."""
+    from .spec.tables import parse_number
+
+    value = parse_number(text.strip())
+    return math.nan if value is None else value
 
 
 _common = [
@@ -162,7 +165,7 @@ def _progress():
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for the LP solves (positive).")
+@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for the LP solves (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
@@ -194,7 +197,7 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
 @_with_common
 @click.option("--backends", default=None, metavar="LIST", help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).")
 @click.option("--tol", type=str, default="1e-7", show_default=True, callback=_positive, help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.")
-@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each solver call (positive).")
+@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each solver call (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     """Solve SPEC by every applicable method and backend, and compare.
@@ -241,12 +244,9 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
 
 def _number(text: str, what: str) -> float:
     """A finite number written as in a spec (no '_', 'nan', 'inf' or hex), else UsageError."""
-    from .spec.tables import NUMBER_SYNTAX
-
-    t = text.strip()
-    value = float(t) if NUMBER_SYNTAX.fullmatch(t) else math.nan
+    value = _number_or_nan(text)
     if not math.isfinite(value):
-        raise UsageError(f"{what}: '{visible(t)}' is not a number; write one as in a spec, e.g. 0.5, 2, 1e-3")
+        raise UsageError(f"{what}: '{visible(text.strip())}' is not a number; write one as in a spec, e.g. 0.5, 2, 1e-3")
     return value
 
 
@@ -277,7 +277,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @click.argument("over", metavar="NAME=VALUES")
 @click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
-@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_time_limit, help="Limit for each value's solver calls (positive).")
+@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each value's solver calls (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
 def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.

@@ -58,7 +58,7 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
     verification = verify(problem, x, claimed, optimality, evidence)
     verification["cleaning"] = cleaning
     if not verification["passed"]:
-        failing = [b for b in problem.budgets if not verification["budgets_achieved"][b.text] <= b.eps + math.log1p(BUDGET_RTOL)]
+        failing = [b for b in problem.budgets if not _holds(b, verification["budgets_achieved"][b.text])]
         check_budget_range(failing)  # a failing budget beyond double precision's range: SpecError (exit 2)
         raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
     return Result(
@@ -175,7 +175,7 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         cond, live = _budget_cond(b, x)
         achieved[b.text] = _achieved(b, cond, live)
         log_excess = worst(log_excess, achieved[b.text] - b.eps)
-        if not achieved[b.text] <= b.eps + math.log1p(BUDGET_RTOL):
+        if not _holds(b, achieved[b.text]):
             failures.append(f"'{b.text}' does not hold: the table achieves eps = {achieved[b.text]:.6g}")
         budget_err = worst(budget_err, _violation(b, cond, live))
     if not row_err <= VERIFY_TOL:
@@ -289,8 +289,14 @@ def clean(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, dict]:
     }
 
 
+def _holds(b, achieved: float) -> bool:
+    """A budget holds when the eps the table achieves is at most eps + log1p(BUDGET_RTOL):
+    every ratio within e^eps (1 + BUDGET_RTOL). NaN never holds."""
+    return achieved <= b.eps + math.log1p(BUDGET_RTOL)
+
+
 def _budgets_hold(problem: Problem, x: np.ndarray) -> bool:
-    return all(_achieved(b, *_budget_cond(b, x)) <= b.eps + math.log1p(BUDGET_RTOL) for b in problem.budgets)
+    return all(_holds(b, _achieved(b, *_budget_cond(b, x))) for b in problem.budgets)
 
 
 def _mix_toward_constant(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, float]:

@@ -18,7 +18,7 @@ from ..ir.model import CellConstraint, Design, MaxConfidence, Objective, Problem
 from . import ast
 from .datafiles import DataFiles, distinct_labels, read_long_table
 from .source import Span
-from .tables import NUMBER_SYNTAX, read_inline
+from .tables import parse_number, read_inline
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
@@ -85,12 +85,11 @@ def parse_param(name: str, raw) -> float:
     """A param value from ``--set`` or the API: a finite real number, and as text the spec
     language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow)."""
     if isinstance(raw, str):
-        text = raw.strip()
-        if not NUMBER_SYNTAX.fullmatch(text):
+        value = parse_number(raw.strip())
+        if value is None:
             raise UsageError(
                 f"--set {name}={raw}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
             )
-        value = float(text)
     elif isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, (bool, np.bool_)):
         try:
             value = float(raw)

@@ -37,7 +37,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 # A number as the spec language writes it (grammar.lark's NUMBER) with an optional sign: table
-# cells, and --set / API param values given as text (build.parse_param).
+# cells (parse_value), --set / API param values (build.parse_param) and CLI numbers: parse_number.
 NUMBER_SYNTAX = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)  # ASCII digits only
 
 
@@ -57,15 +57,20 @@ class RawTable:
     cell_spans: dict[tuple[int, ...], Span]
 
 
+def parse_number(text: str) -> float | None:
+    """``text`` as a number written in the spec language's syntax (ASCII digits, an optional
+    sign; no ``_``, ``nan``, ``inf`` or hex), None if it is not one. It may be +-inf when it
+    overflows: callers that need a finite value say so."""
+    return float(text) if NUMBER_SYNTAX.fullmatch(text) else None
+
+
 def parse_value(text: str) -> float | None:
     """A cell value: a number or a fraction ``a/b``. None if it is neither."""
     if "/" in text:
         num, _, den = text.partition("/")
-        if NUMBER_SYNTAX.fullmatch(num) and NUMBER_SYNTAX.fullmatch(den):
-            d = float(den)
-            return float(num) / d if d != 0 else None
-        return None
-    return float(text) if NUMBER_SYNTAX.fullmatch(text) else None
+        n, d = parse_number(num), parse_number(den)
+        return n / d if n is not None and d is not None and d != 0 else None
+    return parse_number(text)
 
 
 def _lines(source: Source, start: int, body: str) -> list[list[_Tok]]:
