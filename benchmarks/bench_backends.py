@@ -90,8 +90,8 @@ def main() -> None:
 
     import cvxpy as cp
 
-    from privopt.compile.atr import ATRInstance
     from privopt.crosscheck import _dqcp
+    from privopt.lower.atr import ATRInstance
 
     for m in args.dqcp_sizes:
         q, L, U, D, _ = instance(1, m)

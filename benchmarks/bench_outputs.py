@@ -28,12 +28,12 @@ import threading
 import time
 from pathlib import Path
 
-from privopt import api, solverlog
-from privopt.backends.highs import HighsBackend
-from privopt.compile.mechanism import lower_mechanism
-
 from bench_sanitization import write_spec as sanitization_spec
 from bench_shaped_noise import write_spec as shaped_spec
+
+from privopt import api, solverlog
+from privopt.backends.highs import HighsBackend
+from privopt.lower.mechanism import lower_mechanism
 
 
 def solve_s(lp, interruptible: bool) -> float:

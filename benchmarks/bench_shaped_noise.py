@@ -21,7 +21,7 @@ import numpy as np
 
 from privopt import api
 from privopt.backends import get_backend
-from privopt.compile.mechanism import lower_mechanism
+from privopt.lower.mechanism import lower_mechanism
 from privopt.methods.lp import solve_lp
 
 ALL = ["highs", "scipy", "cvxpy:CLARABEL", "cvxpy:HIGHS", "cvxpy:SCS", "cvxpy:OSQP", "pyomo"]

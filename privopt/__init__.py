@@ -11,7 +11,7 @@ Load a spec, solve it, read the verified answer::
 docs/api.md describes every function, every field of ``Result`` and the JSON it writes.
 """
 
-from .api import load, loads, solve
+from .api import Problem, load, loads, solve
 from .errors import (
     InfeasibleError,
     PrivoptError,
@@ -21,7 +21,6 @@ from .errors import (
     UsageError,
     VerificationError,
 )
-from .ir.model import Problem
 from .results import Result
 
 __version__ = "0.1.0"

@@ -1,4 +1,9 @@
-"""The public entry points: load a spec from a file or a string."""
+"""The public entry points: load a spec, solve it, explain it.
+
+This is the top layer: it joins the language (text -> syntax tree), the builder (syntax tree ->
+model) and the pipeline (model -> verified Result). ``privopt.Problem`` is the model with the
+pipeline's entry points as methods; the model layer itself knows nothing of solving.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,32 @@ import hashlib
 import time
 from pathlib import Path
 
-from .ir.model import Problem
-from .spec.ast import SpecFile
-from .spec.build import build
-from .spec.parser import parse, parse_file
+from . import pipeline
+from .builder.build import build
+from .classify import Analysis, analyse
+from .language.ast import SpecFile
+from .language.parser import parse, parse_file
+from .model import problem as model
+from .results import Result
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Problem(model.Problem):
+    """A loaded spec: the validated model (``privopt.model.problem.Problem``) plus ``solve`` and
+    ``explain``."""
+
+    def solve(
+        self, method: str = "auto", backend: str = "auto", time_limit: float | None = None, solver: str | None = None
+    ) -> Result:
+        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp | conic) on a
+        ``backend`` (auto | highs | scipy | cvxpy | pyomo; auto is highs for LPs and cvxpy with
+        Clarabel for QPs and conic programs; ``solver`` picks cvxpy's inner solver). The Result
+        records this spec (``Result.spec``) and the package versions (``Result.versions``)."""
+        return pipeline.solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
+
+    def explain(self) -> Analysis:
+        """The classification: problem class, applicable methods and why, size."""
+        return analyse(self)
 
 
 def load(path: str | Path, params: dict[str, str | float] | None = None, allow_paths: bool = False) -> Problem:
@@ -28,12 +55,21 @@ def loads(text: str, params: dict[str, str | float] | None = None, allow_paths: 
 def _checked(spec: SpecFile, params, allow_paths: bool, t0: float) -> Problem:
     """The spec's ``Problem``, carrying the SHA-256 of its text as read (UTF-8, without a
     byte-order mark: ``sha256sum FILE`` for a file without one) and the parse time."""
-    problem = build(spec, params, allow_paths)
+    built = build(spec, params, allow_paths)
     digest = hashlib.sha256(spec.source.text.encode("utf-8")).hexdigest()
-    return dataclasses.replace(problem, source_sha256=digest, parse_s=time.perf_counter() - t0)
+    fields = {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}
+    return Problem(**fields | {"source_sha256": digest, "parse_s": time.perf_counter() - t0})
 
 
-def solve(spec: str | Path | Problem, method: str = "auto", backend: str = "auto", **load_kw):
-    """Load (if given a path) and solve a spec; returns a ``Result``."""
-    problem = spec if isinstance(spec, Problem) else load(spec, **load_kw)
-    return problem.solve(method=method, backend=backend)
+def solve(
+    spec: str | Path | model.Problem,
+    method: str = "auto",
+    backend: str = "auto",
+    time_limit: float | None = None,
+    solver: str | None = None,
+    **load_kw,
+) -> Result:
+    """Load (if given a path) and solve a spec; returns a ``Result``. ``load_kw`` are ``load``'s
+    ``params`` and ``allow_paths``."""
+    problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
+    return pipeline.solve(problem, method=method, backend=backend, time_limit=time_limit, solver=solver)

@@ -112,7 +112,7 @@ def _positive(ctx, param, value):  # noqa: ARG001 - click callback signature
 
 def _number_or_nan(text: str) -> float:
     """``text`` as a number in the spec language's syntax, NaN when it is not one."""
-    from .spec.tables import parse_number
+    from .language.tables import parse_number
 
     value = parse_number(text.strip())
     return math.nan if value is None else value
@@ -152,7 +152,13 @@ _quiet = False
 
 def _progress():
     """A Rich progress display on stderr; off with --quiet or when stderr is not a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -44,14 +44,14 @@ import numpy as np
 from . import solverlog
 from .backends import all_backends
 from .backends.base import Backend
+from .classify import analyse
 from .closedform.atr import solve_binary
-from .compile.analysis import analyse
-from .compile.atr import ATRInstance, lower_atr
 from .errors import InfeasibleError, PrivoptError, UsageError
-from .ir.model import Problem
+from .lower.atr import ATRInstance, lower_atr
 from .measures.confidence import conditional_prior, group_max_confidence
 from .measures.reduce import gmax, gsum, shift_onto_sum, worst
 from .methods.lfp import feasible_start, repair_rows, solve_lfp
+from .model.problem import Problem
 
 DQCP_MAX_RATIOS = 5_000  # the DQCP route builds one scalar ratio atom per (record, outcome)
 DQCP_S_PER_RATIO = 0.03  # measured: 0.8 s for 36 ratio atoms, 25 s for 990, 178 s for 4,800
@@ -219,7 +219,7 @@ def _closed_form(inst: ATRInstance, _backend, _time_limit):
 
 def _lfp(inst: ATRInstance, backend: Backend, time_limit):
     sol = solve_lfp(inst.p, inst.lower, inst.upper, backend, inst.reference, time_limit=time_limit)
-    from .pipeline import GAP_TOL  # the same certificate as solve's
+    from .pipeline.atr import GAP_TOL  # the same certificate as solve's
 
     rel = float((sol.gap / np.maximum(sol.beta, 1e-300)).max(initial=0.0))
     if not rel <= GAP_TOL:
@@ -365,7 +365,7 @@ def run_check(
         """(objective, violation, per-group confidence, the slack's allowance): the violation of
         the table as returned; the confidences of the table settled within the route's cell
         accuracy; accuracy.slack / S at its largest ratio, in the objective's units."""
-        from .pipeline import verify
+        from .pipeline.atr import verify
 
         raw = verify(problem, inst, table, group_max_confidence(inst.p, table), "")
         violation = worst(worst(raw["max_constraint_violation"], raw["max_row_sum_error"]), raw["max_range_violation"])
@@ -548,7 +548,14 @@ def _progress(enabled: bool, total: int):
     """A transient progress display on stderr, one step per route; a no-op when disabled or
     when stderr is not a terminal (stdout may carry --json)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     console = Console(stderr=True)
     if not (enabled and console.is_terminal):
@@ -575,7 +582,7 @@ OSQP_NOTE = "OSQP (ADMM) does not reach 1e-9 on these LPs; run it with --backend
 
 
 def _mech_closed_form(problem: Problem, _backend, _time_limit):
-    from .mechanism_pipeline import _route
+    from .pipeline.mechanism import _route
 
     t0 = time.perf_counter()
     x, *_ = _route(problem, None, "closed-form", "highs", None, None, {})
@@ -593,9 +600,9 @@ def _mech_reduced(problem: Problem, backend: Backend, time_limit):
 
 
 def _mech_lp(problem: Problem, backend: Backend, time_limit, pairwise: bool = False):
-    from .compile.mechanism import lower_mechanism
-    from .mechanism_pipeline import PAIRWISE_MAX_ROWS, use_pairwise
+    from .lower.mechanism import lower_mechanism
     from .methods.lp import solve_lp
+    from .pipeline.mechanism import PAIRWISE_MAX_ROWS, use_pairwise
 
     pairwise = pairwise or use_pairwise(problem, backend)
     t0 = time.perf_counter()
@@ -631,8 +638,8 @@ def _check_mechanism(problem: Problem, backends, tol, time_limit, progress=False
     and the pairwise LP (no envelopes) on HiGHS; all exact, all compared on the objective. Each
     table is measured by privopt: the objective of the table clipped to [0, 1], and the largest
     violation of the table as returned."""
-    from .compile.mechanism import objective_scale
-    from .mechanism_pipeline import clean, verify
+    from .lower.mechanism import objective_scale
+    from .pipeline.mechanism import clean, verify
 
     analysis = analyse(problem)
     chosen = _selected(backends)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from .render import visible
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .spec.source import Span
+    from .language.source import Span
 
 __all__ = [
     "PrivoptError",

@@ -18,13 +18,12 @@ import importlib.metadata
 import json
 import math
 import platform
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-
 
 GROUP_MEASURES = ("objective", "beta", "beta_min", "c_star", "case")  # the rest of a group row is its key
 

@@ -333,7 +333,7 @@ def test_flat_sums_of_any_length(tmp_path):
 
 
 def test_depth_limit_is_exact(tmp_path):
-    from privopt.spec.parser import MAX_DEPTH
+    from privopt.language.parser import MAX_DEPTH
 
     # a number under MAX_DEPTH - 1 minus signs is MAX_DEPTH levels: accepted; one more is refused
     ok = replace("param delta = 0.9", "param delta = " + "-" * (MAX_DEPTH - 1) + "0.9")
@@ -582,8 +582,8 @@ def test_symlink_out_of_the_folder_is_checked_on_the_opened_file(tmp_path):
 def test_data_file_swapped_after_the_check_cannot_escape(tmp_path, monkeypatch):
     """The folder check and the read use one open descriptor: a symlink swapped in after the
     file is opened does not change what is read."""
-    from privopt.spec import datafiles
-    from privopt.spec.source import Source
+    from privopt.language import datafiles
+    from privopt.language.source import Source
 
     inside = "gender,income,n\nF,low,1\nF,mid,1\nF,high,1\nM,low,1\nM,mid,1\nM,high,1\n"
     (tmp_path / "d.csv").write_text(inside)

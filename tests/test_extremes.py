@@ -26,10 +26,10 @@ from scipy.optimize import linprog
 
 import privopt
 from privopt.backends.base import LinearProgram
-from privopt.compile.mechanism import LOG_RANGE, lower_mechanism
 from privopt.errors import SpecError
-from privopt.mechanism_pipeline import clean, verify
+from privopt.lower.mechanism import LOG_RANGE, lower_mechanism
 from privopt.methods.lp import lagrangian_bound
+from privopt.pipeline.mechanism import clean, verify
 from tests.conftest import SPECS
 from tests.test_shaped_noise import independent_lp
 
@@ -300,7 +300,7 @@ def test_lagrangian_bound_never_exceeds_the_optimum(seed, scale):
 
 
 def _table4():
-    from privopt.compile.atr import lower_atr
+    from privopt.lower.atr import lower_atr
     from privopt.pipeline import solve
 
     problem = privopt.load(SPECS / "atr_table4.priv")
@@ -335,7 +335,7 @@ def test_table4_counts_near_the_largest_double_give_the_same_optimum(tmp_path):
 def test_atr_verification_catches_nonsense(spoil):
     from dataclasses import replace
 
-    from privopt.pipeline import verify as verify_atr
+    from privopt.pipeline.atr import verify as verify_atr
 
     problem, inst, table, beta = _table4()
     G, m = inst.p.shape

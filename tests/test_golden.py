@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import privopt
-from privopt.ir.summary import summarize
+from privopt.model.summary import summarize
 from tests.conftest import SPECS
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -8,7 +8,7 @@ from privopt.backends.highs import HighsBackend
 from privopt.closedform.atr import solve_binary
 from privopt.measures.confidence import beta_min, c_star, group_max_confidence
 from privopt.methods.lfp import solve_lfp
-from privopt.pipeline import GAP_TOL
+from privopt.pipeline.atr import GAP_TOL
 from tests.strategies import binary_instances
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,7 +109,7 @@ def test_uncertified_lfp_is_not_optimal(monkeypatch):
     import dataclasses
 
     import privopt
-    import privopt.pipeline as pipeline
+    import privopt.pipeline.atr as pipeline
     from privopt.errors import SolverError
     from tests.conftest import SPECS
 

@@ -262,7 +262,7 @@ def test_posterior_bound_holds_and_binds(bound):
 
 def test_envelope_and_pairwise_forms_agree():
     from privopt.backends import get_backend
-    from privopt.compile.mechanism import lower_mechanism
+    from privopt.lower.mechanism import lower_mechanism
     from privopt.methods.lp import solve_lp
 
     problem = api.load(SPECS / "sanitize_ldp_budget.priv", {"eps": 0.2})
@@ -277,7 +277,7 @@ def test_envelope_and_pairwise_forms_agree():
 def test_envelope_rows_are_linear_in_the_alphabet():
     text = (SPECS / "randomized_response.priv").read_text()
     text = text.replace("{v1, v2, v3, v4, v5}", "{" + ", ".join(f"v{i}" for i in range(40)) + "}")
-    from privopt.compile.mechanism import lower_mechanism
+    from privopt.lower.mechanism import lower_mechanism
 
     mlp = lower_mechanism(api.loads(text))
     assert mlp.lp.shape[0] == 40 + 2 * 40 * 40 + 40  # rows sum to 1, two envelopes per cell, one per y
@@ -353,7 +353,7 @@ def test_tiny_alpha_is_feasible_on_every_backend():
     called this feasible LP infeasible at tolerance 1e-9; the backends confirm an infeasibility
     without presolve, and Prop. 2's rows are made exact before dividing by p."""
     from privopt.backends import all_backends
-    from privopt.compile.mechanism import lower_mechanism
+    from privopt.lower.mechanism import lower_mechanism
 
     problem = _spec(np.array([1.0, 1.0]), np.array([[1.0, 0, 0, 0, 0], [0, 0, 0, 1.0, 0.015625]]), 1e-8, objective="E[|X - Y|]")
     mlp = lower_mechanism(problem)

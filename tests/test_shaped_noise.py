@@ -222,12 +222,12 @@ def test_a_bounded_qp_is_never_reported_unbounded():
     import sys
 
     sys.path.insert(0, str(SPECS.parent / "benchmarks"))
+    import tempfile
+
     from bench_shaped_noise import write_spec
 
     from privopt.backends import get_backend
-    from privopt.compile.mechanism import lower_mechanism
-
-    import tempfile
+    from privopt.lower.mechanism import lower_mechanism
 
     with tempfile.TemporaryDirectory() as tmp:
         problem = api.load(write_spec(Path(tmp), "qp", 30, 120))

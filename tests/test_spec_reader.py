@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SPECS
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import privopt
+from privopt.builder.build import normalize_counts
 from privopt.errors import SpecError
-from privopt.spec.build import normalize_counts
-from privopt.spec.parser import MAX_DEPTH
-from privopt.spec.source import Source
-
-from conftest import SPECS
+from privopt.language.parser import MAX_DEPTH
+from privopt.language.source import Source
 
 TABLE4 = (SPECS / "atr_table4.priv").read_text()
 

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram
 from ..errors import SolverError
-from ..ir.model import MechanismObjective, Problem, Role
+from ..model.problem import MechanismObjective, Problem, Role
 
 TOL = 1e-12  # recognizing eq. 3 and checking the triangle inequality
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.model import Problem
+from ..model.problem import Problem
 
 FIT_TOL = 1e-9
 

@@ -30,8 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram
-from ..errors import SolverError
 from ..closedform.atr import lower_bound
+from ..errors import SolverError
 from ..measures.confidence import conditional_prior, group_max_confidence
 from ..measures.reduce import shift_onto_sum
 

@@ -7,8 +7,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram, LPSolution
-from ..compile.mechanism import MechanismLP
 from ..errors import InfeasibleError, SolverError
+from ..lower.mechanism import MechanismLP
 
 LP_TOL = 1e-9
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import InfeasibleError
 from ..measures.reduce import osum
-from ..ir.model import Problem
+from ..model.problem import Problem
 
 FEAS_TOL = 1e-12
 

@@ -7,80 +7,30 @@ objective's roles fit the design. Every error carries the span of what the user 
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import SpecError, UnsupportedError, UsageError
-from ..ir.model import CellConstraint, Design, MaxConfidence, Objective, Problem, Role, Table, Variable
-from . import ast
-from .datafiles import DataFiles, distinct_labels, read_long_table
-from .source import Span
-from .tables import parse_number, read_inline
+from ..language import ast
+from ..language.datafiles import DataFiles, distinct_labels, read_long_table
+from ..language.source import Span
+from ..language.tables import parse_number, read_inline
+from ..model.problem import (
+    CellConstraint,
+    Design,
+    MaxConfidence,
+    Objective,
+    Problem,
+    Role,
+    Table,
+    Variable,
+)
+from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
-SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "abs": np.abs, "sqrt": np.sqrt}
-
-
-def _suggest(name: str, options, in_use=frozenset()) -> str | None:
-    """A "did you mean" for a misspelled name. Names already written in the same statement are
-    never suggested: replacing D by Dt in |Dt - D| would make the constraint trivially true."""
-    close = difflib.get_close_matches(name, [o for o in options if o not in in_use], n=1)
-    return f"did you mean '{close[0]}'?" if close else None
-
-
-def undefined_hint(name: str, options, in_use=frozenset()) -> str:
-    """The hint for an undefined name: a close name not already in the statement, or the
-    names that could stand there."""
-    rest = sorted(o for o in options if o not in in_use and o.isidentifier())
-    close = _suggest(name, rest)
-    if close:
-        return close
-    listed = f"; defined here: {', '.join(rest[:12])}{', ...' if len(rest) > 12 else ''}" if rest else ""
-    return f"declare it first (param {name} = ..., or known {name} = P(...) = ...){listed}"
-
-
-def real_values(values, span: Span, what: str = "this value"):
-    """``values`` (a number or an array) if every entry is a finite real number; otherwise a
-    located error saying whether it overflowed or left the reals (``(-1)^0.5``, ``log(-1)``)."""
-    arr = np.asarray(values)
-    if np.iscomplexobj(arr) or not np.all(np.isfinite(arr)):
-        overflow = not np.iscomplexobj(arr) and np.any(np.isinf(arr))
-        if overflow:
-            raise SpecError(
-                f"{what} overflows (its magnitude exceeds 1.8e308)", span, "use smaller numbers, or rescale the model"
-            )
-        raise SpecError(
-            f"{what} is not a real number", span, "check the signs: a fractional power or a log needs a number >= 0"
-        )
-    return values
-
-
-def apply_scalar(func: str, x, span: Span):
-    """A scalar function of numbers or a constant array, checked to stay finite and real."""
-    with np.errstate(all="ignore"):
-        out = SCALAR_FUNCS[func](np.asarray(x, dtype=float))
-    return real_values(out, span, f"{func}(...)")
-
-
-def arith(op: str, a, b, span: Span):
-    """``a op b`` for numbers or constant arrays (op one of + - * / ^), checked to stay finite
-    and real; a zero divisor is a located error."""
-    if op == "/" and np.any(np.asarray(b) == 0):
-        raise SpecError(
-            "division by zero" + (" (a divisor cell is 0)" if np.ndim(b) else ""),
-            span,
-            "divide by a number that is not 0, or multiply the other side instead",
-        )
-    with np.errstate(all="ignore"):
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        out = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}[op](a, b)
-    return real_values(out, span)
-
-
 def parse_param(name: str, raw) -> float:
     """A param value from ``--set`` or the API: a finite real number, and as text the spec
     language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow)."""
@@ -237,7 +187,7 @@ class Builder:
             except ValueError:
                 roles = ", ".join(r.value for r in Role)
                 raise SpecError(
-                    f"unknown role '{d.role.name}'", d.role.span, _suggest(d.role.name, [r.value for r in Role]) or f"roles are: {roles}"
+                    f"unknown role '{d.role.name}'", d.role.span, suggest(d.role.name, [r.value for r in Role]) or f"roles are: {roles}"
                 ) from None
             if isinstance(d.domain, ast.DomainOver):
                 pending.append(d)
@@ -246,7 +196,7 @@ class Builder:
         for d in pending:
             other = d.domain.other
             if other.name not in self.variables:
-                raise SpecError(f"'{other.name}' is not a variable", other.span, _suggest(other.name, self.variables))
+                raise SpecError(f"'{other.name}' is not a variable", other.span, suggest(other.name, self.variables))
             base = self.variables[other.name]
             self.variables[d.name.name] = Variable(
                 d.name.name, Role(d.role.name), base.labels, base.values, d.span, over=other.name
@@ -315,7 +265,7 @@ class Builder:
                 return self.params[e.name]
             if e.name in self.names:
                 raise SpecError(f"'{e.name}' is not a number here", e.span, "only params and numbers may appear in a param")
-            hint = _suggest(e.name, self.params, self.in_use) or "declare it first: param NAME = VALUE"
+            hint = suggest(e.name, self.params, self.in_use) or "declare it first: param NAME = VALUE"
             raise SpecError(f"'{e.name}' is not defined", e.span, hint)
         if isinstance(e, ast.Neg):
             return -self._scalar(e.operand)
@@ -336,7 +286,7 @@ class Builder:
         out = []
         for ident in idents:
             if ident.name not in self.variables:
-                raise SpecError(f"unknown variable '{ident.name}'", ident.span, _suggest(ident.name, self.variables))
+                raise SpecError(f"unknown variable '{ident.name}'", ident.span, suggest(ident.name, self.variables))
             out.append(self.variables[ident.name])
         names = [v.name for v in out]
         for ident in idents:
@@ -359,7 +309,7 @@ class Builder:
                     raise SpecError(
                         f"label '{t.label.text}' is not in the domain of {v.name}",
                         t.label.span,
-                        _suggest(t.label.text, v.labels) or f"{v.name} takes {{{', '.join(v.labels)}}}",
+                        suggest(t.label.text, v.labels) or f"{v.name} takes {{{', '.join(v.labels)}}}",
                     )
                 if v.size != 2:
                     raise SpecError(
@@ -461,7 +411,7 @@ class Builder:
             if len(free) != 1 or len(given_vars) != 1 or free[0].size != 2 or given_vars[0].size != 2 or fixed:
                 raise SpecError("bsc(p) is a channel P(Y | X) between two binary variables", src.span)
             return np.array([[1 - p, p], [p, 1 - p]])
-        raise SpecError(f"unknown table '{fname}'", src.func.span, _suggest(fname, ["uniform", "bsc"]) or "built-in tables are: uniform, bsc(p)")
+        raise SpecError(f"unknown table '{fname}'", src.func.span, suggest(fname, ["uniform", "bsc"]) or "built-in tables are: uniform, bsc(p)")
 
     def _validate_table(self, data, axes, n_given, counts, shorthand, spans, where, name) -> np.ndarray:
         def at(idx) -> Span:
@@ -622,7 +572,7 @@ class Builder:
                 if not v.is_const:
                     raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
                 return _Affine(zero, apply_scalar(e.func.name, v.const, e.span))
-            raise SpecError(f"unknown function '{e.func.name}'", e.func.span, _suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
+            raise SpecError(f"unknown function '{e.func.name}'", e.func.span, suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
         if isinstance(e, ast.TupleExpr):
             raise UnsupportedError("a tuple is not a value here", e.span)
         raise SpecError("unexpected expression", e.span)
@@ -675,7 +625,7 @@ class Builder:
         if not (isinstance(e, ast.Call) and e.func.name in MEASURES):
             if isinstance(e, ast.Call):
                 raise SpecError(
-                    f"unknown measure '{e.func.name}'", e.func.span, _suggest(e.func.name, MEASURES) or f"measures: {', '.join(MEASURES)}"
+                    f"unknown measure '{e.func.name}'", e.func.span, suggest(e.func.name, MEASURES) or f"measures: {', '.join(MEASURES)}"
                 )
             raise UnsupportedError(
                 "this objective is not supported yet",
@@ -696,7 +646,7 @@ class Builder:
         if not isinstance(arg, ast.Name):
             raise SpecError("expected a variable name", arg.span)
         if arg.name not in self.variables:
-            raise SpecError(f"unknown variable '{arg.name}'", arg.span, _suggest(arg.name, self.variables))
+            raise SpecError(f"unknown variable '{arg.name}'", arg.span, suggest(arg.name, self.variables))
         return self.variables[arg.name], arg.span
 
     def _measure_usage(self, e: ast.Call) -> str:

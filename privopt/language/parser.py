@@ -23,7 +23,13 @@ from importlib import resources
 from pathlib import Path
 
 from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from ..errors import PrivoptError, SpecError
 from . import ast
@@ -63,7 +69,7 @@ class _NewlineFilter:
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    grammar = resources.files("privopt.spec").joinpath("grammar.lark").read_text()
+    grammar = resources.files("privopt.language").joinpath("grammar.lark").read_text()
     return Lark(
         grammar,
         parser="lalr",

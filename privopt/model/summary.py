@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Problem
+from .problem import Problem
 
 
 def summarize(problem: Problem, max_cells: int = 24) -> str:

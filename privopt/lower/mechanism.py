@@ -35,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backends.base import LinearProgram
-from ..ir.linear import LinTable, widen_columns
 from ..errors import SpecError
-from ..ir.model import Budget, LinearConstraint, Problem
+from ..model.linear import LinTable, widen_columns
+from ..model.problem import Budget, LinearConstraint, Problem
 
 # A table meeting a budget with eps may need cells e^-(D eps) times the largest (D: the
 # longest chain of pairs, 1 for all pairs); double precision ends near e^-708 (subnormals

@@ -23,17 +23,18 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .backends import get_backend
-from .closedform import sanitization as cf
-from .compile.mechanism import check_budget_range, lower_mechanism
-from .errors import InfeasibleError, UsageError, VerificationError
-from .ir.linear import marginal
-from .ir.model import Problem, Role
-from .measures import sanitization as ms
-from .measures.mixture import naive_mixture
-from .measures.reduce import worst
-from .methods.lp import lower_bound, solve_lp
-from .results import LazyTables, Result
+from ..backends import get_backend
+from ..closedform import sanitization as cf
+from ..errors import InfeasibleError, UsageError, VerificationError
+from ..lower.mechanism import check_budget_range, lower_mechanism
+from ..measures import sanitization as ms
+from ..measures.mixture import naive_mixture
+from ..measures.reduce import worst
+from ..methods.lp import lower_bound, solve_lp
+from ..model.linear import marginal
+from ..model.problem import Problem, Role
+from ..results import LazyTables, Result
+from .common import label_column, timings
 
 VERIFY_TOL = 1e-9  # rows, ranges; constraints relative to the magnitude of their terms
 BUDGET_RTOL = 1e-9  # a ratio may exceed e^eps by this factor: achieved eps <= eps + log1p(1e-9)
@@ -43,16 +44,18 @@ CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
 ROUNDING = 1e-14  # a shortfall below this fraction of its floor is rounding, far inside BUDGET_RTOL
 
 
-def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+    """The mechanism stages after classification: a closed form, the reduced LP or the whole
+    LP/QP, then cleaning, verification and the Result."""
     t_start = time.perf_counter()
     stats: dict = {}
     t0 = time.perf_counter()
     try:
         x, claimed, optimality, used_backend, evidence = _route(problem, analysis, method, backend, solver, time_limit, stats)
     except InfeasibleError as e:
-        timings = _timings(problem, time.perf_counter() - t0, t_start)
+        spent = timings(problem.parse_s, time.perf_counter() - t0, t_start)
         label = get_backend(backend, solver).label
-        return Result.of_infeasible(method, label, analysis, problem.objective.kind, timings, e.reasons)
+        return Result.of_infeasible(method, label, analysis, problem.objective.kind, spent, e.reasons)
     solve_s = time.perf_counter() - t0
     x, cleaning = clean(problem, x)
     verification = verify(problem, x, claimed, optimality, evidence)
@@ -73,7 +76,7 @@ def solve_mechanism(problem: Problem, analysis, method: str, backend: str, time_
         groups=pd.DataFrame(),
         tables=LazyTables({problem.design.name: lambda: released_table(problem, x)}),
         verification=verification,
-        timings=_timings(problem, solve_s, t_start),
+        timings=timings(problem.parse_s, solve_s, t_start),
         stats=stats,
         measures=report(problem, x),
     )
@@ -89,9 +92,6 @@ def use_pairwise(problem: Problem, backend) -> bool:
     rows = sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.pairs is None)
     return rows <= PAIRWISE_MAX_ROWS
 
-
-def _timings(problem, solve_s, t_start):
-    return {"parse_s": problem.parse_s, "solve_s": solve_s, "total_s": problem.parse_s + time.perf_counter() - t_start}
 
 
 def _route(problem, analysis, method, backend, solver, time_limit, stats):
@@ -482,10 +482,8 @@ def _squared_error(problem: Problem, x: np.ndarray) -> dict:
 
 
 def released_table(problem: Problem, x: np.ndarray) -> pd.DataFrame:
-    from .pipeline import _label_column
-
     arr = _design_array(problem, x)
     axes = problem.design.axes
-    cols = {a: _label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
+    cols = {a: label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
     cols["value"] = arr.ravel()
     return pd.DataFrame(cols)

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..spec.source import Span
+from ..language.source import Span
 from .linear import LinTable
 
 
@@ -269,21 +269,6 @@ class Problem:
     def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in axes)
 
-    def solve(
-        self, method: str = "auto", backend: str = "auto", time_limit: float | None = None, solver: str | None = None
-    ):
-        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp) on a ``backend`` (auto |
-        highs | scipy | cvxpy | pyomo; auto is highs, or cvxpy/Clarabel for a QP; ``solver`` picks
-        cvxpy's inner solver); returns a ``privopt.Result`` that records this spec
-        (``Result.spec``) and the package versions (``Result.versions``)."""
-        from dataclasses import replace
-
-        from ..pipeline import solve
-        from ..results import versions
-
-        result = solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
-        return replace(result, spec=self.provenance(), versions=versions())
-
     def provenance(self) -> dict:
         """What was solved: {"path" (None for text given to ``loads`` without a path), "title",
         "sha256" of the spec text, "params": every param's value after overrides, "data": the
@@ -293,9 +278,3 @@ class Problem:
             "path": path, "title": self.title, "sha256": self.source_sha256, "params": dict(self.params),
             "data": dict(self.data_sha256),
         }
-
-    def explain(self):
-        """The analysis: problem class, applicable methods and why, size."""
-        from ..compile.analysis import analyse
-
-        return analyse(self)

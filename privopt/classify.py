@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.model import Problem
+from .model.problem import Problem
 
 METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp")
 
@@ -78,7 +78,7 @@ def analyse(problem: Problem) -> Analysis:
 def analyse_mechanism(problem: Problem) -> Analysis:
     """A linear program over the design; a closed form or Prop. 2's reduced LP where Ding et
     al.'s theorems prove it optimal (closedform/sanitization.py states the conditions)."""
-    from ..closedform import sanitization as cf
+    from .closedform import sanitization as cf
 
     size = {
         "design cells": problem.design_size,

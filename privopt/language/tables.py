@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpecError
-from ..ir.model import Variable
+from ..model.problem import Variable
 from ..render import visible
 from .source import Source, Span
 

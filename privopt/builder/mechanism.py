@@ -19,12 +19,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpecError, UnsupportedError
-from ..ir.linear import LinTable, marginal
-from ..ir.model import Budget, InducedEquality, LinearConstraint, MechanismObjective, Problem, Role, Table
-from . import ast
-from .build import SCALAR_FUNCS, _suggest, apply_scalar, arith, real_values, undefined_hint
+from ..language import ast
+from ..language.source import Span
+from ..model.linear import LinTable, marginal
+from ..model.problem import (
+    Budget,
+    InducedEquality,
+    LinearConstraint,
+    MechanismObjective,
+    Problem,
+    Role,
+    Table,
+)
 from .quadratic import QuadraticTerms, _Quad
-from .source import Span
+from .values import (
+    SCALAR_FUNCS,
+    apply_scalar,
+    arith,
+    real_values,
+    suggest,
+    undefined_hint,
+)
 
 BUDGETS = ("ldp", "dp", "loglift")
 NONLINEAR = {
@@ -426,7 +441,7 @@ class MechanismBuilder(QuadraticTerms):
                 raise UnsupportedError(f"{f} of the design is not linear", e.span)
             return LinTable(v.axes, v.shape, None, apply_scalar(f, v.b, e.span), n)
         known = ["tv", "sum", "E"] + list(BUDGETS) + list(SCALAR_FUNCS) + list(self.b.consts)
-        raise SpecError(f"unknown function '{f}'", e.func.span, _suggest(f, known))
+        raise SpecError(f"unknown function '{f}'", e.func.span, suggest(f, known))
 
     def _tv(self, e: ast.Call) -> LinTable:
         """tv(X, Y) = 1 - sum_x P(X = x, Y = x) (Ding et al. App. B, D_TV)."""

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from ..ir.model import Variable
+from ..model.problem import Variable
 from .source import Span
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}

@@ -1,4 +1,4 @@
-"""The solve pipeline: analyse -> lower -> method -> independent verification -> Result."""
+"""Transparency reports (Chen et al.): lower -> Theorem 1 or the LFP method -> verify -> Result."""
 
 from __future__ import annotations
 
@@ -7,16 +7,17 @@ import time
 import numpy as np
 import pandas as pd
 
-from .backends import get_backend
-from .closedform.atr import CASES, solve_binary
-from .compile.analysis import METHODS, analyse
-from .compile.atr import ATRInstance, lower_atr
-from .errors import InfeasibleError, SolverError, UsageError, VerificationError
-from .ir.model import Problem
-from .measures.confidence import beta_min, c_star, group_max_confidence
-from .measures.reduce import osum, worst
-from .methods.lfp import solve_lfp
-from .results import LazyTables, Result
+from ..backends import get_backend
+from ..classify import Analysis
+from ..closedform.atr import CASES, solve_binary
+from ..errors import InfeasibleError, SolverError, VerificationError
+from ..lower.atr import ATRInstance, lower_atr
+from ..measures.confidence import beta_min, c_star, group_max_confidence
+from ..measures.reduce import osum, worst
+from ..methods.lfp import solve_lfp
+from ..model.problem import Problem
+from ..results import LazyTables, Result
+from .common import label_column, timings
 
 VERIFY_TOL = 1e-9  # rows, ranges (absolute); constraints relative to their terms
 CONF_RTOL = 1e-8  # recomputed confidence vs the method's value (relative; docs/atr.md, Numerics)
@@ -26,34 +27,15 @@ CONF_RTOL = 1e-8  # recomputed confidence vs the method's value (relative; docs/
 GAP_TOL = 1e-7
 
 
-def solve(
-    problem: Problem,
-    method: str = "auto",
-    backend: str = "auto",
-    time_limit: float | None = None,
-    solver: str | None = None,
-) -> Result:
-    """Solve a problem (ATR here; mechanism LPs in mechanism_pipeline.py). Returns a Result whose status is "optimal" or "infeasible"; raises
-    ``UsageError`` for a method that does not apply and ``SolverError`` when a solver fails."""
+def run(problem: Problem, analysis: Analysis, method: str, backend: str, time_limit, solver) -> Result:
+    """The transparency-report stages after classification: lower to per-group blocks, solve by
+    Theorem 1 or the LFP method, verify from the returned table, and build the Result."""
     t_start = time.perf_counter()
-    if method not in ("auto",) + METHODS:
-        raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
-    analysis = analyse(problem)
-    if backend == "auto":
-        backend, solver = default_backend(problem, solver)
-    if method == "auto":
-        method = analysis.chosen
-    elif method not in analysis.applicable:
-        raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}")
-    if problem.family == "mechanism":
-        from .mechanism_pipeline import solve_mechanism
-
-        return solve_mechanism(problem, analysis, method, backend, time_limit, solver)
     objective = problem.objective
     try:
         inst = lower_atr(problem)
     except InfeasibleError as e:
-        return Result.of_infeasible(method, None, analysis, objective.kind, _timings(problem, 0.0, t_start), e.reasons)
+        return Result.of_infeasible(method, None, analysis, objective.kind, timings(problem.parse_s, 0.0, t_start), e.reasons)
     stats: dict = {}
     case = None
     t0 = time.perf_counter()
@@ -120,26 +102,15 @@ def solve(
         groups=groups,
         tables=LazyTables({problem.design.name: lambda: released_table(problem, inst, table)}),
         verification=verification,
-        timings=_timings(problem, solve_s, t_start),
+        timings=timings(problem.parse_s, solve_s, t_start),
         stats=stats,
     )
-
-
-def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
-    """highs for LPs; cvxpy with Clarabel for QPs (HiGHS 1.15's QP solver calls some bounded
-    shaped-noise QPs unbounded, docs/backends.md)."""
-    if problem.family == "mechanism" and problem.objective.is_quadratic:
-        return "cvxpy", solver or "CLARABEL"
-    return "highs", solver
 
 
 def live_groups(inst: ATRInstance) -> np.ndarray:
     """Groups with positive mass (the others have no adversary inference to bound)."""
     return inst.p.sum(axis=1) > 0
 
-
-def _timings(problem: Problem, solve_s: float, t_start: float) -> dict[str, float]:
-    return {"parse_s": problem.parse_s, "solve_s": solve_s, "total_s": problem.parse_s + time.perf_counter() - t_start}
 
 
 def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.ndarray, optimality: str) -> dict:
@@ -225,23 +196,14 @@ def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> pd
     """Long-format DataFrame of the design: one column per axis (labels), then ``value``."""
     arr = _design_array(problem, inst, table)
     axes = problem.design.axes
-    cols = {a: _label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
+    cols = {a: label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
     cols["value"] = arr.ravel()
     return pd.DataFrame(cols)
 
 
-def _label_column(labels: tuple[str, ...], shape: tuple[int, ...], axis: int) -> pd.Categorical:
-    """The labels of one axis for every cell of a C-ordered array of ``shape`` (no unravel)."""
-    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    dtype = np.int8 if len(labels) < 128 else np.int32
-    codes = np.tile(np.repeat(np.arange(len(labels), dtype=dtype), inner), outer)
-    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(labels)), validate=False)
-
-
 def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> pd.DataFrame:
     sizes = tuple(len(labels) for labels in inst.public_labels)
-    cols = {v: _label_column(labs, sizes, k) for k, (v, labs) in enumerate(zip(inst.public, inst.public_labels))}
+    cols = {v: label_column(labs, sizes, k) for k, (v, labs) in enumerate(zip(inst.public, inst.public_labels))}
     frame = pd.DataFrame(cols)
     if objective.kind == "min_uncertainty":
         with np.errstate(divide="ignore"):

@@ -19,10 +19,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import SpecError, UnsupportedError
-from ..ir.linear import LinTable
-from ..ir.model import MechanismObjective, SquaredTerms
-from . import ast
-from .source import Span
+from ..language import ast
+from ..language.source import Span
+from ..model.linear import LinTable
+from ..model.problem import MechanismObjective, SquaredTerms
 
 
 @dataclass(frozen=True)

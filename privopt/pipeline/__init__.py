@@ -1,0 +1,58 @@
+"""The one solve pipeline: classify -> method -> backend -> verify -> Result.
+
+``solve`` is the single entry. It classifies the problem (``privopt.classify``: which program
+it is, which methods apply and why), picks the method and backend, and hands the rest to the
+problem family's stages, one module each:
+
+* ``atr``: transparency reports (Chen et al.): Theorem 1 or the LFP method;
+* ``mechanism``: mechanism tables (Ding et al., Ramon & Basu Sec. 3.3): closed forms, LP, QP;
+* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program.
+
+Every family's ``run(problem, analysis, method, backend, time_limit, solver)`` returns a
+``Result`` whose status is "optimal" only when privopt's own recomputation passed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from ..classify import METHODS, analyse
+from ..errors import UsageError
+from ..model.problem import Problem
+from ..results import Result, versions
+from . import atr, mechanism
+
+FAMILIES = {"atr": atr, "mechanism": mechanism}
+
+
+def solve(
+    problem: Problem,
+    method: str = "auto",
+    backend: str = "auto",
+    time_limit: float | None = None,
+    solver: str | None = None,
+) -> Result:
+    """Solve ``problem``. Raises ``UsageError`` for a method that does not apply, ``SolverError``
+    when a solver fails and ``VerificationError`` when the returned point fails privopt's check."""
+    t0 = time.perf_counter()
+    if method not in ("auto",) + METHODS:
+        raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
+    analysis = analyse(problem)
+    if backend == "auto":
+        backend, solver = default_backend(problem, solver)
+    if method == "auto":
+        method = analysis.chosen
+    elif method not in analysis.applicable:
+        raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}")
+    result = FAMILIES[problem.family].run(problem, analysis, method, backend, time_limit, solver)
+    result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
+    return replace(result, spec=problem.provenance(), versions=versions())
+
+
+def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
+    """highs for LPs; cvxpy with Clarabel for QPs (HiGHS 1.15's QP solver calls some bounded
+    shaped-noise QPs unbounded, docs/backends.md) and for conic programs."""
+    if problem.family == "noise" or (problem.family == "mechanism" and problem.objective.is_quadratic):
+        return "cvxpy", solver or "CLARABEL"
+    return "highs", solver
