@@ -89,6 +89,7 @@ class Result:
     measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
     spec: dict[str, Any] | None = None  # {"path", "title", "sha256", "params"}: what was solved (Problem.solve sets it)
     versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
+    details: dict[str, Any] = field(default_factory=dict)  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
 
     @property
     def infeasible(self) -> bool:
@@ -148,6 +149,7 @@ class Result:
         }
         if self.measures:
             out["measures"] = self.measures
+        out.update(self.details)
         if self.reasons:
             out["reasons"] = self.reasons
         out["spec"] = self.spec

@@ -92,6 +92,10 @@ class Builder:
         titles = [s for s in st if isinstance(s, ast.SpecTitle)]
         if len(titles) > 1:
             raise SpecError("a spec has at most one title", titles[1].span, "keep one 'spec \"...\"' line")
+        if any(_is_continuous(s) for s in st):
+            from .noise import NoiseBuilder
+
+            return NoiseBuilder(self).build(titles[0].title if titles else None)
         self._variables([s for s in st if isinstance(s, ast.VarDecl)])
         self._params([s for s in st if isinstance(s, ast.ParamDecl)])
         self.in_use = frozenset()
@@ -727,6 +731,13 @@ def normalize_counts(data: np.ndarray, n_given: int) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         scaled = data / np.where(top > 0, top, np.nan)
         return scaled / scaled.sum(axis=axes, keepdims=True)
+
+
+def _is_continuous(s: ast.Statement) -> bool:
+    """Statements of a program over continuous variables and noise (builder/noise.py)."""
+    if isinstance(s, ast.VarDecl):
+        return isinstance(s.domain, ast.DomainReal)
+    return isinstance(s, (ast.NoiseDecl, ast.LetDecl, ast.MatrixDecl))
 
 
 def _is_atr_objective(o: ast.ObjectiveDecl) -> bool:

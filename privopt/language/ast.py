@@ -92,7 +92,7 @@ class Expect:
 
 @dataclass(frozen=True)
 class BinOp:
-    op: str  # one of + - * / ^
+    op: str  # one of + - * / ^ @
     left: "Expr"
     right: "Expr"
     span: Span
@@ -149,7 +149,17 @@ class DomainFile:
     span: Span
 
 
-Domain = DomainSet | DomainOver | DomainRange | DomainFile
+@dataclass(frozen=True)
+class DomainReal:
+    """``real[n] in [lo, hi]``: a vector of n continuous values, each in [lo, hi]."""
+
+    size: Expr
+    lo: Expr
+    hi: Expr
+    span: Span
+
+
+Domain = DomainSet | DomainOver | DomainRange | DomainFile | DomainReal
 
 
 @dataclass(frozen=True)
@@ -219,6 +229,40 @@ class ConstDecl:
 
 
 @dataclass(frozen=True)
+class MatrixDecl:
+    """``const A = matrix { rows }`` or ``const A = matrix from "file.csv"``: a matrix of numbers,
+    one row per line (``body``) or per CSV record (``path``), no header."""
+
+    name: Ident
+    body: str | None
+    body_span: Span | None
+    path: str | None
+    path_span: Span | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class NoiseDecl:
+    """``noise eta : gaussian[k] [correlated]``: k zero-mean Gaussian noise terms whose
+    variances (or, correlated, whose covariance matrix) the program chooses."""
+
+    name: Ident
+    dist: Ident
+    size: Expr
+    option: Ident | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class LetDecl:
+    """``let NAME = expr``: a name for an expression (the released answers, for instance)."""
+
+    name: Ident
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
 class DesignDecl:
     name: Ident
     prob: Prob
@@ -241,7 +285,10 @@ class ObjectiveDecl:
     span: Span
 
 
-Statement = SpecTitle | VarDecl | ParamDecl | KnownDecl | ConstDecl | DesignDecl | ConstraintDecl | ObjectiveDecl
+Statement = (
+    SpecTitle | VarDecl | ParamDecl | KnownDecl | ConstDecl | MatrixDecl | DesignDecl | ConstraintDecl | ObjectiveDecl
+    | NoiseDecl | LetDecl
+)
 
 
 @dataclass(frozen=True)

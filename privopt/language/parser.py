@@ -38,7 +38,9 @@ from .source import Source, Span
 MAX_DEPTH = 100  # levels of nested expressions (docs/language.md, "Limits")
 MAX_SPEC_BYTES = 256 * 1024 * 1024  # a spec file larger than this is refused before reading
 
-STATEMENT_KEYWORDS = ("spec", "var", "param", "known", "const", "design", "subject to", "minimize", "maximize")
+STATEMENT_KEYWORDS = (
+    "spec", "var", "param", "known", "const", "design", "noise", "let", "subject to", "minimize", "maximize",
+)
 
 _OPEN = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 
@@ -100,9 +102,9 @@ def parse(text: str, path: str | Path | None = None) -> ast.SpecFile:
 # Tree nodes that are a level of an expression; a left operand of the same kind continues a
 # flat sum or product (``a + b - c``) and adds no level.
 _LEVELS = frozenset(
-    "add sub mul div pow neg call expect abs_bars tuple kwarg prob number name".split()
+    "add sub mul div matmul pow neg call expect abs_bars tuple kwarg prob number name".split()
 )
-_CHAINS = ({"add", "sub"}, {"mul", "div"})
+_CHAINS = ({"add", "sub"}, {"mul", "div", "matmul"})
 
 
 def _check_depth(source: Source, tree: Tree) -> None:
@@ -352,6 +354,30 @@ class _ToAst(Transformer_NonRecursive):
             str(path)[1:-1], self._tok(path), self._ident(column) if column is not None else None, self._span(meta)
         )
 
+    def domain_real(self, meta, items):
+        size, lo, hi = items
+        return ast.DomainReal(size, lo, hi, self._span(meta))
+
+    def matrix_stmt(self, meta, items):
+        name, (kind, tok) = items
+        if kind == "inline":
+            return ast.MatrixDecl(self._ident(name), str(tok), self._tok(tok), None, None, self._span(meta))
+        return ast.MatrixDecl(self._ident(name), None, None, str(tok)[1:-1], self._tok(tok), self._span(meta))
+
+    def matrix_inline(self, meta, items):
+        return ("inline", items[0])
+
+    def matrix_file(self, meta, items):
+        return ("file", items[0])
+
+    def noise_stmt(self, meta, items):
+        name, dist, size, option = items
+        opt = self._ident(option) if option is not None else None
+        return ast.NoiseDecl(self._ident(name), self._ident(dist), size, opt, self._span(meta))
+
+    def let_stmt(self, meta, items):
+        return ast.LetDecl(self._ident(items[0]), items[1], self._span(meta))
+
     def param_stmt(self, meta, items):
         return ast.ParamDecl(self._ident(items[0]), items[1], self._span(meta))
 
@@ -443,6 +469,7 @@ class _ToAst(Transformer_NonRecursive):
     mul = _binop("*")
     div = _binop("/")
     pow = _binop("^")
+    matmul = _binop("@")
 
     def neg(self, meta, items):
         return ast.Neg(items[0], self._span(meta))
