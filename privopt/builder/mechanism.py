@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import SpecError, UnsupportedError
 from ..language import ast
@@ -50,6 +51,56 @@ NONLINEAR = {
 }
 
 
+def _row_absmax(M: sp.csr_array) -> np.ndarray:
+    """The largest |entry| of each row of a sparse matrix (0 for an empty row)."""
+    M = sp.csr_array(M)
+    M.sum_duplicates()
+    out = np.zeros(M.shape[0])
+    nz = np.diff(M.indptr) > 0
+    if M.nnz:
+        out[nz] = np.maximum.reduceat(np.abs(M.data), M.indptr[:-1][nz])
+    return out
+
+
+MULTIPLE_RTOL = 1e-9  # |A_expr - c A_ref| per row, relative to the row's scale
+
+
+def induced_multiple(expr: LinTable, ref: LinTable, sense: str = "=="):
+    """``(c, q, live)`` when, on every cell, ``expr = c * (ref - q)`` with ``c != 0`` where
+    ``ref`` is defined (``live``), else None. ``expr`` must be over ``ref``'s axes, in order.
+
+    The design-dependent parts are compared row by row (sparse: ``c = <a, r> / <r, r>``, then
+    the residual ``a - c r`` must vanish), so the constraint ``expr (== | <=) 0`` says
+    ``ref == q`` (or ``ref <= q`` where ``c > 0``, ``>= q`` where ``c < 0``) whatever its
+    spelling. Cells of ``expr`` where ``ref`` is undefined must be trivially true (no design
+    part and a constant part that is 0, or <= 0 for a bound); a cell where ``ref`` is defined
+    but ``expr`` is not is left unconstrained by ``expr``, so that is another problem.
+    """
+    if expr.axes != ref.axes or expr.shape != ref.shape or expr.n != ref.n:
+        return None
+    a, r = sp.csr_array(expr.matrix()), sp.csr_array(ref.matrix())
+    num = np.asarray(a.multiply(r).sum(axis=1)).ravel()
+    den = np.asarray(r.multiply(r).sum(axis=1)).ravel()
+    c = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    a_max, r_max = _row_absmax(a), _row_absmax(r)
+    resid = _row_absmax((a - sp.diags_array(c) @ r).tocsr())
+    live = ref.defined_mask()
+    here = expr.defined_mask()
+    if np.any(live & ~here):
+        return None
+    scale = np.maximum(a_max, np.abs(c) * r_max)
+    if np.any(resid[here] > MULTIPLE_RTOL * scale[here]):
+        return None
+    if np.any(((c == 0) | (a_max == 0))[live]):
+        return None
+    dead = here & ~live
+    b = expr.b
+    if np.any(a_max[dead] > 0) or np.any((np.abs(b) if sense == "==" else b)[dead] > 1e-12):
+        return None
+    q = np.divide(-b, c, out=np.zeros_like(b), where=live)
+    return c, q, live
+
+
 @dataclass(frozen=True)
 class _Abs:
     inner: LinTable
@@ -75,6 +126,7 @@ class MechanismBuilder(QuadraticTerms):
             cons, buds = self._constraint(c)
             constraints += cons
             budgets += buds
+        constraints = self._recognize_induced(constraints)
         obj = self._objective(objective)
         return Problem(
             title=title,
@@ -500,14 +552,87 @@ class MechanismBuilder(QuadraticTerms):
             diff = lv - rv
             if diff.is_const:
                 raise SpecError("this constraint does not involve the design", c.span, "state facts as known tables")
-            induced = None
-            if op == "==" and isinstance(le, ast.Prob) and not lv.is_const and rv.is_const:
-                rva = rv.align(lv.axes, lv.shape)
-                tn = tuple(t.var.name for t in le.targets)
-                gn = tuple(g.name for g in le.given)
-                induced = InducedEquality(tn, gn, rva.array())
-            out.append(self._linear(diff, op, c, text, induced))
+            out.append(self._linear(diff, op, c, text))
         return out, []
+
+    # ------------------------------------------------------------------ recognizing eq. 3
+    def _recognize_induced(self, constraints: list[LinearConstraint]) -> list[LinearConstraint]:
+        """Mark the constraints that fix an induced distribution, read from their math.
+
+        A constraint ``expr (== | <=) 0`` whose table is, cell by cell, ``c * P(T | G) + b`` with
+        every ``c != 0`` (``T`` the design's targets, ``G`` the table's other axes) says
+        ``P(T | G) == -b / c`` (or bounds it, by the sign of ``c``): so ``P(Y | S) == Q``,
+        ``Q == P(Y | S)``, ``P(Y | S) - Q == 0``, ``2 * P(Y | S) == 2 * Q`` and
+        ``P(Y, S) == Q * P(S)`` all read as one equation. Equalities are marked alone; bounds
+        are marked when, together with the equalities of the same ``P(T | G)``, they bound
+        every defined cell from both sides at one value (``Q <= P(Y | S) <= Q``)."""
+        found = [self._as_induced(c.expr, c.sense) for c in constraints]
+        groups: dict[tuple, list[int]] = {}
+        for i, f in enumerate(found):
+            if f is not None:
+                groups.setdefault(f[0], []).append(i)
+        marked: dict[int, InducedEquality] = {}
+        for key, idx in groups.items():
+            shape = tuple(self.vars[a].size for a in key[1] + key[0])
+            for i in idx:
+                if constraints[i].sense == "==":
+                    marked[i] = InducedEquality(key[0], key[1], found[i][2].reshape(shape))
+            halves = [i for i in idx if constraints[i].sense != "=="]
+            if not halves:
+                continue
+            live = found[idx[0]][3]
+            q0 = found[idx[0]][2]
+            if not all(np.allclose(found[i][2][live], q0[live], rtol=1e-12, atol=1e-12) for i in idx):
+                continue
+            upper = np.zeros(live.shape, dtype=bool)
+            lower = np.zeros(live.shape, dtype=bool)
+            for i in idx:
+                c = found[i][1]
+                eq = constraints[i].sense == "=="
+                upper |= eq | (c > 0)
+                lower |= eq | (c < 0)
+            if np.all((upper & lower)[live]):
+                for i in halves:
+                    marked[i] = InducedEquality(key[0], key[1], found[i][2].reshape(shape))
+        return [
+            LinearConstraint(c.expr, c.sense, c.span, c.text, marked[i]) if i in marked else c
+            for i, c in enumerate(constraints)
+        ]
+
+    def _as_induced(self, expr: LinTable, sense: str):
+        """``((targets, given), c, q, live)`` when ``expr`` is ``c * (P(targets | given) - q)``
+        cell by cell, else None. An axis X of ``expr`` that stands for a target Y declared
+        ``over X`` (``Q == P(Y | S)`` is renamed onto Q's axes) is read as Y."""
+        if expr.is_const:
+            return None
+        targets = self.design.targets
+        axes = list(expr.axes)
+        for t in targets:
+            if t in axes:
+                continue
+            alias = [a for a in axes if a not in targets and self._aliases(a, t)]
+            if len(alias) != 1:
+                return None
+            axes[axes.index(alias[0])] = t
+        given = tuple(a for a in axes if a not in targets)
+        if len(set(axes)) != len(axes) or not all(a in self.vars for a in axes):
+            return None
+        key = (targets, given)
+        cache = self.__dict__.setdefault("_induced_cache", {})
+        if key not in cache:
+            try:
+                cache[key] = self.induced(targets, given, None)
+            except (SpecError, UnsupportedError):
+                cache[key] = None
+        ref = cache[key]
+        if ref is None:
+            return None
+        expr = LinTable(tuple(axes), expr.shape, expr.A, expr.b, expr.n, expr.defined).align(ref.axes, ref.shape)
+        found = induced_multiple(expr, ref, sense)
+        if found is None:
+            return None
+        c, q, live = found
+        return key, c, q, live
 
     def _posterior_constraint(self, c: ast.ConstraintDecl, text: str):
         """``P(S | Y) OP bound`` with a constant bound: the posterior is P(S, Y) / P(Y), a ratio of

@@ -52,6 +52,7 @@ class Sanitization:
     ps: np.ndarray  # P(S)
     px: np.ndarray  # P(X)
     alpha: float | None  # q is eq. 3 with this alpha, if it is
+    recognized: str = ""  # which constraint(s) read as which equation, for explain
 
 
 def match(problem: Problem) -> tuple[Sanitization | None, str]:
@@ -59,9 +60,15 @@ def match(problem: Problem) -> tuple[Sanitization | None, str]:
     d = problem.design
     if problem.budgets:
         return None, "the spec has privacy budgets besides the induced-distribution constraint"
-    if len(problem.constraints) != 1 or problem.constraints[0].induced is None or problem.constraints[0].sense != "==":
-        return None, "the closed forms need exactly one constraint, P(Y | S) == a known table (eq. 3)"
-    ind = problem.constraints[0].induced
+    cons = problem.constraints
+    other = [c for c in cons if c.induced is None]
+    if not cons or other:
+        extra = f" ('{other[0].text}' is not one)" if other else ""
+        return None, f"the closed forms need the constraints to say one equation, P(Y | S) == a known table (eq. 3){extra}"
+    ind = cons[0].induced
+    for c in cons[1:]:
+        if (c.induced.targets, c.induced.given) != (ind.targets, ind.given) or not _same_table(c.induced.value, ind.value):
+            return None, f"'{c.text}' and '{cons[0].text}' fix P({', '.join(ind.targets)} | ...) differently"
     if len(ind.targets) != 1 or len(ind.given) != 1 or d.targets != ind.targets:
         return None, "the constraint must fix P(release | private)"
     y, s = ind.targets[0], ind.given[0]
@@ -89,7 +96,17 @@ def match(problem: Problem) -> tuple[Sanitization | None, str]:
         return None, "the required P(Y | S) is not a distribution for every s"
     px = pxs_joint.sum(axis=0)
     alpha = reduction_alpha(p[live], px, q[live])
-    return Sanitization(s, x, y, markov, p, q, ps, px, alpha), ""
+    texts = " and ".join(f"'{c.text}'" for c in cons)
+    if alpha is not None:
+        a = f"{alpha:.6g}"
+        eq = f"P({y} | {s}) == (1 - {a}) * P({x} | {s}) + {a} * P({x}) (eq. 3, alpha = {a})"
+    else:
+        eq = f"P({y} | {s}) == a known table"
+    return Sanitization(s, x, y, markov, p, q, ps, px, alpha, f"{texts} reads {eq}"), ""
+
+
+def _same_table(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-12, atol=1e-12))
 
 
 def _known_joint(problem: Problem, s: str, x: str) -> np.ndarray:
