@@ -168,8 +168,8 @@ def _progress():
 
 @main.command()
 @_with_common
-@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
-@click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP.")
+@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp", "conic"]), default="auto", show_default=True)
+@click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for the LP solves (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
@@ -281,7 +281,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @main.command()
 @_with_common
 @click.argument("over", metavar="NAME=VALUES")
-@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp"]), default="auto", show_default=True)
+@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp", "conic"]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each value's solver calls (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
@@ -379,8 +379,11 @@ def explain(spec, sets, allow_paths):
         out.print(visible(f"  var {v.name} : {v.role.value} ({v.size} values: {labels})"), markup=False)
     for t in problem.known.values():
         out.print(visible(f"  known {t.name}: axes {', '.join(t.axes)}"), markup=False)
-    d = problem.design
-    out.print(visible(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})"), markup=False)
+    if problem.family == "noise":
+        _explain_noise(problem)
+    else:
+        d = problem.design
+        out.print(visible(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})"), markup=False)
     params = ", ".join(f"{k}={v:g}" for k, v in problem.params.items()) or "none"
     o = problem.objective
     if problem.family == "atr":
@@ -388,6 +391,8 @@ def explain(spec, sets, allow_paths):
         m = o.measure
         out.print(visible(f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
                   + (f", true mapping {m.reference}" if m.reference else "")), markup=False)
+    elif problem.family == "noise":
+        out.print(visible(f"  {o.text}; params: {params}"), markup=False)
     else:
         for c in problem.constraints:
             rows = int(c.expr.defined_mask().sum())
@@ -398,6 +403,18 @@ def explain(spec, sets, allow_paths):
         out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
     for line in analysis.summary_lines():
         out.print(visible(line), markup=False)
+
+
+def _explain_noise(problem) -> None:
+    model = problem.noise
+    x = model.input
+    lo, hi = x.lo.min(), x.hi.max()
+    out.print(visible(f"  var {x.name} : {x.role} real[{x.size}] in [{lo:g}, {hi:g}]"), markup=False)
+    for n in model.noises:
+        out.print(visible(f"  noise {n.name} : gaussian[{n.size}]" + (" correlated" if n.correlated else "")), markup=False)
+    req = model.requirement
+    out.print(visible(f"  release {model.release}: {model.answers} answer(s); {req.text} "
+                      f"({req.calibration} calibration)"), markup=False)
 
 
 def _write_out(out_dir: Path, result) -> None:
@@ -431,6 +448,9 @@ def _print_summary(problem, result, tables: bool) -> None:
         return
     if problem.family == "mechanism":
         _print_mechanism(problem, result, tables)
+        return
+    if problem.family == "noise":
+        _print_noise(problem, result)
         return
     kind = "max confidence" if result.objective_kind == "max_confidence" else "min uncertainty (-log beta)"
     out.print(f"status: [green]optimal[/green] (verified)   {kind}: [bold]{_fmt(result.objective)}[/bold]"
@@ -477,6 +497,43 @@ def _print_mechanism(problem, result, tables: bool) -> None:
     out.print(mt)
     if tables:
         _print_tables(problem, result)
+
+
+def _print_noise(problem, result) -> None:
+    """The optimum beside the two classic placements, the variances and the privacy achieved."""
+    model, v = problem.noise, result.verification
+    req = model.requirement
+    out.print(f"status: [green]optimal[/green] (verified)   {escape(problem.objective.text)}: [bold]{_fmt12(result.objective)}[/bold]")
+    where = escape(f"method: {result.method} on {result.backend}")
+    tm = result.timings
+    out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
+    out.print(escape(f"verification: largest sensitivity {v['max_sensitivity']:.9g} (bound {v['sensitivity_bound']:.9g}, "
+                     f"{v['calibration']} calibration); delta achieved {v['delta_achieved']:.6g} at eps = {req.eps:g} "
+                     f"(required {req.delta:g}); {v['optimality']}"))
+    out.print(escape(_evidence(v.get("evidence", {}))))
+    base = result.details["baselines"]
+    bt = RichTable(title="expected squared error", title_justify="left")
+    bt.add_column("noise placed")
+    bt.add_column("loss", justify="right")
+    bt.add_column("vs optimum", justify="right")
+    rows = [("optimized (this spec)", result.objective), ("inputs only (local DP)", base["input_only"]),
+            ("answers only", base["output_only"])]
+    gain = result.details.get("correlation_gain")
+    if gain:
+        rows.append(("optimized, diagonal noise only", gain["diagonal"]))
+    for name, loss in rows:
+        ratio = loss / result.objective if result.objective else None
+        bt.add_row(name, _fmt12(loss), "-" if ratio is None else f"x{ratio:.4g}")
+    out.print(bt)
+    nt = RichTable(title="noise (co)variances", title_justify="left")
+    nt.add_column("noise")
+    nt.add_column("variances", justify="left")
+    for name, S in result.details["noise"].items():
+        flat = S if not S or not isinstance(S[0], list) else [S[i][i] for i in range(len(S))]
+        label = "variances" if not S or not isinstance(S[0], list) else "diagonal of the covariance"
+        shown = ", ".join(_fmt(x) for x in flat[:MAX_ROWS]) + (", ..." if len(flat) > MAX_ROWS else "")
+        nt.add_row(escape(name), escape(f"{label}: {shown}"))
+    out.print(nt)
 
 
 def _evidence(e: dict) -> str:

@@ -66,6 +66,27 @@ class LPSolution:
         return self.status == "optimal" and self.x is not None
 
 
+@dataclass(frozen=True)
+class ConicSolution:
+    """A conic program's answer: ``values`` by the program's variable names (in the program's
+    units), with the same termination / status split as ``LPSolution``."""
+
+    termination: str
+    status: str
+    values: dict[str, np.ndarray] | None = field(repr=False)
+    objective: float | None
+    solve_s: float
+    build_s: float
+    iterations: int | None
+    solver: str
+    version: str
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "optimal" and self.values is not None
+
+
 class Backend:
     """Base class; subclasses set the flags and implement ``solve`` (an LP, or a QP when
     ``supports_qp``; ``unsupported`` returns the status for a program a backend cannot take).
@@ -78,6 +99,7 @@ class Backend:
     package: ClassVar[str] = ""
     supports_lp: ClassVar[bool] = True
     supports_qp: ClassVar[bool] = False
+    supports_conic: ClassVar[bool] = False  # second-order and PSD cones (lower/noise.py)
     solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers, for modelling layers (cvxpy)
 
     @property
@@ -125,6 +147,22 @@ class Backend:
             return self._solve(lp, time_limit=time_limit, tol=tol)
 
     def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
+        raise NotImplementedError
+
+    def solve_conic(self, program, *, form: str = "soc", time_limit: float | None = None, tol: float = 1e-9) -> ConicSolution:
+        """Solve a conic program (``lower.noise.ConicProgram``) on a backend that
+        ``supports_conic``; the solver's output goes to the solver log."""
+        if not self.supports_conic:
+            return ConicSolution(
+                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
+                f"backend '{self.label}' does not solve conic programs; use cvxpy",
+            )
+        if time_limit is not None and time_limit <= 0:
+            return ConicSolution("time_limit", "unknown", None, None, 0.0, 0.0, None, self.label, "", "no time left")
+        with solverlog.captured():
+            return self._solve_conic(program, form=form, time_limit=time_limit, tol=tol)
+
+    def _solve_conic(self, program, *, form: str, time_limit: float | None, tol: float) -> ConicSolution:
         raise NotImplementedError
 
     def unsupported(self, lp: LinearProgram) -> LPSolution | None:

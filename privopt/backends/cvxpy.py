@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import solverlog
-from .base import Backend, LinearProgram, LPSolution, split_rows
+from .base import Backend, ConicSolution, LinearProgram, LPSolution, split_rows
 
 # cvxpy status -> (termination, status of the returned point)
 _STATUS = {
@@ -42,7 +42,9 @@ class CvxpyBackend(Backend):
     name = "cvxpy"
     package = "cvxpy"
     supports_qp = True
+    supports_conic = True  # with CLARABEL or SCS (the others take no cones)
     solvers = ("CLARABEL", "HIGHS", "SCS", "OSQP")
+    conic_solvers = ("CLARABEL", "SCS")
 
     @property
     def stalls_on_envelopes(self) -> bool:
@@ -128,4 +130,43 @@ class CvxpyBackend(Backend):
             version=cp.__version__,
             message=message or str(problem.status),
             row_dual=row_dual,
+        )
+
+    def _solve_conic(self, program, *, form: str, time_limit: float | None, tol: float) -> ConicSolution:
+        """Build ``program.to_cvxpy(form)`` and solve it; values come back in the program's units.
+        "optimal_inaccurate" is not an answer (termination "inaccurate")."""
+        import cvxpy as cp
+
+        if self.solver not in self.conic_solvers:
+            return ConicSolution(
+                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
+                f"{self.solver} takes no second-order or PSD cones; use --solver {' or '.join(self.conic_solvers)}",
+            )
+        t0 = time.perf_counter()
+        problem, variables = program.to_cvxpy(form)
+        options = _OPTIONS[self.solver](tol)
+        if time_limit is not None:
+            options[_TIME_LIMIT[self.solver]] = float(time_limit)
+        t1 = time.perf_counter()
+        message = ""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                verbose = solverlog.verbose()
+                solverlog.interruptible(lambda: problem.solve(solver=self.solver, verbose=verbose, **options))
+            termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
+        except cp.error.SolverError as e:
+            termination, status, message = "error", "unknown", str(e)
+        t2 = time.perf_counter()
+        values = objective = None
+        if status == "optimal":
+            values = {name: np.asarray(v.value, dtype=float) for name, v in variables.items()}
+            objective = float(problem.value)
+        stats = problem.solver_stats
+        inner = getattr(stats, "solve_time", None) if stats is not None else None
+        solve_s = float(inner) if inner is not None and 0 <= inner <= t2 - t1 else t2 - t1
+        return ConicSolution(
+            termination, status, values, objective, solve_s=solve_s, build_s=(t1 - t0) + (t2 - t1 - solve_s),
+            iterations=getattr(stats, "num_iters", None) if stats is not None else None,
+            solver=f"cvxpy/{self.solver}", version=cp.__version__, message=message or str(problem.status),
         )

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..language.source import Span
 from .linear import LinTable
+from .noise import NoiseModel, NoiseObjective
 
 
 class Role(StrEnum):
@@ -245,9 +246,9 @@ class Problem:
     variables: dict[str, Variable]
     params: dict[str, float]
     known: dict[str, Table]
-    design: Design
+    design: Design | None  # None for a noise-placement program
     constraints: tuple[CellConstraint | LinearConstraint, ...]
-    objective: Objective | MechanismObjective
+    objective: Objective | MechanismObjective | NoiseObjective
     source_name: str = "<spec>"
     source_sha256: str | None = None  # SHA-256 of the spec text as read (set by privopt.load / loads)
     data_sha256: dict[str, str] = field(default_factory=dict)  # data file (as written) -> SHA-256 of its bytes
@@ -255,15 +256,21 @@ class Problem:
     budgets: tuple[Budget, ...] = ()
     model: LinTable | None = field(default=None, repr=False)  # joint P(known vars, design targets), linear in the design
     joint: Table | None = field(default=None, repr=False)  # the known joint of the non-release variables
+    noise: NoiseModel | None = field(default=None, repr=False)  # continuous inputs and Gaussian noise (model/noise.py)
 
     @property
     def family(self) -> str:
         """"atr" (Chen et al.: minimize the adversary's confidence) or "mechanism" (a linear
-        program over the design's cells: Ding et al., Kairouz et al., count queries)."""
+        program over the design's cells: Ding et al., Kairouz et al., count queries) or "noise"
+        (Gaussian noise placement over continuous inputs: Ramon & Basu Sec. 3.2)."""
+        if self.noise is not None:
+            return "noise"
         return "atr" if isinstance(self.objective, Objective) else "mechanism"
 
     @property
     def design_size(self) -> int:
+        if self.design is None:
+            return 0
         return int(np.prod(self.shape(self.design.axes), dtype=np.int64))
 
     def shape(self, axes: tuple[str, ...]) -> tuple[int, ...]:

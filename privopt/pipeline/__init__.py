@@ -21,9 +21,9 @@ from ..classify import METHODS, analyse
 from ..errors import UsageError
 from ..model.problem import Problem
 from ..results import Result, versions
-from . import atr, mechanism
+from . import atr, mechanism, noise
 
-FAMILIES = {"atr": atr, "mechanism": mechanism}
+FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise}
 
 
 def solve(

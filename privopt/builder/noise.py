@@ -1,0 +1,443 @@
+"""Syntax tree -> model for noise placement (Ramon & Basu Sec. 3.2; model/noise.py).
+
+The part of the builder for continuous inputs and Gaussian noise. It shares the ``Builder``'s
+params, names and data files, and evaluates expressions to one of three kinds of value:
+
+* a number (numbers and params, through the same checked arithmetic as every spec);
+* a constant matrix (``const A = matrix ...``);
+* a vector affine in the symbols: ``sum_s C_s v_s + c`` over the continuous input and the noise
+  vectors, one coefficient matrix per symbol (``_Vec``).
+
+``@`` multiplies a matrix into a vector; ``+``, ``-`` need equal lengths. Every dimension
+mismatch is a located error naming both sizes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SpecError, UnsupportedError
+from ..language import ast
+from ..language.source import Span
+from ..language.tables import parse_number
+from ..measures.gaussian import CALIBRATIONS, classic_is_private, max_sensitivity
+from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
+from ..model.problem import Problem
+from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
+
+ROLES = ("private", "data")
+MAX_MATRIX_CELLS = 50_000_000
+
+
+@dataclass(frozen=True)
+class _Vec:
+    """``sum_s coef[s] @ v_s + const``: a vector of ``len(const)`` entries."""
+
+    coef: dict[str, np.ndarray]
+    const: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.const.size)
+
+    def combine(self, other: _Vec, sign: float) -> _Vec:
+        coef = dict(self.coef)
+        for s, c in other.coef.items():
+            coef[s] = coef[s] + sign * c if s in coef else sign * c
+        return _Vec(coef, self.const + sign * other.const)
+
+    def scaled(self, k) -> _Vec:
+        return _Vec({s: k * c for s, c in self.coef.items()}, k * self.const)
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    name: str
+    data: np.ndarray
+
+
+class NoiseBuilder:
+    def __init__(self, b):
+        self.b = b  # the Builder: params, names, data files, the source
+        self.inputs: dict[str, Continuous] = {}
+        self.noises: dict[str, tuple[int, bool, Span]] = {}
+        self.matrices: dict[str, np.ndarray] = {}
+        self.lets: dict[str, _Vec] = {}
+
+    # ------------------------------------------------------------------ entry point
+    def build(self, title: str | None) -> Problem:
+        st = self.b.spec.statements
+        for s in st:
+            if isinstance(s, (ast.KnownDecl, ast.DesignDecl, ast.ConstDecl)) or (
+                isinstance(s, ast.VarDecl) and not isinstance(s.domain, ast.DomainReal)
+            ):
+                raise UnsupportedError(
+                    "a noise-placement spec has continuous inputs and Gaussian noise only; finite tables "
+                    "and designs belong to a spec of their own",
+                    s.span,
+                    "write this part as a separate spec",
+                )
+        self.b._params([s for s in st if isinstance(s, ast.ParamDecl)])
+        self.b.in_use = frozenset()
+        for s in st:
+            if isinstance(s, ast.MatrixDecl):
+                self._matrix(s)
+            elif isinstance(s, ast.VarDecl):
+                self._input(s)
+            elif isinstance(s, ast.NoiseDecl):
+                self._noise(s)
+        for s in st:
+            if isinstance(s, ast.LetDecl):
+                self.b._declare(s.name, "name")
+                self.b.in_use = frozenset(ast.names_in(s.expr))
+                value = self._eval(s.expr)
+                if not isinstance(value, _Vec):
+                    raise SpecError(
+                        f"'{s.name.name}' must be a vector of the inputs and noise", s.expr.span,
+                        "write the released answers, e.g. let O = A @ (x + eta) + xi",
+                    )
+                self.lets[s.name.name] = value
+        if not self.inputs:
+            raise SpecError(
+                "a noise-placement spec needs its continuous inputs", None,
+                "declare them, e.g. var x : private real[3] in [0, 1]", file=self.b.source.name,
+            )
+        constraints = [s for s in st if isinstance(s, ast.ConstraintDecl)]
+        objectives = [s for s in st if isinstance(s, ast.ObjectiveDecl)]
+        if not objectives:
+            raise SpecError(
+                "the spec has no objective", None, "add e.g. minimize E[sum((O - A @ x)^2)]", file=self.b.source.name
+            )
+        if len(objectives) > 1:
+            raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
+        if not constraints:
+            raise SpecError(
+                "the spec has no privacy requirement", None, "add e.g. subject to dp(x -> O) <= (eps, delta)",
+                file=self.b.source.name,
+            )
+        if len(constraints) > 1:
+            raise UnsupportedError(
+                "a noise-placement spec has one privacy requirement; this is a second one", constraints[1].span,
+                "keep one dp(x -> O) <= (eps, delta)",
+            )
+        requirement, release = self._requirement(constraints[0])
+        objective = self._objective(objectives[0], release)
+        x = self.inputs[requirement.source]
+        noises = tuple(
+            Noise(name, size, corr, release.coef.get(name, np.zeros((release.size, size))), span)
+            for name, (size, corr, span) in self.noises.items()
+        )
+        model = NoiseModel(
+            input=x,
+            release=requirement.release,
+            F=release.coef.get(x.name, np.zeros((release.size, x.size))),
+            noises=noises,
+            requirement=requirement,
+            objective=objective,
+        )
+        return Problem(
+            title=title,
+            variables={},
+            params=self.b.params,
+            known={},
+            design=None,
+            constraints=(),
+            objective=objective,
+            source_name=self.b.source.name,
+            data_sha256=dict(self.b.files.digests),
+            noise=model,
+        )
+
+    # ------------------------------------------------------------------ declarations
+    def _count(self, e: ast.Expr, what: str) -> int:
+        self.b.in_use = frozenset(ast.names_in(e))
+        v = self.b._scalar(e)
+        if not (v == int(v) and 1 <= v <= 1_000_000):
+            raise SpecError(f"{what} must be a whole number from 1 to 1000000, not {v:g}", e.span)
+        return int(v)
+
+    def _input(self, d: ast.VarDecl) -> None:
+        self.b._declare(d.name, "variable")
+        if d.role.name not in ROLES:
+            raise SpecError(
+                f"a continuous input is {' or '.join(ROLES)}, not '{d.role.name}'", d.role.span,
+                "dp(x -> O) protects the private inputs: var x : private real[n] in [lo, hi]",
+            )
+        if self.inputs:
+            raise UnsupportedError(
+                "a noise-placement spec has one input vector; this is a second one", d.span,
+                "join the inputs into one vector: var x : private real[n] in [lo, hi]",
+            )
+        dom = d.domain
+        n = self._count(dom.size, "the length of a real vector")
+        self.b.in_use = frozenset(ast.names_in(dom.lo, dom.hi))
+        lo, hi = self.b._scalar(dom.lo), self.b._scalar(dom.hi)
+        if not lo < hi:
+            raise SpecError(f"the range [{lo:g}, {hi:g}] is empty or a single point", dom.span, "write [lo, hi] with lo < hi")
+        if not math.isfinite(hi - lo):
+            raise SpecError("the range's width overflows", dom.span, "use a narrower range")
+        self.inputs[d.name.name] = Continuous(d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span)
+
+    def _noise(self, d: ast.NoiseDecl) -> None:
+        self.b._declare(d.name, "noise variable")
+        if d.dist.name != "gaussian":
+            raise UnsupportedError(
+                f"unknown noise distribution '{d.dist.name}'", d.dist.span,
+                suggest(d.dist.name, ["gaussian"]) or "noise NAME : gaussian[k]",
+            )
+        if d.option is not None and d.option.name != "correlated":
+            raise SpecError(
+                f"unknown noise option '{d.option.name}'", d.option.span,
+                "the option is 'correlated' (a full covariance matrix); leave it out for a variance per entry",
+            )
+        k = self._count(d.size, "the length of a noise vector")
+        self.noises[d.name.name] = (k, d.option is not None, d.span)
+
+    def _matrix(self, d: ast.MatrixDecl) -> None:
+        self.b._declare(d.name, "matrix")
+        if d.body is not None:
+            data = _read_matrix(d.body, d.body_span, "the matrix")
+        else:
+            real, fh = self.b.files.open(d.path, d.path_span)
+            with fh:
+                raw = fh.read(MAX_MATRIX_CELLS * 32 + 1)
+            import hashlib
+
+            self.b.files.digests[d.path] = hashlib.sha256(raw).hexdigest()
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError as e:
+                row = raw.count(b"\n", 0, e.start) + 1
+                raise SpecError(f"line {row} of '{d.path}' is not UTF-8", d.path_span, "save the file as UTF-8") from None
+            data = _read_matrix(text, d.path_span, f"'{d.path}'", file_rows=True)
+        self.matrices[d.name.name] = data
+
+    # ------------------------------------------------------------------ expressions
+    def _eval(self, e: ast.Expr):
+        if isinstance(e, ast.Number):
+            return e.value
+        if isinstance(e, ast.Name):
+            return self._name(e)
+        if isinstance(e, ast.Neg):
+            v = self._eval(e.operand)
+            return v.scaled(-1.0) if isinstance(v, _Vec) else _Matrix("-" + v.name, -v.data) if isinstance(v, _Matrix) else -v
+        if isinstance(e, ast.BinOp):
+            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/@")
+            acc = self._eval(first)
+            for node in nodes:
+                acc = self._binop(node, acc, self._eval(node.right))
+            return acc
+        if isinstance(e, ast.Call) and e.func.name in SCALAR_FUNCS and len(e.args) == 1 and e.arrow_args is None:
+            v = self._eval(e.args[0])
+            if not isinstance(v, float):
+                raise SpecError(f"{e.func.name}(...) takes a number here", e.args[0].span)
+            return float(apply_scalar(e.func.name, v, e.span))
+        raise SpecError("this is not a vector, matrix or number expression", e.span, _EXPR_HINT)
+
+    def _name(self, e: ast.Name):
+        n = e.name
+        if n in self.b.params:
+            return self.b.params[n]
+        if n in self.matrices:
+            return _Matrix(n, self.matrices[n])
+        if n in self.lets:
+            return self.lets[n]
+        if n in self.inputs:
+            k = self.inputs[n].size
+            return _Vec({n: np.eye(k)}, np.zeros(k))
+        if n in self.noises:
+            k = self.noises[n][0]
+            return _Vec({n: np.eye(k)}, np.zeros(k))
+        options = list(self.b.params) + list(self.matrices) + list(self.lets) + list(self.inputs) + list(self.noises)
+        raise SpecError(f"'{n}' is not defined", e.span, undefined_hint(n, options, self.b.in_use))
+
+    def _binop(self, node: ast.BinOp, a, b):
+        op, span = node.op, node.span
+        if op == "@":
+            if not isinstance(a, _Matrix):
+                raise SpecError("the left side of @ must be a matrix", node.left.span, "write A @ x with A a const matrix")
+            if isinstance(b, _Matrix):
+                self._same(a.data.shape[1], b.data.shape[0], span, f"{a.name} has {a.data.shape[1]} columns", f"{b.name} has {b.data.shape[0]} rows")
+                return _Matrix(f"{a.name} @ {b.name}", a.data @ b.data)
+            if not isinstance(b, _Vec):
+                raise SpecError("the right side of @ must be a vector or a matrix", node.right.span)
+            self._same(a.data.shape[1], b.size, span, f"{a.name} has {a.data.shape[1]} columns", f"{_text(node.right)} has {b.size} entries")
+            return _Vec({s: a.data @ c for s, c in b.coef.items()}, a.data @ b.const)
+        if isinstance(a, float) and isinstance(b, float):
+            return float(arith(op, a, b, span))
+        if op in "+-":
+            if isinstance(a, _Vec) and isinstance(b, _Vec):
+                self._same(a.size, b.size, span, f"{_text(node.left)} has {a.size} entries", f"{_text(node.right)} has {b.size} entries")
+                return a.combine(b, 1.0 if op == "+" else -1.0)
+            raise SpecError(
+                f"'{op}' joins two vectors of the same length here", span,
+                "add vectors to vectors (x + eta), numbers to numbers",
+            )
+        if op == "*":
+            if isinstance(a, float) and isinstance(b, (_Vec, _Matrix)):
+                a, b = b, a
+            if isinstance(b, float):
+                if isinstance(a, _Vec):
+                    return a.scaled(b)
+                if isinstance(a, _Matrix):
+                    return _Matrix(a.name, a.data * b)
+            raise SpecError("'*' multiplies by a number here; use @ for a matrix product", span)
+        if op == "/" and isinstance(b, float) and isinstance(a, (_Vec, _Matrix)):
+            if b == 0:
+                raise SpecError("division by zero", node.right.span)
+            return a.scaled(1.0 / b) if isinstance(a, _Vec) else _Matrix(a.name, a.data / b)
+        raise SpecError(f"'{op}' is not defined for these operands", span, _EXPR_HINT)
+
+    @staticmethod
+    def _same(p: int, q: int, span: Span, left: str, right: str) -> None:
+        if p != q:
+            raise SpecError(f"the sizes do not match: {left} but {right}", span, "make the dimensions agree")
+
+    # ------------------------------------------------------------------ requirement and objective
+    def _requirement(self, c: ast.ConstraintDecl) -> tuple[DPRequirement, _Vec]:
+        text = c.span.source.text[c.span.start : c.span.end]
+        if len(c.ops) != 1 or c.ops[0] != "<=" or not isinstance(c.exprs[0], ast.Call) or c.exprs[0].func.name != "dp":
+            raise UnsupportedError(
+                "a noise-placement spec's requirement is dp(x -> O) <= (eps, delta)", c.span,
+                "write subject to dp(x -> O) <= (eps, delta)",
+            )
+        call = c.exprs[0]
+        positional = [a for a in call.args if not isinstance(a, ast.KwArg)]
+        if len(positional) != 1 or not isinstance(positional[0], ast.Name) or positional[0].name not in self.inputs:
+            where = positional[0].span if positional else call.span
+            raise SpecError("dp(x -> O) needs the continuous input before '->'", where, f"inputs: {', '.join(self.inputs)}")
+        if not call.arrow_args or len(call.arrow_args) != 1:
+            raise SpecError("dp(x -> O) needs the released vector after '->'", call.span)
+        source = positional[0].name
+        self.b.in_use = frozenset(ast.names_in(call.arrow_args[0]))
+        release = self._eval(call.arrow_args[0])
+        if not isinstance(release, _Vec):
+            raise SpecError("after '->' comes the released vector", call.arrow_args[0].span)
+        rel_name = call.arrow_args[0].name if isinstance(call.arrow_args[0], ast.Name) else _text(call.arrow_args[0])
+        calibration = "analytic"
+        cal_span = call.span
+        for a in call.args:
+            if not isinstance(a, ast.KwArg):
+                continue
+            if a.name.name != "calibration":
+                raise SpecError(
+                    f"unknown option '{a.name.name}'", a.name.span,
+                    suggest(a.name.name, ["calibration"]) or "the option is calibration: analytic | classic",
+                )
+            if not isinstance(a.value, ast.Name) or a.value.name not in CALIBRATIONS or a.op is not None:
+                raise SpecError(
+                    "calibration is analytic (the exact Gaussian condition, the default) or classic "
+                    "(sqrt(2 ln(1.25/delta))/eps)", a.value.span,
+                )
+            calibration, cal_span = a.value.name, a.span
+        bound = c.exprs[1]
+        items = bound.items if isinstance(bound, ast.TupleExpr) else (bound,)
+        if len(items) != 2:
+            raise SpecError(
+                "Gaussian noise needs a delta > 0: the bound is (eps, delta)", bound.span,
+                "write dp(x -> O) <= (eps, delta) with delta > 0",
+            )
+        self.b.in_use = frozenset(ast.names_in(bound))
+        eps, delta = (self._eval(i) for i in items)
+        if not (isinstance(eps, float) and 0 < eps < math.inf):
+            raise SpecError("eps must be a number > 0", items[0].span)
+        if not (isinstance(delta, float) and 0 < delta < 1):
+            raise SpecError(
+                "delta must be a number in (0, 1): Gaussian noise cannot give delta = 0", items[1].span,
+                "typical values are 1e-5 to 1e-9",
+            )
+        if calibration == "classic":
+            ok, exact = classic_is_private(eps, delta)
+            if not ok:
+                raise UnsupportedError(
+                    f"the classic calibration does not give ({eps:g}, {delta:g})-DP here: its noise leaves "
+                    f"delta = {exact:.3g} (the formula is proven for eps < 1)", cal_span,
+                    "drop 'calibration: classic' to use the exact analytic calibration",
+                )
+        if max_sensitivity(eps, delta, calibration) <= 0:
+            raise UnsupportedError("no finite noise meets this (eps, delta)", bound.span, "raise eps or delta")
+        extra = [s for s in release.coef if s != source and s not in self.noises]
+        if extra:
+            raise SpecError(f"the release depends on '{extra[0]}', which is neither the input nor noise", call.arrow_args[0].span)
+        return DPRequirement(source, rel_name, eps, delta, calibration, c.span, text), release
+
+    def _objective(self, o: ast.ObjectiveDecl, release: _Vec) -> NoiseObjective:
+        text = o.span.source.text[o.span.start : o.span.end]
+        e = o.expr
+        if o.sense != "minimize":
+            raise UnsupportedError("the expected squared error is minimized", o.span, "write minimize E[sum((O - A @ x)^2)]")
+        if not (isinstance(e, ast.Expect) and e.func.name == "E" and e.given is None):
+            raise UnsupportedError("the objective is an expected squared error E[sum((...)^2)]", e.span, _OBJ_HINT)
+        body = e.body
+        if not (isinstance(body, ast.Call) and body.func.name == "sum" and len(body.args) == 1 and body.arrow_args is None):
+            raise UnsupportedError("inside E[...] comes sum((...)^2)", body.span, _OBJ_HINT)
+        sq = body.args[0]
+        if not (isinstance(sq, ast.BinOp) and sq.op == "^" and isinstance(sq.right, ast.Number) and sq.right.value == 2):
+            raise UnsupportedError("inside sum(...) comes a square (...)^2", sq.span, _OBJ_HINT)
+        self.b.in_use = frozenset(ast.names_in(sq.left))
+        err = self._eval(sq.left)
+        if not isinstance(err, _Vec):
+            raise SpecError("the squared error is of a vector", sq.left.span, _OBJ_HINT)
+        for s, c in err.coef.items():
+            if s in self.inputs and np.any(c != 0):
+                raise UnsupportedError(
+                    f"the error still depends on the private input {s}, so its expectation is not a number",
+                    sq.left.span, "subtract the exact answers: E[sum((O - A @ x)^2)]",
+                )
+        for s, c in err.coef.items():
+            if s in self.noises and not np.array_equal(c, release.coef.get(s, np.zeros_like(c))):
+                raise UnsupportedError(
+                    "the objective's error must be the released vector's error (O - A @ x); this one weighs the "
+                    f"noise {s} differently", sq.left.span, _OBJ_HINT,
+                )
+        return NoiseObjective("minimize", text, float(err.const @ err.const), span=o.span)
+
+
+_EXPR_HINT = "noise placement uses numbers, params, const matrices, the input and noise vectors, + - * / and @"
+_OBJ_HINT = "write minimize E[sum((O - A @ x)^2)]"
+
+
+def _text(e: ast.Expr) -> str:
+    return e.span.source.text[e.span.start : e.span.end]
+
+
+def _read_matrix(text: str, span: Span, what: str, file_rows: bool = False) -> np.ndarray:
+    """Rows of numbers, one per line, separated by spaces or commas (a CSV file: commas). A bad
+    cell is located: in the spec at its own place, in a file by line and column."""
+    body = text.strip()
+    if not file_rows:
+        inner_start = text.index("{") + 1
+        body = text[inner_start : text.rindex("}")]
+    rows: list[list[float]] = []
+    offset = 0 if file_rows else inner_start
+    for line_no, line in enumerate(body.split("\n"), start=1):
+        cells = []
+        pos = 0
+        content = line.split("#", 1)[0]  # a comment runs to the end of its line
+        for raw in content.replace(",", " ").replace("\t", " ").replace("\r", " ").split(" "):
+            if raw == "":
+                pos += 1
+                continue
+            v = parse_number(raw.strip())
+            if v is None or not math.isfinite(v):
+                where = f"line {line_no}, entry {len(cells) + 1} of {what}: " if file_rows else ""
+                cell_span = span if file_rows else span.source.span(span.start + offset + pos, span.start + offset + pos + len(raw))
+                raise SpecError(f"{where}'{raw}' is not a finite number", cell_span, "a matrix holds numbers only")
+            cells.append(v)
+            pos += len(raw) + 1
+        offset += len(line) + 1
+        if not cells:
+            continue
+        if rows and len(cells) != len(rows[0]):
+            where = span if file_rows else span.source.span(span.start + offset - len(line) - 1, span.start + offset - 1)
+            raise SpecError(
+                f"row {len(rows) + 1} of {what} has {len(cells)} entries, the first row {len(rows[0])}", where,
+                "give every row the same number of entries",
+            )
+        rows.append(cells)
+    if not rows:
+        raise SpecError(f"{what} is empty", span, "write one row of numbers per line")
+    return np.array(rows, dtype=float)

@@ -1,0 +1,120 @@
+"""The model of a noise-placement program (Ramon & Basu Sec. 3.2): continuous inputs, Gaussian
+noise whose (co)variances are the decision variables, and a release linear in both.
+
+The released vector is ``O = F x + sum_k G_k n_k + c`` with ``x`` the private inputs (each
+coordinate in its range ``[lo_j, hi_j]``) and independent noise vectors ``n_k ~ N(0, S_k)``;
+``S_k`` is diagonal (a variance per coordinate) or, for ``correlated`` noise, any covariance
+matrix. So ``O - F x - c ~ N(0, Sigma)`` with ``Sigma = sum_k G_k S_k G_k'``, and
+
+* ``dp(x -> O) <= (eps, delta)`` holds iff the largest Mahalanobis sensitivity
+  ``max_j w_j sqrt(f_j' Sigma^+ f_j)`` (``w_j = hi_j - lo_j``, ``f_j`` column j of F; neighbours
+  differ in one coordinate by at most its width) is at most the calibration's bound
+  (``measures.gaussian``);
+* ``E[sum((O - F x)^2)] = tr(Sigma) + |c|^2`` is the expected squared error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..language.source import Span
+
+
+@dataclass(frozen=True, eq=False)
+class Continuous:
+    """``var x : ROLE real[n] in [lo, hi]``: n continuous values, coordinate j in [lo[j], hi[j]]."""
+
+    name: str
+    role: str
+    lo: np.ndarray = field(repr=False)
+    hi: np.ndarray = field(repr=False)
+    span: Span | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        return int(self.lo.size)
+
+    @property
+    def widths(self) -> np.ndarray:
+        return self.hi - self.lo
+
+
+@dataclass(frozen=True, eq=False)
+class Noise:
+    """``noise NAME : gaussian[k] [correlated]``: its map into the release ``G`` (m x k) and
+    whether its covariance is a full matrix (else a variance per coordinate)."""
+
+    name: str
+    size: int
+    correlated: bool
+    G: np.ndarray = field(repr=False)
+    span: Span | None = field(default=None, repr=False)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each coordinate's variance's share of the expected squared error: |g_i|^2."""
+        return np.einsum("ij,ij->j", self.G, self.G)
+
+
+@dataclass(frozen=True, eq=False)
+class DPRequirement:
+    """``dp(x -> O) <= (eps, delta)`` under ``calibration`` (analytic | classic)."""
+
+    source: str
+    release: str
+    eps: float
+    delta: float
+    calibration: str
+    span: Span | None = field(default=None, repr=False)
+    text: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class NoiseObjective:
+    """``minimize E[sum((O - F x)^2)]``: the expected squared error ``tr(Sigma) + |c|^2``."""
+
+    sense: str
+    text: str
+    offset: float  # |c|^2: the part no noise choice changes
+    kind: str = "expected_squared_error"
+    span: Span | None = field(default=None, repr=False)
+
+    @property
+    def is_quadratic(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class NoiseModel:
+    """Everything the noise family's stages need: the input, the release's linear map, the noise
+    variables in declaration order and the privacy requirement."""
+
+    input: Continuous
+    release: str
+    F: np.ndarray = field(repr=False)  # m x n: the release's dependence on x
+    noises: tuple[Noise, ...]
+    requirement: DPRequirement
+    objective: NoiseObjective
+
+    @property
+    def answers(self) -> int:
+        return int(self.F.shape[0])
+
+    def sigma(self, covariances: dict[str, np.ndarray]) -> np.ndarray:
+        """``Sigma = sum_k G_k S_k G_k'`` from each noise's variances (a vector) or covariance."""
+        m = self.answers
+        out = np.zeros((m, m))
+        for n in self.noises:
+            S = np.asarray(covariances[n.name], dtype=float)
+            out += (n.G * S) @ n.G.T if S.ndim == 1 else n.G @ S @ n.G.T
+        return (out + out.T) / 2
+
+    def loss(self, covariances: dict[str, np.ndarray]) -> float:
+        """The expected squared error: ``tr(Sigma) + |c|^2``, summed noise by noise."""
+        total = self.objective.offset
+        for n in self.noises:
+            S = np.asarray(covariances[n.name], dtype=float)
+            total += float(n.weights @ S) if S.ndim == 1 else float(np.sum((n.G.T @ n.G) * S))
+        return total

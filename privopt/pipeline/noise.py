@@ -1,0 +1,321 @@
+"""Noise placement (Ramon & Basu Sec. 3.2): lower -> conic solve -> clean -> verify -> Result.
+
+After the solver, the variances are cleaned (negatives clipped, a correlated block projected
+onto the PSD cone) and scaled by the least factor ``kappa >= 1`` that makes the largest
+Mahalanobis sensitivity meet the calibration's bound: every constraint scales as 1/kappa, so
+the scaled point is feasible to the last bit and costs a relative ``kappa - 1`` more.
+
+Verification recomputes from the returned variances alone: Sigma, each input's sensitivity by a
+linear solve (``measures.gaussian.sensitivities``; a singular Sigma by its range), the delta the
+release achieves at eps by the exact formula (Balle & Wang Thm. 8) and, for the classic
+calibration, its condition; the objective tr(Sigma) + |c|^2; and a proven lower bound. The
+bound is a certificate of its own (``lower_bound``): for any weights nu >= 0 and directions
+v_j with ``sum_j nu_j (g_i' v_j)^2 <= |g_i|^2`` for every noise coordinate i, every feasible
+choice costs at least ``sum_j nu_j (v_j' f_j)^2 / t_j`` (from ``f' Sigma^+ f >= 2 u'f - u'Sigma u``);
+privopt takes v_j = Sigma^+ f_j at the returned point and the best nu by a small LP, which is
+tight at an optimum by the KKT conditions.
+
+The baselines (``baselines``) are the paper's two classic placements: local DP on each input
+(closed form) and the best noise on the answers alone (the same conic program with ``G = I``),
+verified the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from scipy import optimize
+
+from .. import solverlog
+from ..backends import get_backend
+from ..errors import SolverError, UsageError, VerificationError
+from ..lower.noise import Block, ConicProgram, lower_noise
+from ..measures.gaussian import analytic_delta, max_sensitivity, sensitivities
+from ..model.noise import NoiseModel
+from ..model.problem import Problem
+from ..results import LazyTables, Result
+from .common import timings
+
+CONIC_TOL = 1e-9  # the solver's gap and feasibility tolerances
+CONIC_RTOL = 1e-6  # the objective vs its proven lower bound (relative): interior-point accuracy
+DELTA_RTOL = 1e-9  # the delta achieved may exceed delta by this factor (after scaling: rounding)
+PSD_MAX_ANSWERS = 60  # the psd lowering has one (m+1)^2 block per input: check skips it beyond
+
+
+def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+    t_start = time.perf_counter()
+    model = problem.noise
+    be = get_backend(backend, solver)
+    if not be.supports_conic:
+        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs --backend cvxpy")
+    t0 = time.perf_counter()
+    program = lower_noise(model)
+    lower_s = time.perf_counter() - t0
+    cov, sol = solve(model, program, be, time_limit)
+    solve_s = time.perf_counter() - t0
+    verification = verify(model, cov, program, sol.objective)
+    if not verification["passed"]:
+        raise VerificationError("the returned noise failed privopt's verification: " + "; ".join(verification["failures"]))
+    t1 = time.perf_counter()
+    base = baselines(model, be, time_limit)
+    baseline_s = time.perf_counter() - t1
+    for name, b in base.items():
+        if not b["verification"]["passed"]:
+            raise VerificationError(f"the {name} baseline failed verification: " + "; ".join(b["verification"]["failures"]))
+    details = {
+        "noise": {n.name: _plain_cov(cov[n.name]) for n in model.noises},
+        "baselines": {name: b["loss"] for name, b in base.items()},
+    }
+    verification["baselines"] = {name: b["verification"] for name, b in base.items()}
+    if any(n.correlated for n in model.noises):
+        diag = _diagonal_gain(model, be, time_limit, verification["objective"])
+        details["correlation_gain"] = diag
+    stats = {
+        "lower_s": round(lower_s, 6),
+        "conic_build_s": round(sol.build_s, 6),
+        "conic_solve_s": round(sol.solve_s, 6),
+        "baselines_s": round(baseline_s, 6),
+        "iterations": sol.iterations,
+        "solver": f"{sol.solver} {sol.version}",
+        "form": "soc",
+    } | {k: v for k, v in program.size.items()}
+    return Result(
+        status="optimal",
+        termination="optimal",
+        objective=verification["objective"],
+        beta=None,
+        method=method,
+        backend=be.label,
+        problem_class=analysis.problem_class,
+        objective_kind=problem.objective.kind,
+        groups=_no_groups(),
+        tables=LazyTables({}),
+        verification=verification,
+        timings=timings(problem.parse_s, solve_s, t_start),
+        stats=stats,
+        measures=_measures(model, cov),
+        details=details,
+    )
+
+
+def solve(model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc"):
+    """(cleaned and scaled covariances by noise name, the solver's ConicSolution). Raises
+    ``SolverError`` when the solver returns no optimum."""
+    sol = backend.solve_conic(program, form=form, time_limit=time_limit, tol=CONIC_TOL)
+    if not sol.ok:
+        raise SolverError(
+            f"{sol.solver} returned no optimum for the noise-placement program "
+            f"(termination '{sol.termination}': {sol.message})"
+        )
+    raw = {b.name: sol.values[b.name] * program.unit for b in program.blocks}
+    return clean(model, program, raw), sol
+
+
+def clean(model: NoiseModel, program: ConicProgram, cov: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Clip negative variances, project correlated blocks onto the PSD cone, then scale every
+    (co)variance by ``kappa = max(1, max_j Delta_j^2 / Delta_max^2)``: exactly feasible."""
+    out = {}
+    for name, S in cov.items():
+        S = np.nan_to_num(np.asarray(S, dtype=float), nan=0.0)
+        if S.ndim == 1:
+            out[name] = np.maximum(S, 0.0) + 0.0
+        else:
+            lam, V = np.linalg.eigh((S + S.T) / 2)
+            out[name] = (V * np.maximum(lam, 0.0)) @ V.T
+    blocks = {b.name: b.G for b in program.blocks}
+    sigma = _sigma(blocks, out, model.answers)
+    worst = float(np.max(sensitivities(sigma, model.F, model.input.widths), initial=0.0))
+    bound = program.sensitivity_bound
+    if worst > bound and math.isfinite(worst):
+        kappa = (worst / bound) ** 2 * (1 + 1e-12)
+        out = {name: S * kappa for name, S in out.items()}
+    return out
+
+
+def _sigma(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -> np.ndarray:
+    sigma = np.zeros((m, m))
+    for name, G in blocks.items():
+        S = cov[name]
+        sigma += (G * S) @ G.T if S.ndim == 1 else G @ S @ G.T
+    return (sigma + sigma.T) / 2
+
+
+def verify(model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True) -> dict:
+    """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``, and
+    certify the loss against ``lower_bound``. Every comparison fails on NaN."""
+    failures: list[str] = []
+    req = model.requirement
+    blocks = {b.name: b.G for b in program.blocks}
+    for name, S in cov.items():
+        if not np.all(np.isfinite(S)):
+            failures.append(f"the noise {name} has a variance that is not a finite number")
+        elif S.ndim == 1 and S.min(initial=0.0) < 0:
+            failures.append(f"the noise {name} has a negative variance {S.min():.3g}")
+        elif S.ndim == 2 and np.linalg.eigvalsh((S + S.T) / 2).min() < -1e-12 * max(1.0, np.abs(S).max()):
+            failures.append(f"the covariance of {name} is not positive semidefinite")
+    sigma = _sigma(blocks, cov, model.answers) if not failures else np.full((model.answers,) * 2, np.nan)
+    sens = sensitivities(sigma, model.F, model.input.widths) if not failures else np.array([math.inf])
+    worst = float(np.max(sens, initial=0.0))
+    achieved = analytic_delta(worst, req.eps)
+    bound = program.sensitivity_bound
+    if not achieved <= req.delta * (1 + DELTA_RTOL):
+        failures.append(
+            f"'{req.text}' does not hold: the largest sensitivity {worst:.6g} gives delta = {achieved:.6g} at eps = {req.eps:g}"
+        )
+    if req.calibration == "classic" and not worst <= bound * (1 + DELTA_RTOL):
+        failures.append(f"the classic calibration needs sensitivity <= {bound:.12g}; the noise gives {worst:.12g}")
+    loss = program.offset + sum(
+        float(np.einsum("ij,ij->j", G, G) @ cov[name]) if cov[name].ndim == 1 else float(np.sum((G.T @ G) * cov[name]))
+        for name, G in blocks.items()
+    )
+    direct = program.offset + float(np.trace(sigma))
+    scale = max(abs(loss), 1e-300)
+    if not abs(direct - loss) <= 1e-9 * scale:
+        failures.append(f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}")
+    if claimed is not None and not abs(claimed * program.unit + program.offset - loss) <= CONIC_RTOL * scale:
+        failures.append(f"the solver's loss {claimed * program.unit + program.offset:.12g} differs from the noise's {loss:.12g}")
+    lb = lower_bound(program, sigma, cov) if certify and not failures else -math.inf
+    gap = (loss - lb) / scale
+    if certify and not abs(gap) <= CONIC_RTOL:
+        why = "no finite bound could be proven" if not math.isfinite(lb) else f"the proven lower bound is {lb:.12g}"
+        failures.append(f"the loss {loss:.12g} is not certified: {why} (relative gap {gap:.3g}, tolerance {CONIC_RTOL:g})")
+    return {
+        "passed": not failures,
+        "objective": loss,
+        "optimality": f"certified: proven lower bound within {max(gap, 0.0):.1e} (relative)",
+        "max_sensitivity": worst,
+        "sensitivity_bound": bound,
+        "delta_achieved": achieved,
+        "calibration": req.calibration,
+        "eps": req.eps,
+        "delta": req.delta,
+        "evidence": {
+            "kind": "lower bound (weak duality, LP over multipliers)", "bound": lb, "side": "lower",
+            "gap": loss - lb, "relative_gap": gap, "tolerance": CONIC_RTOL * scale,
+        },
+        "tolerances": {
+            "delta achieved vs delta (relative)": DELTA_RTOL,
+            "objective vs solver and vs the bound (relative)": CONIC_RTOL,
+        },
+        "failures": failures,
+    }
+
+
+def lower_bound(program: ConicProgram, sigma: np.ndarray, cov: dict[str, np.ndarray]) -> float:
+    """A proven lower bound on the program's optimum (module docstring): directions
+    ``v_j = Sigma^+ f_j`` from the point, weights ``nu`` from the LP
+    ``max c'nu s.t. M nu <= |g|^2, nu >= 0`` (M_ij = (g_i' v_j)^2, c_j = (v_j' f_j)^2 / t_j),
+    scaled down until every condition holds exactly (the PSD condition
+    ``G_k' (I - P) G_k >= 0`` for a correlated block, P = sum_j nu_j v_j v_j')."""
+    F = program.F
+    if F.shape[1] == 0:
+        return program.offset
+    t = program.t / program.unit
+    V = np.linalg.lstsq(sigma, F, rcond=None)[0]
+    c = np.einsum("ij,ij->j", V, F) ** 2 / t
+    G = np.hstack([b.G for b in program.blocks])
+    M = (G.T @ V) ** 2
+    g2 = np.einsum("ij,ij->j", G, G)
+    with solverlog.captured():
+        lp = optimize.linprog(-c, A_ub=M, b_ub=g2, bounds=(0, None), method="highs")
+    if lp.status != 0 or lp.x is None:
+        return -math.inf
+    nu = np.maximum(lp.x, 0.0)
+    ratio = np.divide(M @ nu, g2, out=np.zeros_like(g2), where=g2 > 0)
+    if np.any((g2 == 0) & (M @ nu > 0)):
+        return -math.inf
+    nu = nu / max(1.0, float(ratio.max(initial=0.0)))
+    for b in program.blocks:
+        if b.correlated:
+            nu = nu * _psd_scale(b.G, V, nu)
+    return program.offset + float(c @ nu)
+
+
+def _psd_scale(G: np.ndarray, V: np.ndarray, nu: np.ndarray) -> float:
+    """The largest gamma in [0, 1] with G' (I - gamma P) G PSD (bisection on the eigenvalue)."""
+    B = G.T @ G
+    W = G.T @ V
+    Pk = (W * nu) @ W.T
+
+    def ok(gamma: float) -> bool:
+        return np.linalg.eigvalsh(B - gamma * Pk).min() >= 0
+
+    if ok(1.0):
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
+    """The two classic placements (Ramon & Basu Sec. 3.2), each verified:
+
+    * ``input_only``: local DP, the paper's LDP baseline: each input released with its own
+      noise, private by itself (``w_j / sqrt(s_j) <= Delta``), the answers computed from the
+      noisy inputs. Its best variances are the least ones, s_j = (w_j / Delta)^2, and its loss
+      is ``sum_j |f_j|^2 s_j`` (tr(A'A) c for equal ranges). The release is post-processing of
+      private inputs, so it meets dp(x -> O) too, exactly, even where Sigma = F S F' is
+      singular (more answers than inputs);
+    * ``output_only``: the best noise on the answers alone (``G = I``): the conic program,
+      certified by its lower bound; in closed form for a single answer.
+    """
+    m, n = model.F.shape
+    bound = max_sensitivity(model.requirement.eps, model.requirement.delta, model.requirement.calibration)
+    local = (model.input.widths / bound) ** 2
+    program = lower_noise(model, (Block("input_only", model.F, False),))
+    check = verify(model, {"input_only": local}, program, None, certify=False)
+    local_sens = model.input.widths / np.sqrt(local)
+    if not np.all(local_sens <= bound * (1 + DELTA_RTOL)):
+        check["failures"].append("an input's own noise leaves it more sensitive than the calibration allows")
+    check["evidence"] = {
+        "kind": "closed form", "source": "each input's noise at its least variance (w_j / Delta)^2: the LDP optimum",
+    }
+    check["optimality"] = "certified: closed form (each variance at its lower bound)"
+    check["passed"] = not check["failures"]
+    out = {"input_only": {"loss": check["objective"], "variances": local, "verification": check}}
+    program = lower_noise(model, (Block("output_only", np.eye(m), False),))
+    if m == 1:
+        cov, claimed = {"output_only": np.array([float(np.max((model.input.widths * model.F[0]) ** 2)) / bound**2])}, None
+    else:
+        cov, sol = solve(model, program, backend, time_limit)
+        claimed = sol.objective
+    check = verify(model, cov, program, claimed)
+    out["output_only"] = {"loss": check["objective"], "variances": cov["output_only"], "verification": check}
+    return out
+
+
+def _diagonal_gain(model: NoiseModel, backend, time_limit, correlated_loss: float) -> dict:
+    """The same program with every noise diagonal: what correlation gains."""
+    blocks = tuple(Block(n.name, n.G, False) for n in model.noises)
+    program = lower_noise(model, blocks)
+    cov, sol = solve(model, program, backend, time_limit)
+    check = verify(model, cov, program, sol.objective)
+    if not check["passed"]:
+        raise VerificationError("the diagonal-noise comparison failed verification: " + "; ".join(check["failures"]))
+    diag = check["objective"]
+    return {"diagonal": diag, "correlated": correlated_loss, "ratio": correlated_loss / diag if diag > 0 else None}
+
+
+def _measures(model: NoiseModel, cov: dict[str, np.ndarray]) -> dict[str, float]:
+    sigma = model.sigma(cov)
+    sens = sensitivities(sigma, model.F, model.input.widths)
+    req = model.requirement
+    return {
+        f"expected squared error of {model.release}": model.loss(cov),
+        f"largest sensitivity of {model.release} to one entry of {model.input.name}": float(sens.max(initial=0.0)),
+        f"delta at eps = {req.eps:g} (exact)": analytic_delta(float(sens.max(initial=0.0)), req.eps),
+    }
+
+
+def _plain_cov(S: np.ndarray):
+    return S.tolist()
+
+
+def _no_groups():
+    import pandas as pd
+
+    return pd.DataFrame()
