@@ -10,7 +10,7 @@ import numpy as np
 
 from .model.problem import Problem
 
-METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp")
+METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Analysis:
 
 
 def analyse(problem: Problem) -> Analysis:
+    if problem.family == "noise":
+        return analyse_noise(problem)
     if problem.family == "mechanism":
         return analyse_mechanism(problem)
     m = problem.objective.measure
@@ -56,8 +58,13 @@ def analyse(problem: Problem) -> Analysis:
         "lfp": "any number of outcomes: Dinkelbach-type steps, one block LP over all groups per step (Sec. 6, Lemma 3)"
     }
     if n_out == 2:
+        # every ATR constraint is coef * Dt + const (<= | ==) 0 cell by cell (builder/build.py), so
+        # however it is spelled (|Dt - D| <= c, D - c <= Dt <= D + c, Dt >= alpha * D, ...) it is a
+        # lower or upper bound per cell: the setting of Theorem 1
+        texts = list(dict.fromkeys(c.text for c in problem.constraints))
+        read = f"{', '.join(repr(t) for t in texts)} read as bounds L <= {problem.design.name} <= U per cell; " if texts else ""
         applicable["closed-form"] = (
-            "binary outcome with elementwise fidelity bounds: Theorem 1 (with beta_min, Lemma 5), "
+            f"binary outcome with elementwise fidelity bounds: {read}Theorem 1 (with beta_min, Lemma 5), "
             "vectorized over groups"
         )
         chosen, why = "closed-form", "a theorem gives the optimum for binary outcomes; no solver needed"
@@ -102,6 +109,11 @@ def analyse_mechanism(problem: Problem) -> Analysis:
     not_applicable["qp"] = "the objective is linear: the LP is the same program"
     san, why_not = cf.match(problem)
     kind = cf.objective_matches(problem.objective, san) if san is not None else None
+    # why the theorems' setting was recognized: the constraint(s) read as eq. 3, and how the
+    # objective was read when it is not spelled tv(X, Y) / E[d(X, Y)] (closedform/sanitization.py)
+    read = san.recognized + "; " if san is not None and san.recognized else ""
+    obj_read = cf.objective_reading(problem.objective) if kind is not None else ""
+    read_obj = read + (obj_read + "; " if obj_read else "")
     cls = "mechanism-lp"
     if san is None:
         not_applicable["closed-form"] = why_not
@@ -118,25 +130,34 @@ def analyse_mechanism(problem: Problem) -> Analysis:
             )
         else:
             applicable["closed-form"] = (
-                f"Lemma 1 (eq. 7) with alpha = {san.alpha:.6g}: P(X | S) has full column rank, so it is the only "
+                f"{read}Lemma 1 (eq. 7) with alpha = {san.alpha:.6g}: P(X | S) has full column rank, so it is the only "
                 "Markov channel meeting eq. 3, whatever the objective"
             )
     else:
         cls = "sanitization-non-markov"
+        distortion = problem.objective.kind == "expected_distortion" and problem.objective.distance is not None
         if kind == "tv":
-            applicable["closed-form"] = "Prop. 1 (eq. 11): minimize tv under P(Y | S) fixed; the diagonal at min(1, q/p)"
-            not_applicable["reduced-lp"] = "Prop. 2 is for expected distortion (the closed form covers tv)"
+            applicable["closed-form"] = (
+                f"{read_obj}Prop. 1 (eq. 11): minimize tv under P(Y | S) fixed; the diagonal at min(1, q/p)"
+            )
+            if not distortion:
+                not_applicable["reduced-lp"] = "Prop. 2 is for expected distortion (the closed form covers tv)"
         elif kind == "distortion":
             not_applicable["closed-form"] = "Prop. 1 is for tv; expected distortion needs Prop. 2's transport LP"
-            ok, why = cf.is_quasi_metric(problem.objective.distance)
+        if kind is not None and distortion:  # E[d(X, Y)], possibly also a multiple of tv (then both apply)
+            d = problem.objective.distance
+            ok, why = cf.is_quasi_metric(cf.row_normalized(d))
             if ok:
+                shifted = "" if not np.abs(np.diag(d)).max(initial=0.0) else (
+                    "with each row shifted by its d(x, x) (a constant in expectation), "
+                )
                 applicable["reduced-lp"] = (
-                    "Prop. 2 (eq. 12): d(x, x) = 0 and d satisfies the triangle inequality, so the full diagonal is "
-                    "optimal and only X-(s) x X+(s) transport remains"
+                    f"{read_obj}Prop. 2 (eq. 12): {shifted}d(x, x) = 0 and d satisfies the triangle inequality, so the full "
+                    "diagonal is optimal and only X-(s) x X+(s) transport remains"
                 )
             else:
                 not_applicable["reduced-lp"] = f"Prop. 2 needs a quasi-metric distance and {why}; it could miss the optimum"
-        else:
+        if kind is None:
             why = "the objective is neither minimize tv(X, Y) nor minimize E[d(X, Y)]"
             not_applicable["closed-form"] = why
             not_applicable["reduced-lp"] = why
@@ -153,5 +174,33 @@ def analyse_mechanism(problem: Problem) -> Analysis:
         not_applicable=not_applicable,
         chosen=chosen,
         why=why,
+        size=size,
+    )
+
+
+def analyse_noise(problem: Problem) -> Analysis:
+    """Gaussian noise placement (Ramon & Basu Sec. 3.2): one matrix-fractional constraint per
+    input, so a convex conic program (lower/noise.py), solved by cvxpy."""
+    model = problem.noise
+    m, n = model.F.shape
+    size = {
+        "inputs": n,
+        "answers": m,
+        "noise variables": len(model.noises),
+        "noise coordinates": sum(x.size for x in model.noises),
+    }
+    others = "the decision variables are noise variances, not table cells"
+    correlated = [x.name for x in model.noises if x.correlated]
+    cones = "second-order cones" + (f" and PSD blocks (correlated: {', '.join(correlated)})" if correlated else "")
+    return Analysis(
+        problem_class="noise-placement",
+        program=f"convex conic program: {cones}; one matrix-fractional constraint per input",
+        applicable={
+            "conic": f"dp(x -> O) under the {model.requirement.calibration} calibration is w_j^2 f_j' Sigma^-1 f_j "
+            "<= Delta^2 for every input j (convex in the variances); the loss tr(Sigma) is linear"
+        },
+        not_applicable={k: others for k in METHODS if k != "conic"},
+        chosen="conic",
+        why="the variances enter Sigma^-1: no LP or QP says this; a conic solver does (cvxpy with Clarabel)",
         size=size,
     )

@@ -786,4 +786,61 @@ class MechanismBuilder(QuadraticTerms):
                     if x.labels == y.labels:
                         kind, pair = "expected_distortion", (x.name, y.name)
                         dist = body.align((x.name, y.name), (x.size, y.size)).array()
+        if kind == "linear":
+            found = self._distortion_of(v)
+            if found is not None:
+                pair, dist = found
+                k = dist.shape[0]
+                hamming = 1.0 - np.eye(k)
+                kind = "tv" if np.allclose(dist, hamming, rtol=0, atol=1e-12) else "expected_distortion"
+                dist = None if kind == "tv" else dist
         return MechanismObjective(o.sense, v, kind, text, pair, dist, o.span)
+
+    def _distortion_of(self, v: LinTable):
+        """``((x, y), D)`` when the linear objective ``v`` equals ``E[D(x, y)]`` on every design
+        (rows of the channel summing to 1), read from its math: ``tv(X, Y) + 0``,
+        ``0.5 * E[d(X, Y)] + 0.5 * E[d(X, Y)]``, ``sum(x, y: d(x, y) * P(X = x, Y = y))``...
+
+        ``y`` is the design's one target (released), ``x`` a data variable with the same labels
+        among its conditions, so every design cell feeds exactly one cell of the joint
+        ``P(x, y)``: its coefficient there is ``w_j``, and ``D(x, y) = a_j / w_j`` must be the
+        same for every cell j feeding (x, y). The constant part is added to D (``sum P(x, y)``
+        is 1). None if ``v`` is not such an expectation, or if some (x, y) is fed by no cell."""
+        d = self.design
+        if len(d.targets) != 1 or v.axes:
+            return None
+        y = self.vars[d.targets[0]]
+        if y.role is not Role.RELEASE:
+            return None
+        cands = [self.vars[a] for a in d.given if self.vars[a].role is Role.DATA and self.vars[a].labels == y.labels]
+        cands.sort(key=lambda x: x.name != y.over)
+        a = np.asarray(v.matrix().toarray()).ravel()
+        for x in cands:
+            try:
+                J = self.induced((x.name, y.name), (), None)
+            except (SpecError, UnsupportedError):
+                continue
+            if J.A is None or np.any(J.b):
+                continue
+            Jc = sp.csc_array(J.A)
+            Jc.sum_duplicates()
+            Jc.eliminate_zeros()
+            counts = np.diff(Jc.indptr)
+            if np.any(counts > 1):
+                continue
+            one = counts == 1
+            scale = max(float(np.abs(a).max(initial=0.0)), 1e-300)
+            if np.any(np.abs(a[~one]) > 1e-12 * scale):
+                continue
+            rows = Jc.indices[Jc.indptr[:-1][one]]
+            vals = a[one] / Jc.data[Jc.indptr[:-1][one]]
+            K = J.cells
+            cnt = np.bincount(rows, minlength=K)
+            if np.any(cnt == 0):
+                continue
+            mean = np.bincount(rows, weights=vals, minlength=K) / cnt
+            if np.abs(vals - mean[rows]).max(initial=0.0) > 1e-9 * max(1.0, float(np.abs(mean).max())):
+                continue
+            D = mean.reshape(J.shape) + float(v.b[0])
+            return (x.name, y.name), D
+        return None

@@ -226,7 +226,45 @@ def to_design(problem: Problem, san: Sanitization, M: np.ndarray) -> np.ndarray:
 
 
 def objective_matches(obj: MechanismObjective, san: Sanitization) -> str | None:
-    """'tv' or 'distortion' when the objective is the one a proposition is about."""
+    """'tv' or 'distortion' when the objective is the one a proposition is about.
+
+    ``E[d(X, Y)]`` and ``E[d(X, Y) + g(X)]`` differ by the constant ``E[g(X)]`` (the channel's
+    rows sum to 1), so they have the same minimizers: d is compared with its rows shifted to a
+    zero diagonal (``row_normalized``). A positive multiple of ``1 - [x == y]`` there is tv
+    (Prop. 1); anything else is an expected distortion (Prop. 2 if it is a quasi-metric)."""
     if obj.sense != "minimize" or obj.pair != (san.data, san.release):
         return None
+    if obj.kind == "expected_distortion" and obj.distance is not None and tv_multiple(obj.distance) is not None:
+        return "tv"
     return {"tv": "tv", "expected_distortion": "distortion"}.get(obj.kind)
+
+
+def row_normalized(d: np.ndarray) -> np.ndarray:
+    """d(x, y) - d(x, x): the same minimizers as d for any channel of X (see ``objective_matches``)."""
+    return d - np.diag(d)[:, None]
+
+
+def tv_multiple(d: np.ndarray) -> float | None:
+    """c > 0 when ``row_normalized(d)`` is ``c * (1 - [x == y])``, i.e. E[d] = c tv + constant."""
+    n = row_normalized(d)
+    k = n.shape[0]
+    if k < 2:
+        return None
+    c = float(n[0, 1])
+    if not c > 0 or np.abs(n - c * (1.0 - np.eye(k))).max() > 1e-12 * max(1.0, c):
+        return None
+    return c
+
+
+def objective_reading(obj: MechanismObjective) -> str:
+    """How the objective was read, for explain."""
+    x, y = obj.pair if obj.pair else ("X", "Y")
+    if obj.kind == "tv":
+        same = obj.text.replace(" ", "") == f"tv({x},{y})"
+        return "" if same else f"'{obj.text}' is tv({x}, {y})"
+    if obj.kind == "expected_distortion" and obj.distance is not None:
+        c = tv_multiple(obj.distance)
+        if c is not None:
+            return f"'{obj.text}' is {c:.6g} * tv({x}, {y}) + a constant"
+        return "" if obj.text.startswith("E[") else f"'{obj.text}' is an expected distortion E[d({x}, {y})]"
+    return ""
