@@ -309,17 +309,18 @@ class NoiseBuilder:
         if len(positional) != 1 or not isinstance(positional[0], ast.Name) or positional[0].name not in self.inputs:
             where = positional[0].span if positional else call.span
             raise SpecError("dp(x -> O) needs the continuous input before '->'", where, f"inputs: {', '.join(self.inputs)}")
-        if not call.arrow_args or len(call.arrow_args) != 1:
+        arrow = [a for a in call.arrow_args or () if not isinstance(a, ast.KwArg)]
+        if len(arrow) != 1:
             raise SpecError("dp(x -> O) needs the released vector after '->'", call.span)
         source = positional[0].name
-        self.b.in_use = frozenset(ast.names_in(call.arrow_args[0]))
-        release = self._eval(call.arrow_args[0])
+        self.b.in_use = frozenset(ast.names_in(arrow[0]))
+        release = self._eval(arrow[0])
         if not isinstance(release, _Vec):
-            raise SpecError("after '->' comes the released vector", call.arrow_args[0].span)
-        rel_name = call.arrow_args[0].name if isinstance(call.arrow_args[0], ast.Name) else _text(call.arrow_args[0])
+            raise SpecError("after '->' comes the released vector", arrow[0].span)
+        rel_name = arrow[0].name if isinstance(arrow[0], ast.Name) else _text(arrow[0])
         calibration = "analytic"
         cal_span = call.span
-        for a in call.args:
+        for a in call.args + (call.arrow_args or ()):
             if not isinstance(a, ast.KwArg):
                 continue
             if a.name.name != "calibration":
@@ -361,7 +362,7 @@ class NoiseBuilder:
             raise UnsupportedError("no finite noise meets this (eps, delta)", bound.span, "raise eps or delta")
         extra = [s for s in release.coef if s != source and s not in self.noises]
         if extra:
-            raise SpecError(f"the release depends on '{extra[0]}', which is neither the input nor noise", call.arrow_args[0].span)
+            raise SpecError(f"the release depends on '{extra[0]}', which is neither the input nor noise", arrow[0].span)
         return DPRequirement(source, rel_name, eps, delta, calibration, c.span, text), release
 
     def _objective(self, o: ast.ObjectiveDecl, release: _Vec) -> NoiseObjective:

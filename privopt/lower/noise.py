@@ -114,6 +114,39 @@ class ConicProgram:
         return cp.Problem(cp.Minimize(cost), cons), svars | cvars
 
 
+    def dual_cvxpy(self):
+        """The Lagrange dual, in scaled units: (cvxpy Problem, Y (n x m), mu (n)).
+
+            maximize    sum_j (2 y_j' f_j - mu_j t_j)
+            subject to  sum_j (g_i' y_j)^2 / mu_j <= |g_i|^2        (each diagonal noise coordinate i)
+                        sum_j G_k' y_j y_j' G_k / mu_j <= G_k' G_k   (each correlated block, as an LMI)
+
+        Any feasible (Y, mu) bounds the optimum from below: for a feasible choice,
+        ``f' Sigma^+ f >= 2 u'f - u' Sigma u`` with u = y_j / mu_j gives
+        ``tr(Sigma) >= tr(Sigma P) >= sum_j (2 y_j' f_j - mu_j t_j)``, P = sum_j y_j y_j' / mu_j."""
+        import cvxpy as cp
+
+        m, n = self.F.shape
+        Y = cp.Variable((n, m))
+        mu = cp.Variable(n, nonneg=True)
+        cons = []
+        diag = [b for b in self.blocks if not b.correlated]
+        if diag:
+            Gd = np.hstack([b.G for b in diag])
+            N = Gd.shape[1]
+            W = Y @ Gd
+            Q = cp.Variable((n, N))
+            Mu = cp.reshape(mu, (n, 1), order="C") @ np.ones((1, N))
+            cons.append(cp.SOC(cp.vec(Q + Mu, order="C"), cp.vstack([2 * cp.vec(W, order="C"), cp.vec(Q - Mu, order="C")]), axis=0))
+            cons.append(cp.sum(Q, axis=0) <= np.einsum("ij,ij->j", Gd, Gd))
+        for b in self.blocks:
+            if b.correlated:
+                Wk = b.G.T @ Y.T  # k x n
+                cons.append(cp.bmat([[b.G.T @ b.G, Wk], [Wk.T, cp.diag(mu)]]) >> 0)
+        objective = 2 * cp.sum(cp.multiply(Y, self.F.T)) - self.t @ mu
+        return cp.Problem(cp.Maximize(objective), cons), Y, mu
+
+
 def lower_noise(model: NoiseModel, blocks: tuple[Block, ...] | None = None) -> ConicProgram:
     """The conic program of ``model`` (or of the same release with other noise ``blocks``: the
     baselines put noise on the inputs alone, ``G = F``, or on the answers alone, ``G = I``)."""

@@ -9,11 +9,8 @@ Verification recomputes from the returned variances alone: Sigma, each input's s
 linear solve (``measures.gaussian.sensitivities``; a singular Sigma by its range), the delta the
 release achieves at eps by the exact formula (Balle & Wang Thm. 8) and, for the classic
 calibration, its condition; the objective tr(Sigma) + |c|^2; and a proven lower bound. The
-bound is a certificate of its own (``lower_bound``): for any weights nu >= 0 and directions
-v_j with ``sum_j nu_j (g_i' v_j)^2 <= |g_i|^2`` for every noise coordinate i, every feasible
-choice costs at least ``sum_j nu_j (v_j' f_j)^2 / t_j`` (from ``f' Sigma^+ f >= 2 u'f - u'Sigma u``);
-privopt takes v_j = Sigma^+ f_j at the returned point and the best nu by a small LP, which is
-tight at an optimum by the KKT conditions.
+bound is a certificate of its own (``lower_bound``): a point of the program's Lagrange dual,
+made feasible exactly by a rescaling, whose value no feasible choice can beat (weak duality).
 
 The baselines (``baselines``) are the paper's two classic placements: local DP on each input
 (closed form) and the best noise on the answers alone (the same conic program with ``G = I``),
@@ -38,8 +35,9 @@ from ..model.problem import Problem
 from ..results import LazyTables, Result
 from .common import timings
 
-CONIC_TOL = 1e-9  # the solver's gap and feasibility tolerances
-CONIC_RTOL = 1e-6  # the objective vs its proven lower bound (relative): interior-point accuracy
+CONIC_TOLS = (1e-9, 1e-10, 1e-11)  # the solver's tolerances, tightened while the certificate fails
+# the objective vs its proven lower bound (relative): the accuracy of an interior-point solve
+CONIC_RTOL = 1e-6
 DELTA_RTOL = 1e-9  # the delta achieved may exceed delta by this factor (after scaling: rounding)
 PSD_MAX_ANSWERS = 60  # the psd lowering has one (m+1)^2 block per input: check skips it beyond
 
@@ -53,9 +51,8 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     t0 = time.perf_counter()
     program = lower_noise(model)
     lower_s = time.perf_counter() - t0
-    cov, sol = solve(model, program, be, time_limit)
+    cov, sol, verification = solve_verified(model, program, be, time_limit)
     solve_s = time.perf_counter() - t0
-    verification = verify(model, cov, program, sol.objective)
     if not verification["passed"]:
         raise VerificationError("the returned noise failed privopt's verification: " + "; ".join(verification["failures"]))
     t1 = time.perf_counter()
@@ -100,10 +97,27 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     )
 
 
-def solve(model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc"):
+def solve_verified(model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc"):
+    """(covariances, ConicSolution, verification): solved at the tolerances of ``CONIC_TOLS`` in
+    turn until the answer verifies (a tighter solve after the first that is optimal but not
+    certified); the last verification says why when none does."""
+    cov, sol = solve(model, program, backend, time_limit, form, CONIC_TOLS[0])
+    check = verify(model, cov, program, sol.objective, backend=backend)
+    for tol in CONIC_TOLS[1:]:
+        if check["passed"]:
+            break
+        try:
+            cov2, sol2 = solve(model, program, backend, time_limit, form, tol)
+        except SolverError:  # "inaccurate" at this tolerance: keep the answer we have
+            break
+        cov, sol, check = cov2, sol2, verify(model, cov2, program, sol2.objective, backend=backend)
+    return cov, sol, check
+
+
+def solve(model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc", tol: float = CONIC_TOLS[0]):
     """(cleaned and scaled covariances by noise name, the solver's ConicSolution). Raises
     ``SolverError`` when the solver returns no optimum."""
-    sol = backend.solve_conic(program, form=form, time_limit=time_limit, tol=CONIC_TOL)
+    sol = backend.solve_conic(program, form=form, time_limit=time_limit, tol=tol)
     if not sol.ok:
         raise SolverError(
             f"{sol.solver} returned no optimum for the noise-placement program "
@@ -142,7 +156,10 @@ def _sigma(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) ->
     return (sigma + sigma.T) / 2
 
 
-def verify(model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True) -> dict:
+def verify(
+    model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True,
+    backend=None,
+) -> dict:
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``, and
     certify the loss against ``lower_bound``. Every comparison fails on NaN."""
     failures: list[str] = []
@@ -176,7 +193,7 @@ def verify(model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram,
         failures.append(f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}")
     if claimed is not None and not abs(claimed * program.unit + program.offset - loss) <= CONIC_RTOL * scale:
         failures.append(f"the solver's loss {claimed * program.unit + program.offset:.12g} differs from the noise's {loss:.12g}")
-    lb = lower_bound(program, sigma, cov) if certify and not failures else -math.inf
+    lb = lower_bound(program, backend) if certify and not failures else -math.inf
     gap = (loss - lb) / scale
     if certify and not abs(gap) <= CONIC_RTOL:
         why = "no finite bound could be proven" if not math.isfinite(lb) else f"the proven lower bound is {lb:.12g}"
@@ -192,7 +209,7 @@ def verify(model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram,
         "eps": req.eps,
         "delta": req.delta,
         "evidence": {
-            "kind": "lower bound (weak duality, LP over multipliers)", "bound": lb, "side": "lower",
+            "kind": "lower bound (a feasible point of the Lagrange dual)", "bound": lb, "side": "lower",
             "gap": loss - lb, "relative_gap": gap, "tolerance": CONIC_RTOL * scale,
         },
         "tolerances": {
@@ -203,52 +220,46 @@ def verify(model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram,
     }
 
 
-def lower_bound(program: ConicProgram, sigma: np.ndarray, cov: dict[str, np.ndarray]) -> float:
-    """A proven lower bound on the program's optimum (module docstring): directions
-    ``v_j = Sigma^+ f_j`` from the point, weights ``nu`` from the LP
-    ``max c'nu s.t. M nu <= |g|^2, nu >= 0`` (M_ij = (g_i' v_j)^2, c_j = (v_j' f_j)^2 / t_j),
-    scaled down until every condition holds exactly (the PSD condition
-    ``G_k' (I - P) G_k >= 0`` for a correlated block, P = sum_j nu_j v_j v_j')."""
-    F = program.F
-    if F.shape[1] == 0:
+def lower_bound(program: ConicProgram, backend=None, tol: float = 1e-9) -> float:
+    """A proven lower bound on the program's optimum: a point of its Lagrange dual
+    (``ConicProgram.dual_cvxpy``), solved by the same conic solver and then made feasible
+    exactly, by raising mu by the largest violation ratio r >= 1 (which keeps every condition
+    and costs (r - 1) sum mu_j t_j), and evaluated in real units. -inf when no bound is found."""
+    if program.F.shape[1] == 0:
         return program.offset
-    t = program.t / program.unit
-    V = np.linalg.lstsq(sigma, F, rcond=None)[0]
-    c = np.einsum("ij,ij->j", V, F) ** 2 / t
-    G = np.hstack([b.G for b in program.blocks])
-    M = (G.T @ V) ** 2
-    g2 = np.einsum("ij,ij->j", G, G)
-    with solverlog.captured():
-        lp = optimize.linprog(-c, A_ub=M, b_ub=g2, bounds=(0, None), method="highs")
-    if lp.status != 0 or lp.x is None:
+    import cvxpy as cp
+
+    problem, Yv, muv = program.dual_cvxpy()
+    solver = getattr(backend, "solver", None) or "CLARABEL"
+    try:
+        with solverlog.captured():
+            problem.solve(solver=solver if solver in ("CLARABEL", "SCS") else "CLARABEL")
+    except cp.error.SolverError:
         return -math.inf
-    nu = np.maximum(lp.x, 0.0)
-    ratio = np.divide(M @ nu, g2, out=np.zeros_like(g2), where=g2 > 0)
-    if np.any((g2 == 0) & (M @ nu > 0)):
+    if Yv.value is None or muv.value is None:
         return -math.inf
-    nu = nu / max(1.0, float(ratio.max(initial=0.0)))
+    Y, mu = np.asarray(Yv.value, dtype=float), np.maximum(np.asarray(muv.value, dtype=float), 0.0)
+    live = mu > 0
+    Y[~live] = 0.0
+    inv = np.divide(1.0, mu, out=np.zeros_like(mu), where=live)
+    r = 1.0
     for b in program.blocks:
-        if b.correlated:
-            nu = nu * _psd_scale(b.G, V, nu)
-    return program.offset + float(c @ nu)
-
-
-def _psd_scale(G: np.ndarray, V: np.ndarray, nu: np.ndarray) -> float:
-    """The largest gamma in [0, 1] with G' (I - gamma P) G PSD (bisection on the eigenvalue)."""
-    B = G.T @ G
-    W = G.T @ V
-    Pk = (W * nu) @ W.T
-
-    def ok(gamma: float) -> bool:
-        return np.linalg.eigvalsh(B - gamma * Pk).min() >= 0
-
-    if ok(1.0):
-        return 1.0
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+        W = Y @ b.G  # n x k: g_i' y_j
+        if not b.correlated:
+            need = (W**2 * inv[:, None]).sum(axis=0)
+            g2 = np.einsum("ij,ij->j", b.G, b.G)
+            if np.any((g2 == 0) & (need > 0)):
+                return -math.inf
+            r = max(r, float(np.max(np.divide(need, g2, out=np.zeros_like(g2), where=g2 > 0), initial=0.0)))
+        else:
+            # W's columns G_k' y_j lie in the range of B = G_k' G_k: compare there (B may be singular)
+            lam, V = np.linalg.eigh(b.G.T @ b.G)
+            keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), 1e-300)
+            R = V[:, keep] / np.sqrt(lam[keep])
+            K = R.T @ ((W * inv[:, None]).T @ W) @ R
+            r = max(r, float(np.linalg.eigvalsh((K + K.T) / 2).max(initial=0.0)))
+    bound = 2 * float(np.sum(Y * program.F.T)) - float(program.t @ (mu * r))
+    return program.offset + program.unit * bound
 
 
 def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
@@ -280,10 +291,9 @@ def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
     program = lower_noise(model, (Block("output_only", np.eye(m), False),))
     if m == 1:
         cov, claimed = {"output_only": np.array([float(np.max((model.input.widths * model.F[0]) ** 2)) / bound**2])}, None
+        check = verify(model, cov, program, None, backend=backend)
     else:
-        cov, sol = solve(model, program, backend, time_limit)
-        claimed = sol.objective
-    check = verify(model, cov, program, claimed)
+        cov, _, check = solve_verified(model, program, backend, time_limit)
     out["output_only"] = {"loss": check["objective"], "variances": cov["output_only"], "verification": check}
     return out
 
@@ -292,8 +302,7 @@ def _diagonal_gain(model: NoiseModel, backend, time_limit, correlated_loss: floa
     """The same program with every noise diagonal: what correlation gains."""
     blocks = tuple(Block(n.name, n.G, False) for n in model.noises)
     program = lower_noise(model, blocks)
-    cov, sol = solve(model, program, backend, time_limit)
-    check = verify(model, cov, program, sol.objective)
+    cov, _, check = solve_verified(model, program, backend, time_limit)
     if not check["passed"]:
         raise VerificationError("the diagonal-noise comparison failed verification: " + "; ".join(check["failures"]))
     diag = check["objective"]
