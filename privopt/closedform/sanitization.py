@@ -125,6 +125,8 @@ def reduction_alpha(p: np.ndarray, px: np.ndarray, q: np.ndarray) -> float | Non
     alpha = float((r * direction).sum() / denom)
     if np.abs(r - alpha * direction).max() > 1e-10 or not (-TOL <= alpha <= 1 + TOL):
         return None
+    if abs(alpha) <= TOL or abs(alpha - 1.0) <= TOL:  # rounding in q (e.g. q = -b / c of a rearranged eq. 3)
+        alpha = float(round(alpha))
     return min(max(alpha, 0.0), 1.0)
 
 
