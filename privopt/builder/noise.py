@@ -201,7 +201,7 @@ class NoiseBuilder:
         if d.body is not None:
             data = _read_matrix(d.body, d.body_span, "the matrix")
         else:
-            real, fh = self.b.files.open(d.path, d.path_span)
+            _, fh = self.b.files.open(d.path, d.path_span)
             with fh:
                 raw = fh.read(MAX_MATRIX_CELLS * 32 + 1)
             import hashlib

@@ -70,7 +70,7 @@ class ConicProgram:
         """(cvxpy Problem, {block name: its cvxpy variable}) in scaled units."""
         import cvxpy as cp
 
-        n, m = self.F.shape[1], self.F.shape[0]
+        n = self.F.shape[1]
         diag = [b for b in self.blocks if not b.correlated]
         corr = [b for b in self.blocks if b.correlated]
         svars = {b.name: cp.Variable(b.size, nonneg=True, name=b.name) for b in diag}

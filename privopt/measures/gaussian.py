@@ -99,3 +99,22 @@ def sensitivities(sigma: np.ndarray, F: np.ndarray, widths: np.ndarray, rtol: fl
     out[outside > rtol * np.maximum(norms, 1e-300) * max(1.0, math.sqrt(F.shape[0]))] = math.inf
     out[norms == 0] = 0.0
     return out
+
+
+def sensitivities_of_factor(H: np.ndarray, F: np.ndarray, widths: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """``sensitivities`` for ``Sigma = H H'`` given the factor H (m x N): ``f' Sigma^+ f =
+    |H^+ f|^2`` by an SVD least-squares solve on H, whose condition number is the square root
+    of Sigma's, so a nearly singular Sigma (a variance of 1e-9 beside one of 1e3) keeps its
+    digits. A column whose residual ``|H y - f|`` exceeds ``rtol |f|`` leaves the range: inf."""
+    H = np.asarray(H, dtype=float)
+    F = np.asarray(F, dtype=float)
+    if H.size == 0:
+        out = np.where(np.any(F != 0, axis=0), math.inf, 0.0)
+        return out * 1.0
+    y, *_ = np.linalg.lstsq(H, F, rcond=None)
+    residual = np.linalg.norm(H @ y - F, axis=0)
+    norms = np.linalg.norm(F, axis=0)
+    out = widths * np.linalg.norm(y, axis=0)
+    out[residual > rtol * np.maximum(norms, 1e-300)] = math.inf
+    out[norms == 0] = 0.0
+    return out

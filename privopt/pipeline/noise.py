@@ -23,13 +23,12 @@ import math
 import time
 
 import numpy as np
-from scipy import optimize
 
 from .. import solverlog
 from ..backends import get_backend
 from ..errors import SolverError, UsageError, VerificationError
 from ..lower.noise import Block, ConicProgram, lower_noise
-from ..measures.gaussian import analytic_delta, max_sensitivity, sensitivities
+from ..measures.gaussian import analytic_delta, max_sensitivity, sensitivities_of_factor
 from ..model.noise import NoiseModel
 from ..model.problem import Problem
 from ..results import LazyTables, Result
@@ -139,13 +138,26 @@ def clean(model: NoiseModel, program: ConicProgram, cov: dict[str, np.ndarray]) 
             lam, V = np.linalg.eigh((S + S.T) / 2)
             out[name] = (V * np.maximum(lam, 0.0)) @ V.T
     blocks = {b.name: b.G for b in program.blocks}
-    sigma = _sigma(blocks, out, model.answers)
-    worst = float(np.max(sensitivities(sigma, model.F, model.input.widths), initial=0.0))
+    H = _factor(blocks, out, model.answers)
+    worst = float(np.max(sensitivities_of_factor(H, model.F, model.input.widths), initial=0.0))
     bound = program.sensitivity_bound
     if worst > bound and math.isfinite(worst):
         kappa = (worst / bound) ** 2 * (1 + 1e-12)
         out = {name: S * kappa for name, S in out.items()}
     return out
+
+
+def _factor(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -> np.ndarray:
+    """H with ``Sigma = H H'``: G sqrt(s) for variances, G V sqrt(lambda) for a covariance."""
+    parts = [np.zeros((m, 0))]
+    for name, G in blocks.items():
+        S = cov[name]
+        if S.ndim == 1:
+            parts.append(G * np.sqrt(np.maximum(S, 0.0)))
+        else:
+            lam, V = np.linalg.eigh((S + S.T) / 2)
+            parts.append(G @ (V * np.sqrt(np.maximum(lam, 0.0))))
+    return np.hstack(parts)
 
 
 def _sigma(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -> np.ndarray:
@@ -173,7 +185,10 @@ def verify(
         elif S.ndim == 2 and np.linalg.eigvalsh((S + S.T) / 2).min() < -1e-12 * max(1.0, np.abs(S).max()):
             failures.append(f"the covariance of {name} is not positive semidefinite")
     sigma = _sigma(blocks, cov, model.answers) if not failures else np.full((model.answers,) * 2, np.nan)
-    sens = sensitivities(sigma, model.F, model.input.widths) if not failures else np.array([math.inf])
+    sens = (
+        sensitivities_of_factor(_factor(blocks, cov, model.answers), model.F, model.input.widths)
+        if not failures else np.array([math.inf])
+    )
     worst = float(np.max(sens, initial=0.0))
     achieved = analytic_delta(worst, req.eps)
     bound = program.sensitivity_bound
@@ -274,7 +289,7 @@ def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
     * ``output_only``: the best noise on the answers alone (``G = I``): the conic program,
       certified by its lower bound; in closed form for a single answer.
     """
-    m, n = model.F.shape
+    m = model.F.shape[0]
     bound = max_sensitivity(model.requirement.eps, model.requirement.delta, model.requirement.calibration)
     local = (model.input.widths / bound) ** 2
     program = lower_noise(model, (Block("input_only", model.F, False),))
@@ -290,7 +305,7 @@ def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
     out = {"input_only": {"loss": check["objective"], "variances": local, "verification": check}}
     program = lower_noise(model, (Block("output_only", np.eye(m), False),))
     if m == 1:
-        cov, claimed = {"output_only": np.array([float(np.max((model.input.widths * model.F[0]) ** 2)) / bound**2])}, None
+        cov = {"output_only": np.array([float(np.max((model.input.widths * model.F[0]) ** 2)) / bound**2])}
         check = verify(model, cov, program, None, backend=backend)
     else:
         cov, _, check = solve_verified(model, program, backend, time_limit)
@@ -302,7 +317,7 @@ def _diagonal_gain(model: NoiseModel, backend, time_limit, correlated_loss: floa
     """The same program with every noise diagonal: what correlation gains."""
     blocks = tuple(Block(n.name, n.G, False) for n in model.noises)
     program = lower_noise(model, blocks)
-    cov, _, check = solve_verified(model, program, backend, time_limit)
+    _, _, check = solve_verified(model, program, backend, time_limit)
     if not check["passed"]:
         raise VerificationError("the diagonal-noise comparison failed verification: " + "; ".join(check["failures"]))
     diag = check["objective"]
@@ -310,8 +325,8 @@ def _diagonal_gain(model: NoiseModel, backend, time_limit, correlated_loss: floa
 
 
 def _measures(model: NoiseModel, cov: dict[str, np.ndarray]) -> dict[str, float]:
-    sigma = model.sigma(cov)
-    sens = sensitivities(sigma, model.F, model.input.widths)
+    blocks = {n.name: n.G for n in model.noises}
+    sens = sensitivities_of_factor(_factor(blocks, cov, model.answers), model.F, model.input.widths)
     req = model.requirement
     return {
         f"expected squared error of {model.release}": model.loss(cov),
