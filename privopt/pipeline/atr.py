@@ -1,4 +1,8 @@
-"""Transparency reports (Chen et al.): lower -> Theorem 1 or the LFP method -> verify -> Result."""
+"""Transparency reports (Chen et al.): lower -> Theorem 1 or the LFP method -> verify -> Result.
+
+For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
+(``pipeline/routes_atr.py``) and ``measure`` is privopt's measure of a route's table
+(``pipeline/common.py`` documents the interface)."""
 
 from __future__ import annotations
 
@@ -7,24 +11,33 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..backends import get_backend
+from ..backends import all_backends, get_backend
 from ..classify import Analysis
 from ..closedform.atr import CASES, solve_binary
 from ..errors import InfeasibleError, SolverError, VerificationError
 from ..lower.atr import ATRInstance, lower_atr
-from ..measures.confidence import beta_min, c_star, group_max_confidence
-from ..measures.reduce import osum, worst
-from ..methods.lfp import solve_lfp
+from ..measures.confidence import (
+    beta_min,
+    c_star,
+    conditional_prior,
+    group_max_confidence,
+)
+from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
+from ..methods.lfp import repair_rows, solve_lfp
 from ..model.problem import Problem
 from ..results import LazyTables, Result
-from .common import label_column, timings
-
-VERIFY_TOL = 1e-9  # rows, ranges (absolute); constraints relative to their terms
-CONF_RTOL = 1e-8  # recomputed confidence vs the method's value (relative; docs/atr.md, Numerics)
-# largest relative bracket [lower bound, beta] the lfp method may leave open: the optimality
-# tolerance of every LP route (mechanism_pipeline.OBJ_RTOL). 1e-8 was finer than the LP's rows
-# resolve (1e-10 on masses of ~0.03): random three-outcome groups ended at 2e-8 and 3.1e-8.
-GAP_TOL = 1e-7
+from . import routes_atr
+from .common import (
+    CONF_RTOL,
+    EXACT,
+    GAP_TOL,
+    VERIFY_TOL,
+    Accuracy,
+    Measured,
+    Route,
+    label_column,
+    timings,
+)
 
 
 def run(problem: Problem, analysis: Analysis, method: str, backend: str, time_limit, solver) -> Result:
@@ -135,17 +148,8 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
         failures.append("no group has positive mass: there is nothing to report")
     if not np.all(np.isfinite(table)) or not np.all(np.isfinite(beta_g)):
         failures.append("the table or the method's confidences contain a value that is not a finite number")
-    dense = _design_array(problem, inst, table)
-    row_err = float(np.abs(osum(table) - 1.0).max()) if table.size else 0.0
-    range_err = worst(worst(0.0, float(-table.min())), float(table.max() - 1.0)) if table.size else 0.0
-    cons_err = 0.0
-    for c in problem.constraints:
-        val = c.coef * dense + c.const
-        scale = np.maximum(1.0, np.abs(c.coef * dense) + np.abs(c.const))
-        err = float((np.abs(val) / scale).max() if c.sense == "==" else (np.maximum(val, 0.0) / scale).max())
-        if not err <= VERIFY_TOL:
-            failures.append(f"'{c.text}' is violated by {err:.3g}")
-        cons_err = worst(cons_err, err)
+    row_err, range_err, cons_err, violated = _violations(problem, inst, table)
+    failures += violated
     achieved = group_max_confidence(inst.p, table)
     gap = achieved - beta_g
     rel = np.abs(gap) / np.maximum(np.maximum(np.abs(achieved), np.abs(beta_g)), 1e-300)
@@ -185,6 +189,25 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
     }
 
 
+def _violations(problem: Problem, inst: ATRInstance, table: np.ndarray) -> tuple[float, float, float, list[str]]:
+    """(row-sum error, range violation, constraint violation, the constraints violated beyond
+    VERIFY_TOL) of the table as it is: rows and cells absolute, each constraint relative to the
+    magnitude of its terms (at least absolute). NaN propagates."""
+    dense = _design_array(problem, inst, table)
+    row_err = float(np.abs(osum(table) - 1.0).max()) if table.size else 0.0
+    range_err = worst(worst(0.0, float(-table.min())), float(table.max() - 1.0)) if table.size else 0.0
+    cons_err = 0.0
+    failures = []
+    for c in problem.constraints:
+        val = c.coef * dense + c.const
+        scale = np.maximum(1.0, np.abs(c.coef * dense) + np.abs(c.const))
+        err = float((np.abs(val) / scale).max() if c.sense == "==" else (np.maximum(val, 0.0) / scale).max())
+        if not err <= VERIFY_TOL:
+            failures.append(f"'{c.text}' is violated by {err:.3g}")
+        cons_err = worst(cons_err, err)
+    return row_err, range_err, cons_err, failures
+
+
 def _design_array(problem: Problem, inst: ATRInstance, table: np.ndarray) -> np.ndarray:
     """The (G, m, A) table as an array over the design's axes, in the design's order."""
     order = inst.public + inst.private + (inst.outcome,)
@@ -199,6 +222,93 @@ def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> pd
     cols = {a: label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
     cols["value"] = arr.ravel()
     return pd.DataFrame(cols)
+
+
+# ------------------------------------------------------------------ routes, for privopt check
+
+
+def routes(problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
+    """Every route for ``problem`` (``pipeline/routes_atr.py``): the closed form where it
+    applies, the LFP on every backend, DQCP (cvxpy:HIGHS) and the Pyomo bisection, each
+    measured by ``measure``. Raises ``InfeasibleError`` when the bounds are empty. A route's
+    runner is looked up when it runs, so a test can replace it in ``routes_atr``."""
+    inst = lower_atr(problem)
+
+    def measured(table, accuracy):
+        return measure(problem, inst, table, accuracy)
+
+    def name(g: int) -> str:
+        return str(inst.group_key(g))
+
+    exact = EXACT.at_least(tol)
+    common = {"measure": measured, "group_name": name}
+    out: list[Route] = []
+    if "closed-form" in analysis.applicable:
+        out.append(Route("closed-form", None, lambda b, t: routes_atr.closed_form(inst, b, t), accuracy=exact, per_group=True, **common))
+    out += [Route("lfp", b, lambda b, t: routes_atr.lfp(inst, b, t), accuracy=exact, per_group=True, **common) for b in all_backends()]
+    dqcp_accuracy = routes_atr.DQCP_ACCURACY.at_least(tol)
+    out.append(Route("dqcp", routes_atr.backend("cvxpy", "HIGHS"), lambda b, t: routes_atr.dqcp(inst, b, t), accuracy=dqcp_accuracy, **common))
+    out.append(Route("bisection", routes_atr.backend("pyomo"), lambda b, t: routes_atr.bisection(inst, b, t), accuracy=exact, **common))
+    return out
+
+
+def measure(problem: Problem, inst: ATRInstance, table: np.ndarray, accuracy: Accuracy) -> Measured:
+    """privopt's measure of a candidate table: the largest violation of the spec's
+    constraints, rows and ranges of the table as returned; the max confidence per group of the
+    table settled within ``accuracy.cells`` (``settled_confidence``), the objective at the
+    largest; and ``accuracy.slack / S`` at its largest ratio, in the objective's units."""
+    row_err, range_err, cons_err, _ = _violations(problem, inst, table)
+    violation = worst(worst(cons_err, row_err), range_err)
+    achieved, mass = settled_confidence(inst, table, accuracy.cells)
+    beta = float(achieved.max(initial=0.0))
+    value = problem.objective.value(beta)
+    extra = 0.0
+    if accuracy.slack and achieved.size:
+        slack = accuracy.slack / max(float(mass[int(np.argmax(achieved))]), accuracy.slack)
+        extra = abs(problem.objective.value(max(beta - slack, 1e-300)) - value)
+    return Measured(value, violation, achieved, extra)
+
+
+def settled_confidence(inst: ATRInstance, table: np.ndarray, cells: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, the smaller max confidence of two tables within ``cells`` of ``table``, and
+    the outcome mass S_a (conditional on the group) where that table's largest ratio is:
+    ``table`` moved onto its bounds and rows, and the same with the cells whose value or mass
+    q_i X_ia is at most ``cells`` (and whose lower bound is 0) set to 0 first. Both are
+    feasible, so the value is achieved.
+
+    Why: confidence is discontinuous at zero mass. An outcome left with 1e-12 of stray mass
+    on one record has confidence 1 there (Def. 3), and a route whose solver works at 1e-7
+    leaves such mass; so does moving a row onto sum 1 by spreading 1e-16 over its empty cells
+    (never done here: empty cells stay empty). Groups are independent (Lemma 3), so the
+    better table can be chosen group by group."""
+    clipped = np.clip(table, inst.lower, inst.upper)
+    q = conditional_prior(inst.p)
+    small = (clipped <= cells) | (q[:, :, None] * clipped <= cells)
+    snapped = np.where(small & (inst.lower <= 0.0), 0.0, clipped)
+    plain = _onto_rows(clipped, inst.lower, inst.upper, repair_rows(table, inst.lower, inst.upper))
+    cut = _onto_rows(snapped, inst.lower, inst.upper, plain)
+    (c1, s1), (c2, s2) = _confidence_and_mass(q, plain), _confidence_and_mass(q, cut)
+    return np.minimum(c1, c2), np.where(c2 < c1, s2, s1)
+
+
+def _confidence_and_mass(q: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: the max confidence (Def. 3, as measures.confidence) and the mass S_a of the
+    outcome where it is attained."""
+    joint = q[:, :, None] * table
+    S = gsum(joint)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(S > 0, gmax(joint) / np.where(S > 0, S, 1.0), 0.0)
+    a = ratio.argmax(axis=1) if ratio.size else np.zeros(len(q), dtype=int)
+    rows = np.arange(len(q))
+    return ratio[rows, a], S[rows, a]
+
+
+def _onto_rows(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """``x`` moved onto row sums 1 within its bounds, its empty cells kept empty; rows that
+    cannot reach 1 that way are taken from ``fallback``."""
+    moved = shift_onto_sum(x, lower, np.where(x > 0.0, upper, lower), np.ones(x.shape[:-1]), axis=-1)
+    reached = np.abs(moved.sum(axis=-1) - 1.0) <= 1e-12
+    return np.where(reached[..., None], moved, fallback)
 
 
 def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> pd.DataFrame:

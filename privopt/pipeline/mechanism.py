@@ -12,21 +12,26 @@ budget's floor raised to it, rows renormalized), then verified by recomputing ev
 constraint, every privacy budget as a ratio in log space (in its pairwise form, not through
 the LP's envelope rows) and the objective, and an LP optimum must agree with a proven lower
 bound (``methods/lp.lower_bound``). docs/verification.md states every tolerance.
+
+For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
+(``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as ``run`` judges
+its own (``pipeline/common.py`` documents the interface).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..backends import get_backend
+from ..backends import all_backends, get_backend
 from ..closedform import sanitization as cf
 from ..errors import InfeasibleError, UsageError, VerificationError
-from ..lower.mechanism import check_budget_range, lower_mechanism
+from ..lower.mechanism import check_budget_range, lower_mechanism, objective_scale
 from ..measures import sanitization as ms
 from ..measures.mixture import naive_mixture
 from ..measures.reduce import worst
@@ -34,12 +39,20 @@ from ..methods.lp import lower_bound, solve_lp
 from ..model.linear import marginal
 from ..model.problem import Problem, Role
 from ..results import LazyTables, Result
-from .common import label_column, timings
+from . import routes_mechanism
+from .common import (
+    BUDGET_RTOL,
+    EXACT,
+    OBJ_RTOL,
+    OBJ_TOL,
+    VERIFY_TOL,
+    Accuracy,
+    Measured,
+    Route,
+    label_column,
+    timings,
+)
 
-VERIFY_TOL = 1e-9  # rows, ranges; constraints relative to the magnitude of their terms
-BUDGET_RTOL = 1e-9  # a ratio may exceed e^eps by this factor: achieved eps <= eps + log1p(1e-9)
-OBJ_TOL = 1e-8  # objective from the joint vs from the objective's table (relative beyond 1)
-OBJ_RTOL = 1e-7  # solver's objective, and the lower bound, vs the table's (relative beyond 1)
 CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
 ROUNDING = 1e-14  # a shortfall below this fraction of its floor is rounding, far inside BUDGET_RTOL
 
@@ -82,43 +95,25 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     )
 
 
-PAIRWISE_MAX_ROWS = 2_000_000  # the pairwise form has |A|^2 |Y| rows per budget
-
-
-def use_pairwise(problem: Problem, backend) -> bool:
-    """The pairwise form for a backend that stalls on envelopes, when it is not too large."""
-    if not backend.stalls_on_envelopes:
-        return False
-    rows = sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.pairs is None)
-    return rows <= PAIRWISE_MAX_ROWS
-
-
-
 def _route(problem, analysis, method, backend, solver, time_limit, stats):
     """(x, the method's claimed objective or None, optimality statement, backend label,
     evidence): the evidence of an LP/QP is its best proven bound (``methods/lp.lower_bound``,
     an upper bound when maximizing); a closed form's is its theorem."""
-    if method in ("closed-form", "reduced-lp"):
-        san, _ = cf.match(problem)
-        if method == "closed-form":
-            if san.markov:
-                M = cf.lemma1(san.px, san.alpha)
-                why = "closed form: Lemma 1 (eq. 7), the unique Markov channel (P(X|S) has full column rank)"
-            else:
-                M = cf.prop1(san.p, san.q)
-                why = "closed form: Prop. 1 (eq. 11), the diagonal at its bound min(1, q/p)"
-            return cf.to_design(problem, san, M).ravel(), None, why, None, {"kind": "theorem", "source": why}
+    if method == "closed-form":
+        x, why = routes_mechanism.solve_closed_form(problem)
+        return x, None, why, None, {"kind": "theorem", "source": why}
+    if method == "reduced-lp":
         be = get_backend(backend, solver)
-        M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, be, time_limit)
+        x, sol = routes_mechanism.solve_reduced(problem, be, time_limit)
         if sol is not None:
             stats.update(lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}")
         why = "Prop. 2 (eq. 12): full diagonal, transport LP over X-(s) x X+(s); d is a quasi-metric"
-        return cf.to_design(problem, san, M).ravel(), None, why, be.label, {"kind": "theorem", "source": why}
+        return x, None, why, be.label, {"kind": "theorem", "source": why}
     if method not in ("lp", "qp"):
         raise UsageError(f"method '{method}' does not apply to this problem")
     be = get_backend(backend, solver)
     t0 = time.perf_counter()
-    mlp = lower_mechanism(problem, pairwise=use_pairwise(problem, be))
+    mlp = lower_mechanism(problem, pairwise=routes_mechanism.use_pairwise(problem, be))
     lower_s = time.perf_counter() - t0
     sol = solve_lp(mlp, be, time_limit)
     x = sol.x[: mlp.n_design]
@@ -154,6 +149,39 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
     pairwise form (not through envelope rows): achieved eps <= eps + log1p(BUDGET_RTOL), so a
     positive cell beside a zero fails a pure budget whatever its size; the objective, twice;
     and the evidence of optimality: a proven bound within OBJ_RTOL of the objective."""
+    feas = _feasibility(problem, x)
+    failures = feas.pop("failures")
+    value = problem.objective.evaluate(x)
+    evidence = dict(evidence or {"kind": "none"})
+    scale = max(abs(value), evidence.get("scale", 1.0))  # the objective's magnitude, or its cost scale
+    direct = _objective_direct(problem, x)
+    if direct is not None and not abs(direct - value) <= OBJ_TOL * scale:
+        failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
+    if claimed is not None and not abs(claimed - value) <= OBJ_RTOL * scale:
+        failures.append(f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
+    if "bound" in evidence:
+        failures += _check_evidence(value, evidence, OBJ_RTOL * scale)
+    return {
+        "passed": not failures,
+        "objective": value,
+        "optimality": optimality,
+        **feas,
+        "tolerance": VERIFY_TOL,
+        "tolerances": {
+            "rows and cells (absolute)": VERIFY_TOL,
+            "constraints (relative to the magnitude of their terms, at least absolute)": VERIFY_TOL,
+            "budgets (ratio: achieved eps <= eps + log1p(rtol))": BUDGET_RTOL,
+            "objective vs solver and vs the bound (relative to max(|objective|, cost scale))": OBJ_RTOL,
+        },
+        "evidence": evidence,
+        "failures": failures,
+    }
+
+
+def _feasibility(problem: Problem, x: np.ndarray) -> dict:
+    """How far the table is from the spec's feasible set: rows, cells, every linear constraint
+    and every budget (in its pairwise form, as a ratio), with a message per failure beyond
+    the tolerances (``failures``)."""
     failures: list[str] = []
     M = _design_array(problem, x)
     k = len(problem.design.targets)
@@ -182,34 +210,13 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         failures.append(f"a row sums to 1 +- {row_err:.3g}")
     if not range_err <= VERIFY_TOL:
         failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
-    value = problem.objective.evaluate(x)
-    evidence = dict(evidence or {"kind": "none"})
-    scale = max(abs(value), evidence.get("scale", 1.0))  # the objective's magnitude, or its cost scale
-    direct = _objective_direct(problem, x)
-    if direct is not None and not abs(direct - value) <= OBJ_TOL * scale:
-        failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
-    if claimed is not None and not abs(claimed - value) <= OBJ_RTOL * scale:
-        failures.append(f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
-    if "bound" in evidence:
-        failures += _check_evidence(value, evidence, OBJ_RTOL * scale)
     return {
-        "passed": not failures,
-        "objective": value,
-        "optimality": optimality,
         "max_row_sum_error": row_err,
         "max_constraint_violation": cons_err,
         "max_budget_violation": budget_err,
         "max_budget_log_excess": log_excess,  # achieved eps - eps (inf: a positive cell beside a zero)
         "max_range_violation": range_err,
         "budgets_achieved": achieved,
-        "tolerance": VERIFY_TOL,
-        "tolerances": {
-            "rows and cells (absolute)": VERIFY_TOL,
-            "constraints (relative to the magnitude of their terms, at least absolute)": VERIFY_TOL,
-            "budgets (ratio: achieved eps <= eps + log1p(rtol))": BUDGET_RTOL,
-            "objective vs solver and vs the bound (relative to max(|objective|, cost scale))": OBJ_RTOL,
-        },
-        "evidence": evidence,
         "failures": failures,
     }
 
@@ -392,13 +399,80 @@ def _objective_direct(problem: Problem, x: np.ndarray) -> float | None:
     return ms.tv(pxy) if obj.kind == "tv" else float((pxy * obj.distance).sum())
 
 
+# ------------------------------------------------------------------ routes, for privopt check
+
+
+def routes(problem: Problem, analysis, tol: float) -> list[Route]:
+    """Every route for ``problem`` (``pipeline/routes_mechanism.py``): the closed form or
+    Prop. 2 where they apply, the envelope LP/QP on every backend and the pairwise LP on
+    HiGHS, all exact and compared on the objective, each measured by ``measure``. The absolute
+    part of the accuracy is scaled with the costs when they are small (costs of 1e-9 make an
+    absolute 1e-7 meaningless). A route's runner is looked up when it runs, so a test can
+    replace it in ``routes_mechanism``."""
+    R = routes_mechanism
+    exact = EXACT.at_least(tol)
+    scale = objective_scale(problem)
+    if scale < 1.0:
+        exact = replace(exact, abs=exact.abs * scale, basis=f"{exact.basis}; the absolute part times the cost scale {scale:.3g}")
+
+    def measured(x, accuracy):
+        return measure(problem, x, accuracy)
+
+    quadratic = problem.objective.is_quadratic
+    kind = "qp" if quadratic else "lp"
+
+    def unnamed(b, note: str) -> str | None:
+        # measured: on the count-query and LDP specs OSQP stops at 200,000 iterations short of
+        # 1e-9 (docs/backends.md); it runs when named with --backends, and on QPs
+        return note if b.label == "cvxpy:OSQP" and not quadratic else None
+
+    out: list[Route] = []
+    if "closed-form" in analysis.applicable:
+        out.append(Route("closed-form", None, lambda b, t: R.closed_form(problem, b, t), measured, exact))
+    if "reduced-lp" in analysis.applicable:
+        out += [Route("reduced-lp", b, lambda b, t: R.reduced(problem, b, t), measured, exact, unnamed=unnamed(b, ""))
+                for b in all_backends()]
+    for b in all_backends():
+        skip = "solves LPs only" if quadratic and not b.supports_qp else None
+        out.append(Route(kind, b, lambda b, t: R.lp(problem, b, t), measured, exact, skip=skip, unnamed=unnamed(b, R.OSQP_NOTE)))
+    if R.pairwise_rows(problem):
+        out.append(Route("pairwise", R.backend("highs"), lambda b, t: R.pairwise(problem, b, t), measured, exact,
+                         selectable=False))
+    return out
+
+
+def measure(problem: Problem, x: np.ndarray, accuracy: Accuracy | None = None) -> Measured:
+    """A candidate table judged as ``run`` judges its own: solver noise cleaned (``clean``),
+    then the objective of the cleaned table, and its largest violation of every constraint,
+    row and cell, and of every budget as a ratio (achieved eps - eps, infinite for a positive
+    cell beside a zero). ``accuracy`` is not needed: nothing is settled within it."""
+    x, _ = clean(problem, x)
+    feas = _feasibility(problem, x)
+    violation = feas["max_budget_log_excess"]
+    for key in ("max_constraint_violation", "max_budget_violation", "max_row_sum_error", "max_range_violation"):
+        violation = worst(violation, feas[key])
+    return Measured(problem.objective.evaluate(x), violation)
+
+
 # ------------------------------------------------------------------ measures
 
 
 def report(problem: Problem, x: np.ndarray) -> dict:
-    """Measures of the returned mechanism (Ding et al.): each budget achieved, and for a
-    private S, data X and release Y: LDP and log-lift of Y and of X with eq. 6's (1 - alpha)
-    approximations, I(X;Y) and I(S;Y) in bits, tv, max posterior, P(Y) vs P(X)."""
+    """Measures of the returned mechanism. Which appear follows the problem's math, never the
+    role a variable is spelled with:
+
+    * each budget as the table achieves it; how exactly each moment/equality constraint is met;
+    * the squared error ``sum_x E[(y - x)^2 | x]`` only where it is (a positive multiple of)
+      the objective's linear part (``_squared_error``), and the penalty part of a quadratic
+      objective; the naive mixture, where one is defined;
+    * for a release Y declared ``over`` its input X (whatever X's role): utility, I(X;Y), H(X),
+      tv, E[d(X, Y)] when the objective is that distortion, max |P(Y) - P(X)|; and when X is
+      protected (private, or the source of a budget), the privacy of X through Y: ldp and
+      log-lift of Y about X, max P(X | Y) and max P(X);
+    * for the first other protected variable S: I(S;Y) and I(S;X) in bits, LDP and log-lift of
+      Y and of X, eq. 6's (1 - alpha) approximations where eq. 3 fixes alpha, max P(S | Y) and
+      max P(S) (Ding et al.).
+    """
     out = _budgets_achieved(problem, x)
     for c in problem.constraints:
         if c.sense == "==" and c.induced is None:  # a moment or other equality: how exactly it is met
@@ -418,8 +492,8 @@ def report(problem: Problem, x: np.ndarray) -> dict:
     V = problem.variables
     axes = problem.model.axes
     joint = problem.model.value(x)  # dense P(known, release), evaluated once for every measure
-    release = [a for a in problem.design.targets if V[a].over in axes and V[V[a].over].role is Role.DATA]
-    private = [a for a in axes if V[a].role is Role.PRIVATE]
+    release = [a for a in problem.design.targets if V[a].over in axes]
+    protected = _protected(problem, axes)
     if release:
         y = release[0]
         xd = V[y].over
@@ -427,11 +501,19 @@ def report(problem: Problem, x: np.ndarray) -> dict:
         out[f"I({xd};{y}) bits"] = ms.mutual_info(pxy)
         out[f"H({xd}) bits"] = ms.mutual_info(np.diag(pxy.sum(axis=1)))
         out[f"tv({xd}, {y})"] = ms.tv(pxy)
-        if problem.objective.kind == "expected_distortion":
+        if problem.objective.kind == "expected_distortion" and problem.objective.pair == (xd, y):
             out[f"E[d({xd}, {y})]"] = float((pxy * problem.objective.distance).sum())
         out[f"max |P({y}) - P({xd})|"] = float(np.abs(pxy.sum(axis=0) - pxy.sum(axis=1)).max())
-        if private:
-            s = private[0]
+        if xd in protected:  # the release's privacy about its own input
+            cy, live = ms.conditional(pxy)
+            px = pxy.sum(axis=1)
+            out.setdefault(f"ldp({xd} -> {y})", ms.pairwise_eps(cy, live))  # a budget's own value stays
+            out.setdefault(f"loglift({xd} -> {y})", ms.loglift(cy, px))
+            out[f"max P({xd} | {y})"] = _max_posterior(pxy)
+            out[f"max P({xd})"] = float(px.max())
+        others = [s for s in protected if s != xd]
+        if others:
+            s = others[0]
             psy = marginal(axes, joint, (s, y))
             psx = marginal(axes, joint, (s, xd))
             cy, live = ms.conditional(psy)
@@ -450,11 +532,22 @@ def report(problem: Problem, x: np.ndarray) -> dict:
                 out["alpha (eq. 3)"] = san.alpha
                 out[f"(1 - alpha) ldp({s} -> {xd}) (eq. 6a)"] = (1 - san.alpha) * ldp_x
                 out[f"(1 - alpha) loglift({s} -> {xd}) (eq. 6b)"] = (1 - san.alpha) * ll_x
-            py = psy.sum(axis=0)
-            post = np.divide(psy, py[None, :], out=np.zeros_like(psy), where=py[None, :] > 0)
-            out[f"max P({s} | {y})"] = float(post.max())
+            out[f"max P({s} | {y})"] = _max_posterior(psy)
             out[f"max P({s})"] = float(ps.max())
     return out
+
+
+def _protected(problem: Problem, axes: tuple[str, ...]) -> list[str]:
+    """The model's variables whose privacy the problem is about: the private ones and the
+    source of every single-variable budget, in the model's order."""
+    sources = {b.source[0] for b in problem.budgets if len(b.source) == 1}
+    return [a for a in axes if problem.variables[a].role is Role.PRIVATE or a in sources]
+
+
+def _max_posterior(pxy: np.ndarray) -> float:
+    """max over (x, y) of P(x | y), from the joint P(x, y)."""
+    py = pxy.sum(axis=0)
+    return float(np.divide(pxy, py[None, :], out=np.zeros_like(pxy), where=py[None, :] > 0).max())
 
 
 def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
@@ -469,16 +562,35 @@ def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
 
 
 def _squared_error(problem: Problem, x: np.ndarray) -> dict:
-    """sum_x E[(y - x)^2 | x] for a design P(y | x) on numeric labels (Ramon & Basu's loss)."""
+    """sum_x E[(y - x)^2 | x] (Ramon & Basu's loss, unweighted by any prior), only where it
+    means something: a design P(y | x) with numeric labels on both sides, and an objective
+    whose linear part is a positive multiple of that sum (the objective itself, or its
+    squared-error part beside a penalty). Elsewhere (an expected distortion under a prior, a
+    tv) it would be a number the problem never asked about."""
     d = problem.design
     if len(d.targets) != 1 or len(d.given) != 1:
         return {}
     xv, yv = problem.variables[d.given[0]].values, problem.variables[d.targets[0]].values
     if xv is None or yv is None:
         return {}
-    f = _design_array(problem, x)  # (x, y): the design's axes are given, then target
-    err = (f * (xv[:, None] - yv[None, :]) ** 2).sum(axis=1)
+    loss = (xv[:, None] - yv[None, :]) ** 2  # over the design's axes: given, then target
+    if not _proportional(problem.objective.expr.matrix(), loss.ravel()):
+        return {}
+    f = _design_array(problem, x)
+    err = (f * loss).sum(axis=1)
     return {f"sum_x E[({d.targets[0]} - {d.given[0]})^2 | {d.given[0]}]": float(err.sum())}
+
+
+def _proportional(A, w: np.ndarray, rtol: float = 1e-9) -> bool:
+    """Whether the one-row matrix ``A`` is k w for some k > 0 (to ``rtol`` of its largest entry)."""
+    if A.shape != (1, w.size):
+        return False
+    c = np.asarray(A.todense()).ravel()
+    ww = float(w @ w)
+    if ww <= 0.0:
+        return False
+    k = float(c @ w) / ww
+    return k > 0.0 and float(np.abs(c - k * w).max()) <= rtol * float(np.abs(c).max())
 
 
 def released_table(problem: Problem, x: np.ndarray) -> pd.DataFrame:

@@ -1,0 +1,113 @@
+"""The ways to solve a mechanism problem: the solvers ``pipeline.mechanism.run`` uses
+(``solve_closed_form``, ``solve_reduced``, ``use_pairwise``) and the route runners that
+``pipeline.mechanism.routes`` lists for ``privopt check``:
+
+* ``closed_form``: Lemma 1 or Prop. 1, where they apply;
+* ``reduced``: Prop. 2's transport LP, where it applies;
+* ``lp``: the whole program (envelope form) on any backend (a QP on the QP-capable ones);
+* ``pairwise``: the LP with every pair of a pairwise budget its own row (no envelopes).
+
+Each runner is ``(problem, backend, time_limit) -> Answer`` with the design as a flat vector.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..backends.base import Backend
+from ..closedform import sanitization as cf
+from ..lower.mechanism import lower_mechanism
+from ..methods.lp import solve_lp
+from ..model.problem import Problem
+from .common import Answer, RouteSkipped
+
+PAIRWISE_MAX_ROWS = 2_000_000  # the pairwise form has |A|^2 |Y| rows per budget
+PAIRWISE_CHECK_ROWS = 200_000  # beyond this the check's pairwise route is skipped before it is built
+OSQP_NOTE = "OSQP (ADMM) does not reach 1e-9 on these LPs; run it with --backends cvxpy:OSQP"
+
+
+# ------------------------------------------------------------------ solvers
+
+
+def solve_closed_form(problem: Problem) -> tuple[np.ndarray, str]:
+    """(the design, why): Lemma 1 (Markov) or Prop. 1 (non-Markov, tv); the method must apply."""
+    san, _ = cf.match(problem)
+    if san.markov:
+        M = cf.lemma1(san.px, san.alpha)
+        why = "closed form: Lemma 1 (eq. 7), the unique Markov channel (P(X|S) has full column rank)"
+    else:
+        M = cf.prop1(san.p, san.q)
+        why = "closed form: Prop. 1 (eq. 11), the diagonal at its bound min(1, q/p)"
+    return cf.to_design(problem, san, M).ravel(), why
+
+
+def solve_reduced(problem: Problem, backend, time_limit) -> tuple[np.ndarray, object]:
+    """(the design, the transport LP's solution or None): Prop. 2's reduced LP on ``backend``."""
+    san, _ = cf.match(problem)
+    M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, backend, time_limit)
+    return cf.to_design(problem, san, M).ravel(), sol
+
+
+def use_pairwise(problem: Problem, backend) -> bool:
+    """The pairwise form for a backend that stalls on envelopes, when it is not too large."""
+    if not backend.stalls_on_envelopes:
+        return False
+    rows = sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.pairs is None)
+    return rows <= PAIRWISE_MAX_ROWS
+
+
+# ------------------------------------------------------------------ route runners
+
+
+def backend(name: str, solver: str | None = None) -> Backend:
+    """A backend instance for a fixed-backend route (available or not: the check says which)."""
+    from ..backends import BACKENDS
+
+    return BACKENDS[name](solver)
+
+
+def closed_form(problem: Problem, _backend, _time_limit) -> Answer:
+    t0 = time.perf_counter()
+    x, _ = solve_closed_form(problem)
+    return Answer(x, 0.0, time.perf_counter() - t0, "")
+
+
+def reduced(problem: Problem, backend: Backend, time_limit) -> Answer:
+    t0 = time.perf_counter()
+    x, sol = solve_reduced(problem, backend, time_limit)
+    build = sol.build_s if sol is not None else 0.0
+    return Answer(x, build, time.perf_counter() - t0 - build, "Prop. 2 transport LP")
+
+
+def lp(problem: Problem, backend: Backend, time_limit, pairwise: bool = False) -> Answer:
+    """The whole program: in its envelope form, or pairwise (every pair its own row) when asked
+    or when the backend stalls on envelopes."""
+    pairwise = pairwise or use_pairwise(problem, backend)
+    t0 = time.perf_counter()
+    mlp = lower_mechanism(problem, pairwise=pairwise)
+    if pairwise and mlp.lp.shape[0] > PAIRWISE_MAX_ROWS:
+        raise RouteSkipped(f"{mlp.lp.shape[0]:,} rows; the pairwise form is for problems up to {PAIRWISE_MAX_ROWS:,}")
+    build = time.perf_counter() - t0
+    sol = solve_lp(mlp, backend, time_limit)
+    note = f"{mlp.lp.shape[0]:,} rows x {mlp.lp.shape[1]:,} columns" + (", every pair its own row" if pairwise else "")
+    return Answer(sol.x[: mlp.n_design], build + sol.build_s, sol.solve_s, note)
+
+
+def pairwise_rows(problem: Problem) -> int:
+    """Rows of the pairwise form: |A|^2 |Y| per pairwise budget written without its pairs."""
+    return sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.kind in ("ldp", "dp") and b.pairs is None)
+
+
+def pairwise(problem: Problem, backend: Backend, time_limit) -> Answer:
+    """The pairwise LP, skipped before it is built when it is large: its rows grow as |A|^2 |Y|
+    where the envelope LP's grow as |A| |Y| (at |A| = |Y| = 100, 1,000,000 rows and about 250x
+    the main solve's time)."""
+    rows = pairwise_rows(problem)
+    if rows > PAIRWISE_CHECK_ROWS:
+        raise RouteSkipped(
+            f"the pairwise form would have {rows:,} rows (|A|^2 |Y|; over {PAIRWISE_CHECK_ROWS:,}), and take far "
+            "longer than the envelope LP"
+        )
+    return lp(problem, backend, time_limit, pairwise=True)
