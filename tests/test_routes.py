@@ -37,7 +37,7 @@ def test_every_family_lists_routes_that_run_and_measure(spec):
     assert routes and all(isinstance(r, Route) for r in routes)
     first = routes[0]
     assert first.backend is None or first.backend.available()[0]
-    point, build_s, solve_s, note = first.run(first.backend, None)
+    point, *_ = first.run(first.backend, None)
     m = first.measure(point, first.accuracy)
     assert isinstance(m, Measured) and np.isfinite(m.objective) and m.violation <= first.accuracy.cells
     assert m.objective == pytest.approx(problem.solve().objective, abs=1e-7)
