@@ -117,6 +117,7 @@ class MechanismBuilder(QuadraticTerms):
         self._model: LinTable | None = None
         self.primed: dict[str, str] = {}  # x' -> x while an adjacency relation is read
         self.as_variable: dict[str, str] = {}  # B -> y inside E[... B ...]
+        self._induced_cache: dict[tuple, LinTable | None] = {}  # (targets, given) -> P(targets | given)
 
     # ------------------------------------------------------------------ entry point
     def build(self, decls: list[ast.ConstraintDecl], objective: ast.ObjectiveDecl, title) -> Problem:
@@ -618,7 +619,7 @@ class MechanismBuilder(QuadraticTerms):
         if len(set(axes)) != len(axes) or not all(a in self.vars for a in axes):
             return None
         key = (targets, given)
-        cache = self.__dict__.setdefault("_induced_cache", {})
+        cache = self._induced_cache
         if key not in cache:
             try:
                 cache[key] = self.induced(targets, given, None)

@@ -96,13 +96,14 @@ def match(problem: Problem) -> tuple[Sanitization | None, str]:
         return None, "the required P(Y | S) is not a distribution for every s"
     px = pxs_joint.sum(axis=0)
     alpha = reduction_alpha(p[live], px, q[live])
-    texts = " and ".join(f"'{c.text}'" for c in cons)
+    written = list(dict.fromkeys(c.text for c in cons))  # a chain's halves share one text
+    texts = " and ".join(f"'{t}'" for t in written) + (" read" if len(written) > 1 else " reads")
     if alpha is not None:
         a = f"{alpha:.6g}"
         eq = f"P({y} | {s}) == (1 - {a}) * P({x} | {s}) + {a} * P({x}) (eq. 3, alpha = {a})"
     else:
         eq = f"P({y} | {s}) == a known table"
-    return Sanitization(s, x, y, markov, p, q, ps, px, alpha, f"{texts} reads {eq}"), ""
+    return Sanitization(s, x, y, markov, p, q, ps, px, alpha, f"{texts} {eq}"), ""
 
 
 def _same_table(a: np.ndarray, b: np.ndarray) -> bool:
