@@ -43,8 +43,8 @@ EQ3_SPELLINGS = [
 EQ3_OTHER = [
     f"subject to P(Y | S) <= {Q}",  # one side only
     f"subject to P(Y | S) >= {Q}",
-    f"subject to P(Y | S) == {Q}\nsubject to P(Y | S) >= 0.05",  # an extra, binding bound
-    f"subject to P(Y | S) == {Q}\nsubject to P(Y) == P(X)",  # an extra constraint (implied, but not eq. 3)
+    f"subject to P(Y | S) == {Q}\nsubject to M <= 0.95",  # an extra bound on the channel (binds for Prop. 1)
+    f"subject to P(Y | S) == {Q}\nsubject to P(Y | S) >= 0.2",  # an extra bound eq. 3 violates: infeasible
     "subject to P(Y) == P(X)",  # eq. 4 alone
     f"subject to P(Y, S) == {Q}",  # the joint, not the conditional
     f"subject to P(Y | S) + P(X | S) == {Q}",  # P(Y | S) fixed to something that is not a distribution
@@ -104,9 +104,12 @@ def test_eq3_spellings_are_recognized(spec, spelling):
 @pytest.mark.parametrize("spelling", EQ3_OTHER)
 @pytest.mark.parametrize("spec", ["sanitize_nonmarkov_tv.priv", "sanitize_markov_lemma1.priv", "sanitize_distortion.priv"])
 def test_other_problems_are_not_eq3(spec, spelling):
-    a = api.loads(_with(_spec(spec), EQ3, spelling)).explain()
+    problem = api.loads(_with(_spec(spec), EQ3, spelling))
+    a = problem.explain()
     assert a.chosen == "lp"
     assert "closed-form" not in a.applicable and "reduced-lp" not in a.applicable
+    if "M <= 0.95" in spelling and spec == "sanitize_nonmarkov_tv.priv":  # it binds: the optimum moves
+        assert problem.solve().objective > api.loads(_spec(spec)).solve().objective + 1e-6
 
 
 def test_a_zero_multiple_leaves_cells_free():

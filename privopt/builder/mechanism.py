@@ -815,7 +815,7 @@ class MechanismBuilder(QuadraticTerms):
             return None
         cands = [self.vars[a] for a in d.given if self.vars[a].role is Role.DATA and self.vars[a].labels == y.labels]
         cands.sort(key=lambda x: x.name != y.over)
-        a = np.asarray(v.matrix().toarray()).ravel()
+        a = np.asarray(v.matrix().toarray()).ravel() if cands else None
         for x in cands:
             try:
                 J = self.induced((x.name, y.name), (), None)
