@@ -534,6 +534,10 @@ def _print_noise(problem, result) -> None:
         shown = ", ".join(_fmt(x) for x in flat[:MAX_ROWS]) + (", ..." if len(flat) > MAX_ROWS else "")
         nt.add_row(escape(name), escape(f"{label}: {shown}"))
     out.print(nt)
+    for name, check in v.get("baselines", {}).items():
+        if not check["passed"]:
+            out.print(escape(f"note: the {name} baseline is feasible but its optimality is not certified: "
+                             + "; ".join(check["failures"])))
 
 
 def _evidence(e: dict) -> str:

@@ -53,7 +53,9 @@ def _read_and_solve(load) -> int:
     try:
         problem = load()
         cells = 1
-        for axis in problem.design.axes:
+        if problem.noise is not None:  # noise placement: size by answers x inputs
+            cells = problem.noise.F.size
+        for axis in problem.design.axes if problem.design is not None else ():
             cells *= problem.variables[axis].size
         if cells <= MAX_SOLVE_CELLS:
             problem.solve(time_limit=5)

@@ -34,7 +34,7 @@ def optimum(result) -> str:
     if result.beta is not None:
         out = {"status": result.status, "beta": round(result.beta, 9), "objective": round(result.objective, 9), "groups": groups}
     else:  # mechanism problems have no groups
-        digits = 6 if result.method == "qp" else 9  # QPs go to an interior point by default (Clarabel)
+        digits = 6 if result.method in ("qp", "conic") else 9  # interior-point answers (Clarabel)
         out = {"status": result.status, "objective": round(result.objective, digits), "method": result.method}
     if result.method == "closed-form":  # deterministic; an LP's optimal table need not be unique
         table = result.tables[next(iter(result.tables))]

@@ -17,6 +17,16 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
         given = f" | {', '.join(t.given)}" if t.given else ""
         cells = np.round(t.data.ravel()[:max_cells], 10).tolist()
         lines.append(f"known {t.name} = P({', '.join(t.targets)}{given}) axes={list(t.axes)} cells={cells}")
+    if problem.noise is not None:
+        nm = problem.noise
+        x, req = nm.input, nm.requirement
+        lines.append(f"input {x.name}: {x.role} real[{x.size}] widths={np.round(x.widths[:max_cells], 10).tolist()}")
+        lines.append(f"release {nm.release}: F={np.round(nm.F.ravel()[:max_cells], 10).tolist()} shape={list(nm.F.shape)}")
+        for n in nm.noises:
+            lines.append(f"noise {n.name}: gaussian[{n.size}]{' correlated' if n.correlated else ''} G={np.round(n.G.ravel()[:max_cells], 10).tolist()}")
+        lines.append(f"requirement dp({req.source} -> {req.release}) eps={req.eps:.12g} delta={req.delta:.12g} calibration={req.calibration}")
+        lines.append(f"objective {problem.objective.text!r} offset={problem.objective.offset:.12g}")
+        return "\n".join(lines) + "\n"
     d = problem.design
     lines.append(f"design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})")
     for c in problem.constraints:
