@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -87,6 +88,60 @@ class CvxpyBackend(Backend):
         if lp.is_qp:
             objective = objective + 0.5 * cp.quad_form(x, cp.psd_wrap(lp.Q))
         problem = cp.Problem(cp.Minimize(objective), cons)
+        t1 = time.perf_counter()
+        run = self._run(problem, tol, time_limit)
+        termination, status = run.termination, run.status
+        values = objective = row_dual = None
+        if status == "optimal":
+            values = np.asarray(x.value, dtype=float)
+            objective = float(problem.value)
+            row_dual = np.zeros(lp.A.shape[0])
+            if ub is not None and ub.dual_value is not None:
+                np.add.at(row_dual, ub_rows, -np.asarray(ub.dual_value) * ub_sign)
+            if eq is not None and eq.dual_value is not None:
+                row_dual[eq_rows] = -np.asarray(eq.dual_value)
+        return LPSolution(
+            termination,
+            status,
+            values,
+            objective,
+            solve_s=run.solve_s,
+            build_s=(t1 - t0) + run.compile_s,
+            iterations=run.iterations,
+            solver=f"cvxpy/{self.solver}",
+            version=cp.__version__,
+            message=run.message,
+            row_dual=row_dual,
+        )
+
+    def _solve_conic(self, program, *, form: str, time_limit: float | None, tol: float) -> ConicSolution:
+        """Build ``program.to_cvxpy(form)`` and solve it; values come back in the program's units.
+        "optimal_inaccurate" is not an answer (termination "inaccurate")."""
+        import cvxpy as cp
+
+        if self.solver not in self.conic_solvers:
+            return ConicSolution(
+                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
+                f"{self.solver} takes no second-order or PSD cones; use --solver {' or '.join(self.conic_solvers)}",
+            )
+        t0 = time.perf_counter()
+        problem, variables = program.to_cvxpy(form)
+        t1 = time.perf_counter()
+        run = self._run(problem, tol, time_limit)
+        values = objective = None
+        if run.status == "optimal":
+            values = {name: np.asarray(v.value, dtype=float) for name, v in variables.items()}
+            objective = float(problem.value)
+        return ConicSolution(
+            run.termination, run.status, values, objective, solve_s=run.solve_s, build_s=(t1 - t0) + run.compile_s,
+            iterations=run.iterations, solver=f"cvxpy/{self.solver}", version=cp.__version__, message=run.message,
+        )
+
+    def _run(self, problem, tol: float, time_limit: float | None) -> _Run:
+        """``problem.solve`` on the inner solver with its accuracy options, interruptible, with
+        cvxpy's status mapped and its time split into compiling and the inner solver's own."""
+        import cvxpy as cp
+
         options = _OPTIONS[self.solver](tol)
         if time_limit is not None:
             options[_TIME_LIMIT[self.solver]] = float(time_limit)
@@ -104,69 +159,19 @@ class CvxpyBackend(Backend):
             termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
         except cp.error.SolverError as e:
             termination, status, message = "error", "unknown", str(e)
-        t2 = time.perf_counter()
-        values = objective = row_dual = None
-        if status == "optimal":
-            values = np.asarray(x.value, dtype=float)
-            objective = float(problem.value)
-            row_dual = np.zeros(lp.A.shape[0])
-            if ub is not None and ub.dual_value is not None:
-                np.add.at(row_dual, ub_rows, -np.asarray(ub.dual_value) * ub_sign)
-            if eq is not None and eq.dual_value is not None:
-                row_dual[eq_rows] = -np.asarray(eq.dual_value)
+        spent = time.perf_counter() - t1
         stats = problem.solver_stats
         # cvxpy compiles inside solve(): count only the inner solver's own time as solving
         inner = getattr(stats, "solve_time", None) if stats is not None else None
-        solve_s = float(inner) if inner is not None and 0 <= inner <= t2 - t1 else t2 - t1
-        return LPSolution(
-            termination,
-            status,
-            values,
-            objective,
-            solve_s=solve_s,
-            build_s=(t1 - t0) + (t2 - t1 - solve_s),
-            iterations=getattr(stats, "num_iters", None) if stats is not None else None,
-            solver=f"cvxpy/{self.solver}",
-            version=cp.__version__,
-            message=message or str(problem.status),
-            row_dual=row_dual,
-        )
+        solve_s = float(inner) if inner is not None and 0 <= inner <= spent else spent
+        iterations = getattr(stats, "num_iters", None) if stats is not None else None
+        return _Run(termination, status, message or str(problem.status), solve_s, spent - solve_s, iterations)
 
-    def _solve_conic(self, program, *, form: str, time_limit: float | None, tol: float) -> ConicSolution:
-        """Build ``program.to_cvxpy(form)`` and solve it; values come back in the program's units.
-        "optimal_inaccurate" is not an answer (termination "inaccurate")."""
-        import cvxpy as cp
 
-        if self.solver not in self.conic_solvers:
-            return ConicSolution(
-                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
-                f"{self.solver} takes no second-order or PSD cones; use --solver {' or '.join(self.conic_solvers)}",
-            )
-        t0 = time.perf_counter()
-        problem, variables = program.to_cvxpy(form)
-        options = _OPTIONS[self.solver](tol)
-        if time_limit is not None:
-            options[_TIME_LIMIT[self.solver]] = float(time_limit)
-        t1 = time.perf_counter()
-        message = ""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                verbose = solverlog.verbose()
-                solverlog.interruptible(lambda: problem.solve(solver=self.solver, verbose=verbose, **options))
-            termination, status = _STATUS.get(problem.status, ("unknown", "unknown"))
-        except cp.error.SolverError as e:
-            termination, status, message = "error", "unknown", str(e)
-        t2 = time.perf_counter()
-        values = objective = None
-        if status == "optimal":
-            values = {name: np.asarray(v.value, dtype=float) for name, v in variables.items()}
-            objective = float(problem.value)
-        stats = problem.solver_stats
-        inner = getattr(stats, "solve_time", None) if stats is not None else None
-        solve_s = float(inner) if inner is not None and 0 <= inner <= t2 - t1 else t2 - t1
-        return ConicSolution(
-            termination, status, values, objective, solve_s=solve_s, build_s=(t1 - t0) + (t2 - t1 - solve_s),
-            iterations=getattr(stats, "num_iters", None) if stats is not None else None,
-            solver=f"cvxpy/{self.solver}", version=cp.__version__, message=message or str(problem.status),
-        )
+class _Run(NamedTuple):
+    termination: str
+    status: str
+    message: str
+    solve_s: float
+    compile_s: float
+    iterations: int | None

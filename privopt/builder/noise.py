@@ -29,7 +29,7 @@ from ..model.problem import Problem
 from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
 
 ROLES = ("private", "data")
-MAX_MATRIX_CELLS = 50_000_000
+MAX_MATRIX_BYTES = 1 << 30  # a matrix file larger than this is refused, not truncated
 
 
 @dataclass(frozen=True)
@@ -201,17 +201,7 @@ class NoiseBuilder:
         if d.body is not None:
             data = _read_matrix(d.body, d.body_span, "the matrix")
         else:
-            _, fh = self.b.files.open(d.path, d.path_span)
-            with fh:
-                raw = fh.read(MAX_MATRIX_CELLS * 32 + 1)
-            import hashlib
-
-            self.b.files.digests[d.path] = hashlib.sha256(raw).hexdigest()
-            try:
-                text = raw.decode("utf-8-sig")
-            except UnicodeDecodeError as e:
-                row = raw.count(b"\n", 0, e.start) + 1
-                raise SpecError(f"line {row} of '{d.path}' is not UTF-8", d.path_span, "save the file as UTF-8") from None
+            text = self.b.files.text(d.path, d.path_span, MAX_MATRIX_BYTES)
             data = _read_matrix(text, d.path_span, f"'{d.path}'", file_rows=True)
         self.matrices[d.name.name] = data
 

@@ -82,6 +82,18 @@ class DataFiles:
             os.close(fd)
             raise
 
+    def text(self, text: str, span: Span, max_bytes: int) -> str:
+        """A data file's text (UTF-8, at most ``max_bytes``), its SHA-256 recorded like a table's."""
+        _, fh = self.open(text, span)
+        with fh:
+            if os.fstat(fh.fileno()).st_size > max_bytes:
+                raise SpecError(f"data file '{text}' is larger than {max_bytes:,} bytes", span, "use a smaller file")
+            data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:  # grew while being read
+            raise SpecError(f"data file '{text}' is larger than {max_bytes:,} bytes", span, "use a smaller file")
+        self.digests[text] = hashlib.sha256(data).hexdigest()
+        return _decode(data, text, span).removeprefix("\ufeff")
+
     def frame(self, text: str, span: Span) -> pd.DataFrame:
         real, fh = self.open(text, span)
         with fh:
@@ -145,13 +157,7 @@ def _read_text(data: bytes, kind: str, text: str, span: Span) -> pd.DataFrame:
     names each column once."""
     if b"\x00" in data[:8192]:
         raise SpecError(f"data file '{text}' is binary, not {kind.upper()} text", span)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        row = data.count(b"\n", 0, e.start) + 1
-        raise SpecError(
-            f"line {row} of '{text}': byte 0x{data[e.start]:02x} is not UTF-8", span, "save the data file as UTF-8"
-        ) from None
+    _decode(data, text, span)
     sep = "\t" if kind == "tsv" else ","
     header = next(csv.reader(io.StringIO(data[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
     _no_duplicate_columns(header, text, span)
@@ -159,6 +165,17 @@ def _read_text(data: bytes, kind: str, text: str, span: Span) -> pd.DataFrame:
         return pd.read_csv(io.BytesIO(data), sep=sep, engine="pyarrow")
     except Exception:  # pyarrow is strict about ragged rows: let pandas explain
         return pd.read_csv(io.BytesIO(data), sep=sep)
+
+
+def _decode(data: bytes, text: str, span: Span) -> str:
+    """The bytes as UTF-8 text; a bad byte is an error naming its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        row = data.count(b"\n", 0, e.start) + 1
+        raise SpecError(
+            f"line {row} of '{text}': byte 0x{data[e.start]:02x} is not UTF-8", span, "save the data file as UTF-8"
+        ) from None
 
 
 def _no_duplicate_columns(names, text: str, span: Span) -> None:

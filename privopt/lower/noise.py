@@ -46,6 +46,11 @@ class Block:
     def size(self) -> int:
         return int(self.G.shape[1])
 
+    @property
+    def weights(self) -> np.ndarray:
+        """Each coordinate's variance's share of the loss tr(Sigma): |g_i|^2."""
+        return np.einsum("ij,ij->j", self.G, self.G)
+
 
 @dataclass(frozen=True, eq=False)
 class ConicProgram:
@@ -77,7 +82,7 @@ class ConicProgram:
         cvars = {b.name: cp.Variable((b.size, b.size), PSD=True, name=b.name) for b in corr}
         cost = 0
         for b in diag:
-            cost = cost + (np.einsum("ij,ij->j", b.G, b.G) @ svars[b.name])
+            cost = cost + (b.weights @ svars[b.name])
         for b in corr:
             cost = cost + cp.trace((b.G.T @ b.G) @ cvars[b.name])
         cons = []
@@ -138,7 +143,7 @@ class ConicProgram:
             Q = cp.Variable((n, N))
             Mu = cp.reshape(mu, (n, 1), order="C") @ np.ones((1, N))
             cons.append(cp.SOC(cp.vec(Q + Mu, order="C"), cp.vstack([2 * cp.vec(W, order="C"), cp.vec(Q - Mu, order="C")]), axis=0))
-            cons.append(cp.sum(Q, axis=0) <= np.einsum("ij,ij->j", Gd, Gd))
+            cons.append(cp.sum(Q, axis=0) <= np.concatenate([b.weights for b in diag]))
         for b in self.blocks:
             if b.correlated:
                 Wk = b.G.T @ Y.T  # k x n

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg, optimize, special
+from scipy import optimize, special
 
 CALIBRATIONS = ("analytic", "classic")
 
@@ -71,38 +71,9 @@ def classic_is_private(eps: float, delta: float) -> tuple[bool, float]:
     return exact <= delta, exact
 
 
-def sensitivities(sigma: np.ndarray, F: np.ndarray, widths: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
-    """``Delta_j = w_j sqrt(f_j' Sigma^+ f_j)`` for every input coordinate j, inf where ``f_j``
-    leaves the range of Sigma (by more than ``rtol`` of its norm), by a linear solve: Cholesky
-    when Sigma is numerically positive definite, else an eigendecomposition restricted to its
-    range (eigenvalues above ``rtol`` times the largest): a singular Sigma, as noise on the
-    inputs alone gives when there are more answers than inputs. A zero column has sensitivity 0."""
-    sigma = np.asarray(sigma, dtype=float)
-    F = np.asarray(F, dtype=float)
-
-    try:
-        c = linalg.cho_factor(sigma, lower=True, check_finite=True)
-        u = linalg.cho_solve(c, F)
-        quad = np.einsum("ij,ij->j", F, u)
-        if np.all(np.isfinite(quad)) and np.all(quad >= 0):
-            return widths * np.sqrt(quad)
-    except (linalg.LinAlgError, ValueError):
-        pass
-    lam, V = np.linalg.eigh((sigma + sigma.T) / 2)
-    top = float(lam.max(initial=0.0))
-    keep = lam > rtol * top if top > 0 else np.zeros_like(lam, dtype=bool)
-    proj = V[:, keep].T @ F
-    quad = (proj**2 / lam[keep, None]).sum(axis=0)
-    outside = np.linalg.norm(F - V[:, keep] @ proj, axis=0)
-    norms = np.linalg.norm(F, axis=0)
-    out = widths * np.sqrt(quad)
-    out[outside > rtol * np.maximum(norms, 1e-300) * max(1.0, math.sqrt(F.shape[0]))] = math.inf
-    out[norms == 0] = 0.0
-    return out
-
-
 def sensitivities_of_factor(H: np.ndarray, F: np.ndarray, widths: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
-    """``sensitivities`` for ``Sigma = H H'`` given the factor H (m x N): ``f' Sigma^+ f =
+    """``Delta_j = w_j sqrt(f_j' Sigma^+ f_j)`` for every input coordinate j, for ``Sigma = H H'``
+    given the factor H (m x N): ``f' Sigma^+ f =
     |H^+ f|^2`` by an SVD least-squares solve on H, whose condition number is the square root
     of Sigma's, so a nearly singular Sigma (a variance of 1e-9 beside one of 1e3) keeps its
     digits. A column whose residual ``|H y - f|`` exceeds ``rtol |f|`` leaves the range: inf."""

@@ -52,11 +52,6 @@ class Noise:
     G: np.ndarray = field(repr=False)
     span: Span | None = field(default=None, repr=False)
 
-    @property
-    def weights(self) -> np.ndarray:
-        """Each coordinate's variance's share of the expected squared error: |g_i|^2."""
-        return np.einsum("ij,ij->j", self.G, self.G)
-
 
 @dataclass(frozen=True, eq=False)
 class DPRequirement:
@@ -101,20 +96,3 @@ class NoiseModel:
     @property
     def answers(self) -> int:
         return int(self.F.shape[0])
-
-    def sigma(self, covariances: dict[str, np.ndarray]) -> np.ndarray:
-        """``Sigma = sum_k G_k S_k G_k'`` from each noise's variances (a vector) or covariance."""
-        m = self.answers
-        out = np.zeros((m, m))
-        for n in self.noises:
-            S = np.asarray(covariances[n.name], dtype=float)
-            out += (n.G * S) @ n.G.T if S.ndim == 1 else n.G @ S @ n.G.T
-        return (out + out.T) / 2
-
-    def loss(self, covariances: dict[str, np.ndarray]) -> float:
-        """The expected squared error: ``tr(Sigma) + |c|^2``, summed noise by noise."""
-        total = self.objective.offset
-        for n in self.noises:
-            S = np.asarray(covariances[n.name], dtype=float)
-            total += float(n.weights @ S) if S.ndim == 1 else float(np.sum((n.G.T @ n.G) * S))
-        return total

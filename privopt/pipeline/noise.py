@@ -23,6 +23,7 @@ import math
 import time
 
 import numpy as np
+import pandas as pd
 
 from .. import solverlog
 from ..backends import get_backend
@@ -61,7 +62,7 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
         if not b["verification"]["passed"] and not all("not certified" in f for f in b["verification"]["failures"]):
             raise VerificationError(f"the {name} baseline failed verification: " + "; ".join(b["verification"]["failures"]))
     details = {
-        "noise": {n.name: _plain_cov(cov[n.name]) for n in model.noises},
+        "noise": {n.name: cov[n.name].tolist() for n in model.noises},
         "baselines": {name: b["loss"] for name, b in base.items()},
     }
     verification["baselines"] = {name: b["verification"] for name, b in base.items()}
@@ -86,12 +87,12 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
         backend=be.label,
         problem_class=analysis.problem_class,
         objective_kind=problem.objective.kind,
-        groups=_no_groups(),
+        groups=pd.DataFrame(),
         tables=LazyTables({}),
         verification=verification,
         timings=timings(problem.parse_s, solve_s, t_start),
         stats=stats,
-        measures=_measures(model, cov),
+        measures=_measures(model, verification),
         details=details,
     )
 
@@ -122,8 +123,12 @@ def solve(model: NoiseModel, program: ConicProgram, backend, time_limit=None, fo
             f"{sol.solver} returned no optimum for the noise-placement program "
             f"(termination '{sol.termination}': {sol.message})"
         )
-    raw = {b.name: sol.values[b.name] * program.unit for b in program.blocks}
-    return clean(model, program, raw), sol
+    return _cleaned(model, program, sol), sol
+
+
+def _cleaned(model: NoiseModel, program: ConicProgram, sol) -> dict[str, np.ndarray]:
+    """A solver's optimal point in real units (variances), cleaned to exact feasibility."""
+    return clean(model, program, {b.name: sol.values[b.name] * program.unit for b in program.blocks})
 
 
 def clean(model: NoiseModel, program: ConicProgram, cov: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -160,14 +165,6 @@ def _factor(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -
     return np.hstack(parts)
 
 
-def _sigma(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -> np.ndarray:
-    sigma = np.zeros((m, m))
-    for name, G in blocks.items():
-        S = cov[name]
-        sigma += (G * S) @ G.T if S.ndim == 1 else G @ S @ G.T
-    return (sigma + sigma.T) / 2
-
-
 def verify(
     model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True,
     backend=None,
@@ -184,11 +181,8 @@ def verify(
             failures.append(f"the noise {name} has a negative variance {S.min():.3g}")
         elif S.ndim == 2 and np.linalg.eigvalsh((S + S.T) / 2).min() < -1e-12 * max(1.0, np.abs(S).max()):
             failures.append(f"the covariance of {name} is not positive semidefinite")
-    sigma = _sigma(blocks, cov, model.answers) if not failures else np.full((model.answers,) * 2, np.nan)
-    sens = (
-        sensitivities_of_factor(_factor(blocks, cov, model.answers), model.F, model.input.widths)
-        if not failures else np.array([math.inf])
-    )
+    H = _factor(blocks, cov, model.answers) if not failures else np.full((model.answers, 1), np.nan)
+    sens = sensitivities_of_factor(H, model.F, model.input.widths) if not failures else np.array([math.inf])
     worst = float(np.max(sens, initial=0.0))
     achieved = analytic_delta(worst, req.eps)
     bound = program.sensitivity_bound
@@ -199,10 +193,10 @@ def verify(
     if req.calibration == "classic" and not worst <= bound * (1 + DELTA_RTOL):
         failures.append(f"the classic calibration needs sensitivity <= {bound:.12g}; the noise gives {worst:.12g}")
     loss = program.offset + sum(
-        float(np.einsum("ij,ij->j", G, G) @ cov[name]) if cov[name].ndim == 1 else float(np.sum((G.T @ G) * cov[name]))
-        for name, G in blocks.items()
+        float(b.weights @ cov[b.name]) if cov[b.name].ndim == 1 else float(np.sum((b.G.T @ b.G) * cov[b.name]))
+        for b in program.blocks
     )
-    direct = program.offset + float(np.trace(sigma))
+    direct = program.offset + float(np.sum(H * H))  # tr(Sigma) = tr(H H') = |H|_F^2
     scale = max(abs(loss), 1e-300)
     if not abs(direct - loss) <= 1e-9 * scale:
         failures.append(f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}")
@@ -236,7 +230,7 @@ def verify(
     }
 
 
-def lower_bound(program: ConicProgram, backend=None, tol: float = 1e-9) -> float:
+def lower_bound(program: ConicProgram, backend=None) -> float:
     """A proven lower bound on the program's optimum: a point of its Lagrange dual
     (``ConicProgram.dual_cvxpy``), solved by the same conic solver and then made feasible
     exactly, by raising mu by the largest violation ratio r >= 1 (which keeps every condition
@@ -263,7 +257,7 @@ def lower_bound(program: ConicProgram, backend=None, tol: float = 1e-9) -> float
         W = Y @ b.G  # n x k: g_i' y_j
         if not b.correlated:
             need = (W**2 * inv[:, None]).sum(axis=0)
-            g2 = np.einsum("ij,ij->j", b.G, b.G)
+            g2 = b.weights
             if np.any((g2 == 0) & (need > 0)):
                 return -math.inf
             r = max(r, float(np.max(np.divide(need, g2, out=np.zeros_like(g2), where=g2 > 0), initial=0.0)))
@@ -325,25 +319,14 @@ def _diagonal_gain(model: NoiseModel, backend, time_limit, correlated_loss: floa
     return {"diagonal": diag, "correlated": correlated_loss, "ratio": correlated_loss / diag if diag > 0 else None}
 
 
-def _measures(model: NoiseModel, cov: dict[str, np.ndarray]) -> dict[str, float]:
-    blocks = {n.name: n.G for n in model.noises}
-    sens = sensitivities_of_factor(_factor(blocks, cov, model.answers), model.F, model.input.widths)
+def _measures(model: NoiseModel, verification: dict) -> dict[str, float]:
+    """The verified loss and privacy, under names that say what they are."""
     req = model.requirement
     return {
-        f"expected squared error of {model.release}": model.loss(cov),
-        f"largest sensitivity of {model.release} to one entry of {model.input.name}": float(sens.max(initial=0.0)),
-        f"delta at eps = {req.eps:g} (exact)": analytic_delta(float(sens.max(initial=0.0)), req.eps),
+        f"expected squared error of {model.release}": verification["objective"],
+        f"largest sensitivity of {model.release} to one entry of {model.input.name}": verification["max_sensitivity"],
+        f"delta at eps = {req.eps:g} (exact)": verification["delta_achieved"],
     }
-
-
-def _plain_cov(S: np.ndarray):
-    return S.tolist()
-
-
-def _no_groups():
-    import pandas as pd
-
-    return pd.DataFrame()
 
 
 # ------------------------------------------------------------------ routes for privopt check
@@ -366,8 +349,7 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
                 raise RouteStopped("time" if sol.termination != "inaccurate" else "accuracy", sol.message)
             if not sol.ok:
                 raise SolverError(f"{sol.solver}: {sol.termination} ({sol.message})")
-            raw = {b.name: sol.values[b.name] * program.unit for b in program.blocks}
-            return Answer(clean(model, program, raw), time.perf_counter() - t0 - sol.solve_s, sol.solve_s, form)
+            return Answer(_cleaned(model, program, sol), time.perf_counter() - t0 - sol.solve_s, sol.solve_s, form)
 
         return run
 
