@@ -11,6 +11,7 @@ Load a spec, solve it, read the verified answer::
 docs/api.md describes every function, every field of ``Result`` and the JSON it writes.
 """
 
+from ._version import __version__
 from .api import Problem, load, loads, solve
 from .errors import (
     InfeasibleError,
@@ -22,8 +23,6 @@ from .errors import (
     VerificationError,
 )
 from .results import Result
-
-__version__ = "0.1.0"
 
 __all__ = [
     "load",

@@ -16,12 +16,9 @@ Messages say what to change, not only what went wrong (the style of httpx and at
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .render import visible
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .language.source import Span
 
 __all__ = [
     "PrivoptError",
@@ -32,6 +29,15 @@ __all__ = [
     "SolverError",
     "VerificationError",
 ]
+
+
+class Located(Protocol):
+    """Where an error points: what a span of spec text (``privopt.language.source.Span``)
+    offers. Stated here so the lowest layer need not import the language layer."""
+
+    def location(self) -> str: ...  # "FILE:LINE:COL"
+
+    def excerpt(self) -> str: ...  # the source line and a caret under the spot
 
 
 class PrivoptError(Exception):
@@ -47,7 +53,7 @@ class SpecError(PrivoptError, ValueError):
     be read) has no span but names the file: ``FILE: error: ...``.
     """
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None, file: str | None = None):
+    def __init__(self, message: str, span: Located | None = None, hint: str | None = None, file: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span

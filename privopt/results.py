@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._version import __version__
+
 GROUP_MEASURES = ("objective", "beta", "beta_min", "c_star", "case")  # the rest of a group row is its key
 
 # Packages whose versions a result records (those installed): the numeric stack, the spec
@@ -39,8 +41,6 @@ def versions() -> dict[str, str]:
     """{"privopt", "python", package: version} for privopt, the running Python and every
     installed package of ``VERSIONED_PACKAGES`` (read from ``importlib.metadata``; packages
     that are not installed are left out)."""
-    from . import __version__
-
     out = {"privopt": __version__, "python": platform.python_version()}
     for name in VERSIONED_PACKAGES:
         try:
