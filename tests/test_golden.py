@@ -47,6 +47,19 @@ def test_ir_summary(spec):
     check(GOLDEN / f"{spec.stem}.ir.txt", summarize(privopt.load(spec)))
 
 
+# interior-point answers are certified to a relative accuracy, not to the last digit: their
+# objective is compared at that accuracy (a 1e-9 change of the solver's path must not fail)
+INTERIOR_POINT_RTOL = {"qp": 1e-7, "conic": 1e-6}
+
+
 @pytest.mark.parametrize("spec", SPEC_FILES, ids=lambda p: p.stem)
 def test_optimum(spec):
-    check(GOLDEN / f"{spec.stem}.optimum.json", optimum(privopt.load(spec).solve()))
+    result = privopt.load(spec).solve()
+    path = GOLDEN / f"{spec.stem}.optimum.json"
+    rtol = INTERIOR_POINT_RTOL.get(result.method)
+    if rtol is None or UPDATE or not path.exists():
+        check(path, optimum(result))
+        return
+    got, want = json.loads(optimum(result)), json.loads(path.read_text())
+    assert got["objective"] == pytest.approx(want["objective"], rel=rtol), f"{path.name}: the optimum moved"
+    assert {**got, "objective": None} == {**want, "objective": None}, f"{path.name} changed"

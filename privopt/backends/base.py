@@ -81,6 +81,7 @@ class ConicSolution:
     solver: str
     version: str
     message: str = ""
+    duals: dict = field(default_factory=dict, repr=False)  # multipliers by constraint name (a cone's: a list of parts)
 
     @property
     def ok(self) -> bool:

@@ -115,8 +115,9 @@ class CvxpyBackend(Backend):
         )
 
     def _solve_conic(self, program, *, form: str, time_limit: float | None, tol: float) -> ConicSolution:
-        """Build ``program.to_cvxpy(form)`` and solve it; values come back in the program's units.
-        "optimal_inaccurate" is not an answer (termination "inaccurate")."""
+        """Build ``program.to_cvxpy(form)`` and solve it; values (and the multipliers of the
+        constraints the program names) come back in the program's units. "optimal_inaccurate"
+        is not an answer (termination "inaccurate")."""
         import cvxpy as cp
 
         if self.solver not in self.conic_solvers:
@@ -125,16 +126,19 @@ class CvxpyBackend(Backend):
                 f"{self.solver} takes no second-order or PSD cones; use --solver {' or '.join(self.conic_solvers)}",
             )
         t0 = time.perf_counter()
-        problem, variables = program.to_cvxpy(form)
+        problem, variables, named = program.to_cvxpy(form)
         t1 = time.perf_counter()
         run = self._run(problem, tol, time_limit)
         values = objective = None
+        duals = {}
         if run.status == "optimal":
             values = {name: np.asarray(v.value, dtype=float) for name, v in variables.items()}
             objective = float(problem.value)
+            duals = {name: _arrays(c.dual_value) for name, c in named.items() if c.dual_value is not None}
         return ConicSolution(
             run.termination, run.status, values, objective, solve_s=run.solve_s, build_s=(t1 - t0) + run.compile_s,
             iterations=run.iterations, solver=f"cvxpy/{self.solver}", version=cp.__version__, message=run.message,
+            duals=duals,
         )
 
     def _run(self, problem, tol: float, time_limit: float | None) -> _Run:
@@ -166,6 +170,13 @@ class CvxpyBackend(Backend):
         solve_s = float(inner) if inner is not None and 0 <= inner <= spent else spent
         iterations = getattr(stats, "num_iters", None) if stats is not None else None
         return _Run(termination, status, message or str(problem.status), solve_s, spent - solve_s, iterations)
+
+
+def _arrays(value):
+    """A constraint's multiplier as float arrays: a cone's is a list of parts, kept as a list."""
+    if isinstance(value, list | tuple):
+        return [np.asarray(v, dtype=float) for v in value]
+    return np.asarray(value, dtype=float)
 
 
 class _Run(NamedTuple):

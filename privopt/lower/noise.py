@@ -24,9 +24,12 @@ Variances are scaled by ``unit = max_j w_j^2 / Delta^2`` so the solver sees numb
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 from ..measures.gaussian import max_sensitivity
 from ..model.noise import NoiseModel
@@ -72,13 +75,18 @@ class ConicProgram:
         }
 
     def to_cvxpy(self, form: str = "soc"):
-        """(cvxpy Problem, {block name: its cvxpy variable}) in scaled units."""
+        """(cvxpy Problem, {block name: its cvxpy variable}, {name: cvxpy constraint}) in scaled
+        units. The constraints named are those whose multipliers give a point of the dual
+        (``dual_point``): ``reach`` (``G z_j = f_j``, n x m) and ``budget`` (``sum_i z_ji^2 /
+        s_i <= t_j``, n); the soc form only (the psd form names none)."""
         import cvxpy as cp
 
         n = self.F.shape[1]
         diag = [b for b in self.blocks if not b.correlated]
         corr = [b for b in self.blocks if b.correlated]
-        svars = {b.name: cp.Variable(b.size, nonneg=True, name=b.name) for b in diag}
+        sigma, nu = self.balance
+        raw = {b.name: cp.Variable(b.size, nonneg=True, name=b.name) for b in diag}  # s / sigma
+        svars = {name: sigma * v for name, v in raw.items()}
         cvars = {b.name: cp.Variable((b.size, b.size), PSD=True, name=b.name) for b in corr}
         cost = 0
         for b in diag:
@@ -100,23 +108,145 @@ class ConicProgram:
             lhs = 0
             reach = 0
             if diag:
+                # z^2 <= u s as (z / zeta)^2 <= (u / nu)(s / sigma), zeta^2 = sigma nu: each
+                # cone sees numbers near 1 (see ``balance``); the named constraints keep their units
+                zeta = math.sqrt(sigma * nu)
                 Gd = np.hstack([b.G for b in diag])
-                s = cp.hstack([svars[b.name] for b in diag])
+                s = cp.hstack([raw[b.name] for b in diag])
                 N = Gd.shape[1]
-                Z = cp.Variable((n, N))
                 U = cp.Variable((n, N))
                 S = np.ones((n, 1)) @ cp.reshape(s, (1, N), order="C")
-                cons.append(cp.SOC(cp.vec(U + S, order="C"), cp.vstack([2 * cp.vec(Z, order="C"), cp.vec(U - S, order="C")]), axis=0))
-                lhs = lhs + cp.sum(U, axis=1)
-                reach = reach + Z @ Gd.T
+                free = self.reach_free if not corr else None
+                if free is None:
+                    Z = cp.Variable((n, N))
+                    reach = reach + zeta * (Z @ Gd.T)
+                else:  # G z_j = f_j solved: z_j = z0_j + K c_j, no equality rows left
+                    z0, K = free
+                    Z = z0.T / zeta
+                    if K.shape[1]:
+                        Z = Z + cp.Variable((n, K.shape[1])) @ (K.T / zeta)
+                cone = cp.SOC(cp.vec(U + S, order="C"), cp.vstack([2 * cp.vec(Z, order="C"), cp.vec(U - S, order="C")]), axis=0)
+                lhs = lhs + nu * cp.sum(U, axis=1)
             for b in corr:
                 Y = cp.Variable((n, b.size))
                 tau = cp.Variable(n)
                 cons += [cp.matrix_frac(Y[j, :], cvars[b.name]) <= tau[j] for j in range(n)]
                 lhs = lhs + tau
                 reach = reach + Y @ b.G.T
-            cons += [reach == self.F.T, lhs <= self.t]
-        return cp.Problem(cp.Minimize(cost), cons), svars | cvars
+            named = {"budget": lhs <= self.t}
+            if diag:
+                named["cone"] = cone
+            if not diag or free is None:
+                named["reach"] = reach == self.F.T
+            cons += list(named.values())
+            return cp.Problem(cp.Minimize(cost), cons), svars | cvars, named
+        return cp.Problem(cp.Minimize(cost), cons), svars | cvars, {}
+
+    @functools.cached_property
+    def balance(self) -> tuple[float, float]:
+        """Scales (sigma, nu) of the variances and of the budget shares ``u_ji = z_ji^2 / s_i``.
+
+        A rotated cone ``z^2 <= u s`` is solved to an absolute accuracy in ``(u + s, u - s)``:
+        with s ~ 200 and u ~ 0.005 (an answer-noise baseline) a 1e-9 accuracy is 4e-5 relative
+        in u. sigma is the equal variance that meets every constraint, ``max_j |G^+ f_j|^2 /
+        t_j`` (the least-norm z_j), and nu the mean share ``t_j / N``; variances are solved as
+        ``s / sigma`` and shares as ``u / nu``, so both are near 1 where the noise matters."""
+        n = self.F.shape[1]
+        G = np.hstack([b.G for b in self.blocks]) if self.blocks else np.zeros((self.F.shape[0], 0))
+        if n == 0 or G.shape[1] == 0:
+            return 1.0, 1.0
+        free = self.reach_free
+        z = free[0] if free is not None else np.linalg.lstsq(G, self.F, rcond=None)[0]
+        sigma = float(np.max(np.sum(z * z, axis=0) / self.t))
+        nu = float(np.mean(self.t)) / G.shape[1]
+        ok = math.isfinite(sigma) and sigma > 0 and math.isfinite(nu) and nu > 0
+        return (sigma, nu) if ok else (1.0, 1.0)
+
+    @functools.cached_property
+    def reach_free(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(z0, K): every solution of ``G z_j = f_j`` is ``z0_j + K c`` (z0 the least-norm
+        solutions, N x n; K an orthonormal basis of G's null space, N x k), for diagonal noise
+        when every f_j is in G's range; else None (the soc form keeps the equalities). With the
+        equalities solved the program has n k free coordinates instead of n N, and no equality
+        rows: k = n for noise on inputs and answers (G = [F, I]), 0 for one side alone."""
+        n = self.F.shape[1]
+        if n == 0 or not self.blocks or any(b.correlated for b in self.blocks):
+            return None
+        G = np.hstack([b.G for b in self.blocks])
+        z0 = np.linalg.lstsq(G, self.F, rcond=None)[0]
+        residual = float(np.max(np.abs(G @ z0 - self.F)))
+        if not residual <= 1e-12 * max(float(np.max(np.abs(self.F))), 1e-300) * max(G.shape):
+            return None  # some f_j is out of G's range: no noise reaches it, the program is infeasible
+        return z0, scipy.linalg.null_space(G)
+
+    def dual_point(self, duals: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Candidate points (Y, mu) of the Lagrange dual (``dual_cvxpy``) from the soc form's
+        multipliers; mu_j is the budget's. With the equalities ``G z_j = f_j`` kept (``reach``,
+        multiplier lambda_j), minimizing the Lagrangian over z gives ``y_j = lambda_j / 2``. With
+        them solved (``cone``: the multiplier (alpha, beta) of the cones, beta's first row on
+        ``2 z / zeta``), stationarity over the free coordinates says the cones' pull on z_j,
+        ``-2 beta_j / zeta``, lies in G's row space: it is ``G' lambda_j``, so y_j solves
+        ``G' y_j = -beta_j / zeta`` (least squares). Signs follow the modelling layer's
+        conventions, so both are offered; each is only a candidate: ``dual_bound`` makes it
+        feasible before it bounds anything."""
+        if "budget" not in duals:
+            return []
+        n, m = self.F.shape[1], self.F.shape[0]
+        mu = np.asarray(duals["budget"], dtype=float).reshape(n)
+        if "reach" in duals:
+            y = np.asarray(duals["reach"], dtype=float).reshape(n, m) / 2
+        elif "cone" in duals and self.reach_free is not None:
+            sigma, nu = self.balance
+            G = np.hstack([b.G for b in self.blocks])
+            beta = np.asarray(duals["cone"][1], dtype=float)[0].reshape(n, G.shape[1])
+            y = np.linalg.lstsq(G.T, (beta / math.sqrt(sigma * nu)).T, rcond=None)[0].T
+        else:
+            return []
+        return [(y, mu), (-y, mu)]
+
+    def dual_bound(self, Y: np.ndarray, mu: np.ndarray) -> float:
+        """A proven lower bound on the optimum (in real units, with the offset) from any (Y, mu).
+
+        mu is clipped at 0 and y_j zeroed where mu_j = 0. Let r be the largest ratio of a dual
+        condition's left side to its right side (``sum_j (g_i' y_j)^2 / mu_j <= |g_i|^2``; for a
+        correlated block the largest eigenvalue of ``B^-1/2 (sum_j G'y_j y_j'G / mu_j) B^-1/2``
+        on the range of ``B = G'G``). Both sides scale as alpha^2 / beta under
+        ``(Y, mu) -> (alpha Y, beta mu)``, so ``beta = alpha^2 r`` is feasible for every alpha,
+        with value ``2 alpha a - alpha^2 r b`` (``a = sum_j y_j' f_j``, ``b = t' mu``); the best
+        alpha = a / (r b) gives ``a^2 / (r b)``, never less than the plain repair (alpha = 1,
+        ``2a - r b``). 0 when a <= 0 (Y = 0 is feasible); -inf when no finite bound follows."""
+        if self.F.shape[1] == 0:
+            return self.offset
+        Y = np.array(Y, dtype=float)
+        mu = np.maximum(np.asarray(mu, dtype=float), 0.0)
+        if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(mu))):
+            return -math.inf
+        live = mu > 0
+        Y[~live] = 0.0
+        inv = np.divide(1.0, mu, out=np.zeros_like(mu), where=live)
+        r = 0.0
+        for b in self.blocks:
+            W = Y @ b.G  # n x k: g_i' y_j
+            if not b.correlated:
+                need = (W**2 * inv[:, None]).sum(axis=0)
+                g2 = b.weights
+                if np.any((g2 == 0) & (need > 0)):
+                    return -math.inf
+                r = max(r, float(np.max(np.divide(need, g2, out=np.zeros_like(g2), where=g2 > 0), initial=0.0)))
+            else:
+                # W's columns G_k' y_j lie in the range of B = G_k' G_k: compare there (B may be singular)
+                lam, V = np.linalg.eigh(b.G.T @ b.G)
+                keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), 1e-300)
+                R = V[:, keep] / np.sqrt(lam[keep])
+                K = R.T @ ((W * inv[:, None]).T @ W) @ R
+                r = max(r, float(np.linalg.eigvalsh((K + K.T) / 2).max(initial=0.0)))
+        a = float(np.sum(Y * self.F.T))
+        b = float(self.t @ mu)
+        if a <= 0:
+            return self.offset
+        if not (r > 0 and b > 0 and math.isfinite(r)):
+            return -math.inf  # the dual is unbounded along Y: the program is infeasible, no bound
+        return self.offset + self.unit * (a * a / (r * b))
 
 
     def dual_cvxpy(self):

@@ -102,7 +102,7 @@ def solve_verified(model: NoiseModel, program: ConicProgram, backend, time_limit
     turn until the answer verifies (a tighter solve after the first that is optimal but not
     certified); the last verification says why when none does."""
     cov, sol = solve(model, program, backend, time_limit, form, CONIC_TOLS[0])
-    check = verify(model, cov, program, sol.objective, backend=backend)
+    check = verify(model, cov, program, sol.objective, backend=backend, duals=sol.duals)
     for tol in CONIC_TOLS[1:]:
         if check["passed"]:
             break
@@ -110,7 +110,7 @@ def solve_verified(model: NoiseModel, program: ConicProgram, backend, time_limit
             cov2, sol2 = solve(model, program, backend, time_limit, form, tol)
         except SolverError:  # "inaccurate" at this tolerance: keep the answer we have
             break
-        cov, sol, check = cov2, sol2, verify(model, cov2, program, sol2.objective, backend=backend)
+        cov, sol, check = cov2, sol2, verify(model, cov2, program, sol2.objective, backend=backend, duals=sol2.duals)
     return cov, sol, check
 
 
@@ -167,10 +167,11 @@ def _factor(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -
 
 def verify(
     model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True,
-    backend=None,
+    backend=None, duals: dict | None = None,
 ) -> dict:
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``, and
-    certify the loss against ``lower_bound``. Every comparison fails on NaN."""
+    certify the loss against ``lower_bound`` (from the solver's multipliers ``duals`` when they
+    suffice). Every comparison fails on NaN."""
     failures: list[str] = []
     req = model.requirement
     blocks = {b.name: b.G for b in program.blocks}
@@ -202,7 +203,8 @@ def verify(
         failures.append(f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}")
     # the solver's own loss, before cleaning scaled the noise to exact feasibility (information)
     solver_loss = None if claimed is None else claimed * program.unit + program.offset
-    lb = lower_bound(program, backend) if certify and not failures else -math.inf
+    enough = loss - CONIC_RTOL * scale
+    lb = lower_bound(program, backend, duals, enough) if certify and not failures else -math.inf
     gap = (loss - lb) / scale
     if certify and not abs(gap) <= CONIC_RTOL:
         why = "no finite bound could be proven" if not math.isfinite(lb) else f"the proven lower bound is {lb:.12g}"
@@ -230,13 +232,17 @@ def verify(
     }
 
 
-def lower_bound(program: ConicProgram, backend=None) -> float:
-    """A proven lower bound on the program's optimum: a point of its Lagrange dual
-    (``ConicProgram.dual_cvxpy``), solved by the same conic solver and then made feasible
-    exactly, by raising mu by the largest violation ratio r >= 1 (which keeps every condition
-    and costs (r - 1) sum mu_j t_j), and evaluated in real units. -inf when no bound is found."""
+def lower_bound(program: ConicProgram, backend=None, duals: dict | None = None, enough: float = math.inf) -> float:
+    """A proven lower bound on the program's optimum (real units): the best of
+    ``ConicProgram.dual_bound`` over points of the Lagrange dual. The first candidates are the
+    multipliers the primal solve returned (``duals``: free); only when they do not reach
+    ``enough`` is the dual (``ConicProgram.dual_cvxpy``) solved on its own by the same conic
+    solver. -inf when no bound is found."""
     if program.F.shape[1] == 0:
         return program.offset
+    best = max((program.dual_bound(Y, mu) for Y, mu in program.dual_point(duals or {})), default=-math.inf)
+    if best >= enough:
+        return best
     import cvxpy as cp
 
     problem, Yv, muv = program.dual_cvxpy()
@@ -245,31 +251,10 @@ def lower_bound(program: ConicProgram, backend=None) -> float:
         with solverlog.captured():
             problem.solve(solver=solver if solver in ("CLARABEL", "SCS") else "CLARABEL")
     except cp.error.SolverError:
-        return -math.inf
+        return best
     if Yv.value is None or muv.value is None:
-        return -math.inf
-    Y, mu = np.asarray(Yv.value, dtype=float), np.maximum(np.asarray(muv.value, dtype=float), 0.0)
-    live = mu > 0
-    Y[~live] = 0.0
-    inv = np.divide(1.0, mu, out=np.zeros_like(mu), where=live)
-    r = 1.0
-    for b in program.blocks:
-        W = Y @ b.G  # n x k: g_i' y_j
-        if not b.correlated:
-            need = (W**2 * inv[:, None]).sum(axis=0)
-            g2 = b.weights
-            if np.any((g2 == 0) & (need > 0)):
-                return -math.inf
-            r = max(r, float(np.max(np.divide(need, g2, out=np.zeros_like(g2), where=g2 > 0), initial=0.0)))
-        else:
-            # W's columns G_k' y_j lie in the range of B = G_k' G_k: compare there (B may be singular)
-            lam, V = np.linalg.eigh(b.G.T @ b.G)
-            keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), 1e-300)
-            R = V[:, keep] / np.sqrt(lam[keep])
-            K = R.T @ ((W * inv[:, None]).T @ W) @ R
-            r = max(r, float(np.linalg.eigvalsh((K + K.T) / 2).max(initial=0.0)))
-    bound = 2 * float(np.sum(Y * program.F.T)) - float(program.t @ (mu * r))
-    return program.offset + program.unit * bound
+        return best
+    return max(best, program.dual_bound(Yv.value, muv.value))
 
 
 def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
