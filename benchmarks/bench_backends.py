@@ -90,7 +90,7 @@ def main() -> None:
 
     import cvxpy as cp
 
-    from privopt.crosscheck import _dqcp
+    from privopt.pipeline.routes_atr import dqcp as _dqcp
     from privopt.lower.atr import ATRInstance
 
     for m in args.dqcp_sizes:

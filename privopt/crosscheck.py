@@ -28,10 +28,7 @@ make the check disagree; when no route answers, the check is inconclusive.
 
 from __future__ import annotations
 
-import importlib
-import sys
 import time
-import types
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
@@ -337,50 +334,3 @@ def _progress(enabled: bool, total: int):
             bar.update(task, description=label)
 
         yield step
-
-
-
-
-# ------------------------------------------------------------------ names that moved
-
-# The routes now live with their families. Old callers (tests that patch a route, the
-# benchmarks) still reach them here under their old names, and patching one here patches it
-# where it lives. Nothing in this module uses them.
-_MOVED = {
-    "_closed_form": ("privopt.pipeline.routes_atr", "closed_form"),
-    "_lfp": ("privopt.pipeline.routes_atr", "lfp"),
-    "_dqcp": ("privopt.pipeline.routes_atr", "dqcp"),
-    "_pyomo_bisection": ("privopt.pipeline.routes_atr", "bisection"),
-    "DQCP_MAX_RATIOS": ("privopt.pipeline.routes_atr", "DQCP_MAX_RATIOS"),
-    "DQCP_S_PER_RATIO": ("privopt.pipeline.routes_atr", "DQCP_S_PER_RATIO"),
-    "DQCP_ACCURACY": ("privopt.pipeline.routes_atr", "DQCP_ACCURACY"),
-    "BISECTION_MAX_CELLS": ("privopt.pipeline.routes_atr", "BISECTION_MAX_CELLS"),
-    "_settled_confidence": ("privopt.pipeline.atr", "settled_confidence"),
-    "_mech_closed_form": ("privopt.pipeline.routes_mechanism", "closed_form"),
-    "_mech_reduced": ("privopt.pipeline.routes_mechanism", "reduced"),
-    "_mech_lp": ("privopt.pipeline.routes_mechanism", "lp"),
-    "_mech_pairwise": ("privopt.pipeline.routes_mechanism", "pairwise"),
-    "pairwise_rows": ("privopt.pipeline.routes_mechanism", "pairwise_rows"),
-    "PAIRWISE_CHECK_ROWS": ("privopt.pipeline.routes_mechanism", "PAIRWISE_CHECK_ROWS"),
-    "OSQP_NOTE": ("privopt.pipeline.routes_mechanism", "OSQP_NOTE"),
-    "feasible_start": ("privopt.methods.lfp", "feasible_start"),
-    "solve_binary": ("privopt.closedform.atr", "solve_binary"),
-    "group_max_confidence": ("privopt.measures.confidence", "group_max_confidence"),
-}
-
-
-def _forwarded(name: str) -> property:
-    """``name`` read from, and written to, where it lives now (a data descriptor, so that
-    patching it and undoing the patch both reach that module)."""
-    where, attr = _MOVED[name]
-
-    def get(_module):
-        return getattr(importlib.import_module(where), attr)
-
-    def put(_module, value):
-        setattr(importlib.import_module(where), attr, value)
-
-    return property(get, put)
-
-
-sys.modules[__name__].__class__ = type("_Module", (types.ModuleType,), {name: _forwarded(name) for name in _MOVED})

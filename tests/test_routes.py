@@ -59,13 +59,3 @@ def test_a_family_without_routes_is_a_usage_error(monkeypatch):
     monkeypatch.setitem(pipeline.FAMILIES, "atr", types.SimpleNamespace())
     with pytest.raises(UsageError, match="does not cover atr problems"):
         cc.run_check(problem)
-
-
-def test_moved_names_are_still_reachable_and_patchable(monkeypatch):
-    from privopt.pipeline import routes_atr, routes_mechanism
-
-    assert cc._lfp is routes_atr.lfp and cc._mech_lp is routes_mechanism.lp
-    monkeypatch.setattr(cc, "DQCP_S_PER_RATIO", 2.0)
-    assert routes_atr.DQCP_S_PER_RATIO == 2.0
-    monkeypatch.undo()
-    assert routes_atr.DQCP_S_PER_RATIO == 0.03
