@@ -1,0 +1,71 @@
+"""Corollary 2 of Shariatnasab, Shirani & Iyengar (2023): the optimal symmetric test channel
+under BSC query noise, in closed form.
+
+Conditions (the predicate ``corollary2_applies``): P_X uniform, ``P(F | X)`` a binary symmetric
+channel BSC(q), and W restricted to symmetric channels (``P(Y=1|X=0) == P(Y=0|X=1) = p``).
+
+Then X, Y and F are all uniform, ``P(Y | F)`` is BSC(p * q) with ``p * q = p (1 - q) + q (1 - p)
+= q + p (1 - 2q)``, and the leakage is ``I(Y; F) = 1 - h_b(p * q)``. For q < 1/2 and p in
+[0, 1/2], p * q increases from q to 1/2, the leakage decreases, and Q increases with p (proof
+of Theorem 2: rho increases in p1 and in p2 below p1 + p2 = 1), so the optimum is the smallest p
+with ``h_b(p * q) >= 1 - eps``::
+
+    p = (h_b^-1(1 - eps) - q) / (1 - 2 q),   clamped to [0, 1/2]
+
+(eps >= 1 - h_b(q) = I(X; F) gives p = 0, no noise; eps = 0 gives p = 1/2, Y independent of X).
+A BSC(q) with q > 1/2 is a BSC(1 - q) followed by relabelling F, which changes no leakage: q is
+replaced by min(q, 1 - q). At q = 1/2, F is independent of X and p = 0 for every eps >= 0.
+
+The paper states it for "P_{F|Y}" a BSC(q) (it means P_{F|X}) and does not say that P_X must be
+uniform; with a non-uniform P_X, Y and F are not uniform, ``I(Y; F) != 1 - h_b(p * q)`` and the
+formula is not optimal (tests/test_obfuscation_math.py shows an instance).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from ..measures.obfuscation import channel, check_channel, check_px, entropy_gap_inverse
+
+__all__ = ["bsc_parameter", "bsc_symmetric_channel", "bsc_symmetric_p", "corollary2_applies"]
+
+
+def bsc_parameter(F_given_X) -> float | None:
+    """q when ``P(F | X)`` is BSC(q) exactly (F[0, 1] == F[1, 0]), else None."""
+    F = check_channel(F_given_X, "P(F | X)")
+    if F[0, 1] == F[1, 0] and F[0, 0] == F[1, 1]:
+        return float(F[0, 1])
+    return None
+
+
+def corollary2_applies(px1, F_given_X, symmetric: bool) -> bool:
+    """Corollary 2's conditions, read from the math: uniform P_X (exactly 1/2), BSC query
+    noise (exactly symmetric table) and the symmetric restriction on W."""
+    return bool(symmetric) and check_px(px1) == 0.5 and bsc_parameter(F_given_X) is not None
+
+
+def bsc_symmetric_p(eps: float, q: float) -> float:
+    """Corollary 2's crossover ``p = (h_b^-1(1 - eps) - q) / (1 - 2q)`` clamped to [0, 1/2]
+    (q replaced by min(q, 1 - q); q = 1/2 gives 0). h_b^-1(1 - eps) is computed from eps
+    directly (``entropy_gap_inverse``), so a tiny eps keeps its precision."""
+    try:
+        eps, q = float(eps), float(q)
+    except (TypeError, ValueError):
+        raise UsageError(f"eps and q must be numbers, got {eps!r} and {q!r}") from None
+    if not eps >= 0:
+        raise UsageError(f"the leakage budget eps must be >= 0 bits, got {eps!r}")
+    if not 0.0 <= q <= 1.0:
+        raise UsageError(f"the BSC crossover q must lie in [0, 1], got {q!r}")
+    q = min(q, 1.0 - q)
+    if q == 0.5:
+        return 0.0
+    x = entropy_gap_inverse(eps)
+    return float(np.clip((x - q) / (1.0 - 2.0 * q), 0.0, 0.5))
+
+
+def bsc_symmetric_channel(eps: float, q: float) -> np.ndarray:
+    """Corollary 2's optimal symmetric test channel ``W = BSC(p)`` (2x2, rows X, columns Y),
+    p from ``bsc_symmetric_p``. Valid only where ``corollary2_applies``."""
+    p = bsc_symmetric_p(eps, q)
+    return channel(p, p)
