@@ -74,8 +74,11 @@ def _fail(e: BaseException) -> None:
             sys.stderr.flush()
             os._exit(code)
         sys.exit(code)
-    if isinstance(e, (SpecError, UsageError)):
+    if isinstance(e, SpecError):  # its text starts "FILE:LINE:COL: error:" or "FILE: error:"
         _say(str(e))
+        sys.exit(EXIT_USAGE)
+    if isinstance(e, UsageError):
+        _say(f"error: {e}")
         sys.exit(EXIT_USAGE)
     if isinstance(e, InfeasibleError):
         _say(str(e))
