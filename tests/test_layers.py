@@ -60,9 +60,6 @@ TOP_LAYER = 8
 # (importer, imported): edges that break the layering today. Each has an xfail(strict=True)
 # test below; remove the entry when the edge is fixed.
 KNOWN_VIOLATIONS = {
-    # The language layer reads tables into the model's Variable: language (1) -> model (2).
-    ("privopt.language.tables", "privopt.model.problem"): "language.tables (1) imports model.problem (2) for Variable",
-    ("privopt.language.datafiles", "privopt.model.problem"): "language.datafiles (1) imports model.problem (2) for Variable",
 }
 
 

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from ..model.problem import Variable
 from .source import Span
+from .tables import Domain
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -198,7 +198,7 @@ def _column(df: pd.DataFrame, name: str, text: str, span: Span) -> pd.Series:
     return df[name]
 
 
-def _codes(col: pd.Series, var: Variable, text: str, span: Span) -> np.ndarray:
+def _codes(col: pd.Series, var: Domain, text: str, span: Span) -> np.ndarray:
     """Index of each row's label in ``var``'s domain; an error names the first unknown label."""
     if var.values is not None:
         _not_coerced(col, var.name, text, span, f"the numeric labels of {var.name}")
@@ -250,7 +250,7 @@ def read_long_table(
     files: DataFiles,
     text: str,
     span: Span,
-    axes: list[Variable],
+    axes: list[Domain],
     value_column: str,
     missing: float | None,
 ) -> np.ndarray:

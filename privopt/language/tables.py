@@ -14,13 +14,32 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..errors import SpecError
-from ..model.problem import Variable
 from ..render import visible
 from .source import Source, Span
+
+
+class Domain(Protocol):
+    """What the table and data-file readers need of a variable: its name and labels (the
+    model's ``Variable`` is one). The readers stay below the model layer."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> tuple[str, ...]: ...
+
+    @property
+    def values(self) -> np.ndarray | None: ...  # the labels' numbers, when all are numeric
+
+    @property
+    def size(self) -> int: ...
+
+    def index_of(self, text: str, value: float | None = None) -> int | None: ...
 
 _TOKEN = re.compile(
     r"""
@@ -103,7 +122,7 @@ def _lines(source: Source, start: int, body: str) -> list[list[_Tok]]:
     return [ln for ln in lines if ln]
 
 
-def _label_index(var: Variable, tok: _Tok) -> int:
+def _label_index(var: Domain, tok: _Tok) -> int:
     value = parse_value(tok.text) if tok.kind == "word" else None
     idx = var.index_of(tok.text, value)
     if idx is None:
@@ -127,7 +146,7 @@ def _value(tok: _Tok) -> float:
 
 
 def read_inline(
-    source: Source, body: str, body_span: Span, row_vars: list[Variable], col_var: Variable
+    source: Source, body: str, body_span: Span, row_vars: list[Domain], col_var: Domain
 ) -> RawTable:
     """Read a table body laid out with ``row_vars`` as row keys and ``col_var`` as columns."""
     axes_vars = row_vars + [col_var]
@@ -158,7 +177,7 @@ def read_inline(
     return RawTable(tuple(v.name for v in axes_vars), data, spans)
 
 
-def _layout_hint(row_vars: list[Variable], col_var: Variable) -> str:
+def _layout_hint(row_vars: list[Domain], col_var: Domain) -> str:
     keys = " ".join(v.name for v in row_vars)
     if not row_vars:
         return f"write the labels of {col_var.name} on one line and the values on the next"
