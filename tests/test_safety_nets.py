@@ -507,7 +507,6 @@ def test_golden_error(c: Case, tmp_path, monkeypatch):
 FILE_LEVEL = {"parse_empty_file", "atr_no_design", "atr_no_objective", "mech_no_design", "mech_no_objective"}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a budget over a variable the model has no distribution for is an internal error (builder/mechanism.py induced -> model/linear.py marginal: ValueError)")
 def test_budget_on_variable_without_distribution(tmp_path, monkeypatch):
     text = edit(MECH, "var X", "var Z : private {z1, z2}\nvar X", "ldp(S -> Y)", "ldp(Z -> Y)")
     code, out = run_error_case(Case("budget_unknown_source", text, ""), tmp_path, monkeypatch)

@@ -242,6 +242,15 @@ class MechanismBuilder(QuadraticTerms):
             return M.align(axes, tuple(self.vars[a].size for a in axes))
         joint = self.model(span)
         keep = given + targets
+        missing = [a for a in keep if a not in joint.axes]
+        if missing:
+            known = [a for a in joint.axes if a not in d.targets]
+            raise SpecError(
+                f"the model has no distribution for {missing[0]}",
+                span,
+                f"add a known table for {missing[0]}, e.g. known P({missing[0]} | {known[0]}) = {{ ... }}, "
+                f"or use the variables the model knows: {', '.join(known)}",
+            )
         marg = joint.sum_over([a for a in joint.axes if a not in keep])
         marg = marg.align(keep, tuple(self.vars[a].size for a in keep))
         if not given:
