@@ -8,7 +8,6 @@ objective's roles fit the design. Every error carries the span of what the user 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from ..language import ast
 from ..language.datafiles import DataFiles, distinct_labels, read_long_table
 from ..language.source import Span
 from ..language.tables import parse_number, read_inline
+from ..model.linear import LinTable
 from ..model.problem import (
     CellConstraint,
     Design,
@@ -27,10 +27,20 @@ from ..model.problem import (
     Table,
     Variable,
 )
-from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
+from .values import (
+    SCALAR_FUNCS,
+    AbsOf,
+    apply_scalar,
+    arith,
+    checked,
+    suggest,
+    undefined_hint,
+)
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
+
+
 def parse_param(name: str, raw) -> float:
     """A param value from ``--set`` or the API: a finite real number, and as text the spec
     language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow)."""
@@ -50,27 +60,6 @@ def parse_param(name: str, raw) -> float:
     if not math.isfinite(value):
         raise UsageError(f"--set {name}={raw}: the value must be a finite number (at most 1.8e308 in magnitude)")
     return value
-
-
-# ------------------------------------------------------------------ values in constraints
-
-
-@dataclass(frozen=True)
-class _Affine:
-    """``coef * X + const`` elementwise over the design's axes (arrays broadcast to its shape)."""
-
-    coef: np.ndarray
-    const: np.ndarray
-
-    @property
-    def is_const(self) -> bool:
-        return not np.any(self.coef)
-
-
-@dataclass(frozen=True)
-class _AbsOf:
-    inner: _Affine
-    span: Span
 
 
 class Builder:
@@ -479,32 +468,37 @@ class Builder:
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl) -> list[CellConstraint]:
+        """Elementwise constraints on the design: every value is a ``LinTable`` over (a subset
+        of) the design's axes whose decision vector is the design itself, so cell ``c`` depends
+        on ``X[c]`` alone (``coef * X + const``)."""
         self.in_use = frozenset(ast.names_in(c.exprs))
         vals = [self._value(e) for e in c.exprs]
         out = []
         for lv, rv, op in zip(vals, vals[1:], c.ops):
             if op == ">=":
                 lv, rv, op = rv, lv, "<="
-            if isinstance(rv, _AbsOf) or (op == "==" and isinstance(lv, _AbsOf)):
-                a = rv if isinstance(rv, _AbsOf) else lv
+            if isinstance(rv, AbsOf) or (op == "==" and isinstance(lv, AbsOf)):
+                a = rv if isinstance(rv, AbsOf) else lv
                 raise UnsupportedError(
                     "|...| may only stand on the smaller side of a bound (|e| <= c)",
                     a.span,
                     "a lower bound on |e| makes the feasible set nonconvex",
                 )
-            if isinstance(lv, _AbsOf):
+            if isinstance(lv, AbsOf):
                 inner = lv.inner
-                out.append(self._cell(inner.coef - rv.coef, inner.const - rv.const, "<=", c))
-                out.append(self._cell(-inner.coef - rv.coef, -inner.const - rv.const, "<=", c))
+                out.append(self._cell(inner - rv, "<=", c))
+                out.append(self._cell(-inner - rv, "<=", c))
             else:
-                out.append(self._cell(lv.coef - rv.coef, lv.const - rv.const, op, c))
+                out.append(self._cell(lv - rv, op, c))
         return out
 
-    def _cell(self, coef, const, sense, c: ast.ConstraintDecl) -> CellConstraint:
-        shape = self._design_shape()
+    def _cell(self, diff: LinTable, sense, c: ast.ConstraintDecl) -> CellConstraint:
+        """``diff (<= | ==) 0`` cell by cell: its coefficients (the diagonal) and constants
+        broadcast over the design's axes."""
+        diff = diff.align(self.design.axes, self._design_shape())
         return CellConstraint(
-            np.broadcast_to(coef, shape).copy(),
-            np.broadcast_to(const, shape).copy(),
+            diff.diagonal(),
+            diff.array().copy(),
             sense,
             c.span,
             c.exprs[0].span.to(c.exprs[-1].span).text(),
@@ -513,8 +507,11 @@ class Builder:
     def _design_shape(self) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in self.design.axes)
 
-    def _lift(self, table: Table, span: Span) -> np.ndarray:
-        """A known table as an array broadcast over the design's axes."""
+    def _design_n(self) -> int:
+        return int(np.prod(self._design_shape(), dtype=np.int64))
+
+    def _lift(self, table: Table, span: Span) -> LinTable:
+        """A known table as a constant ``LinTable`` over its axes, which must be the design's."""
         axes = self.design.axes
         extra = [a for a in table.axes if a not in axes]
         if extra:
@@ -523,22 +520,21 @@ class Builder:
                 span,
                 f"tables in a constraint must be indexed by {self.design.name}'s variables ({', '.join(axes)})",
             )
-        present = [a for a in axes if a in table.axes]
-        arr = table.aligned(tuple(present))
-        shape = [self.variables[a].size if a in table.axes else 1 for a in axes]
-        return arr.reshape(shape)
+        present = tuple(a for a in axes if a in table.axes)
+        arr = table.aligned(present)
+        return LinTable.const(present, arr.shape, arr, self._design_n())
 
     def _value(self, e: ast.Expr):
-        zero = np.zeros(())
+        n = self._design_n()
         if isinstance(e, ast.Number):
-            return _Affine(zero, np.array(e.value))
+            return LinTable.scalar(e.value, n)
         if isinstance(e, ast.Name):
             if e.name in self.params:
-                return _Affine(zero, np.array(self.params[e.name]))
+                return LinTable.scalar(self.params[e.name], n)
             if e.name == self.design.name:
-                return _Affine(np.ones(()), zero)
+                return LinTable.variable(self.design.axes, self._design_shape(), n)
             if e.name in self.known:
-                return _Affine(zero, self._lift(self.known[e.name], e.span))
+                return self._lift(self.known[e.name], e.span)
             if e.name in self.variables:
                 raise UnsupportedError(
                     f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
@@ -547,15 +543,14 @@ class Builder:
             raise SpecError(f"'{e.name}' is not defined", e.span, undefined_hint(e.name, options, self.in_use))
         if isinstance(e, ast.Prob):
             table = self._find_known(e)
-            return _Affine(zero, self._lift(table, e.span))
+            return self._lift(table, e.span)
         if isinstance(e, ast.Neg):
-            v = self._plain(e.operand)
-            return _Affine(-v.coef, -v.const)
+            return -self._plain(e.operand)
         if isinstance(e, ast.Abs):
             v = self._plain(e.operand)
             if v.is_const:
-                return _Affine(zero, np.abs(v.const))
-            return _AbsOf(v, e.span)
+                return LinTable.const(v.axes, v.shape, np.abs(v.array()), n)
+            return AbsOf(v, e.span)
         if isinstance(e, ast.BinOp):
             first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
             acc = self._plain(first)
@@ -575,34 +570,57 @@ class Builder:
                 v = self._plain(e.args[0])
                 if not v.is_const:
                     raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
-                return _Affine(zero, apply_scalar(e.func.name, v.const, e.span))
+                return LinTable.const(v.axes, v.shape, apply_scalar(e.func.name, v.array(), e.span), n)
             raise SpecError(f"unknown function '{e.func.name}'", e.func.span, suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
         if isinstance(e, ast.TupleExpr):
             raise UnsupportedError("a tuple is not a value here", e.span)
         raise SpecError("unexpected expression", e.span)
 
-    def _combine(self, e: ast.BinOp, a: _Affine, b: _Affine) -> _Affine:
-        """``a op b`` for one operator node, refusing what is not linear in the design."""
+    def _combine(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
+        """``a op b`` for one operator node, refusing what is not linear in the design; every
+        result is checked to stay finite and real (located at the operator)."""
+        with np.errstate(all="ignore"):
+            return self._combine_unchecked(e, a, b)
+
+    def _combine_unchecked(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
         if e.op in "+-":
-            return _Affine(arith(e.op, a.coef, b.coef, e.span), arith(e.op, a.const, b.const, e.span))
+            return checked(a + b if e.op == "+" else a - b, e.span)
         if e.op == "*":
             if not a.is_const and not b.is_const:
                 raise UnsupportedError("a product of two design terms is not linear", e.span)
-            coef = arith("+", arith("*", a.coef, b.const, e.span), arith("*", b.coef, a.const, e.span), e.span)
-            return _Affine(coef, arith("*", a.const, b.const, e.span))
+            return checked(a.scale(b) if b.is_const else b.scale(a), e.span)
         if e.op == "/":
             if not b.is_const:
                 raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
-            if np.any(b.const == 0):
+            if np.any(b.b == 0):
                 raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
-            return _Affine(arith("/", a.coef, b.const, e.span), arith("/", a.const, b.const, e.span))
+            return checked(a.divide(b), e.span)
         if not (a.is_const and b.is_const):
             raise UnsupportedError("powers of the design are not linear", e.span)
-        return _Affine(np.zeros(()), arith("^", a.const, b.const, e.span))
+        # numpy's power takes another code path (and may round differently) for a broadcast
+        # operand than for a full one: lay both out over the design's axes as they are (a
+        # scalar 0-d, a table with size-1 axes where it has none), not expanded to the union.
+        axes = self.design.axes
+        out = arith("^", self._compact(a), self._compact(b), e.span)
+        kept = tuple(x for x in axes if x in a.axes or x in b.axes)
+        if not kept:
+            return LinTable.scalar(float(out), a.n)
+        shape = tuple(out.shape[axes.index(x)] for x in kept)
+        return LinTable.const(kept, shape, out.reshape(shape), a.n)
 
-    def _plain(self, e: ast.Expr) -> _Affine:
+    def _compact(self, t: LinTable) -> np.ndarray:
+        """A constant table's values over the design's axes, size 1 along the axes it lacks
+        (0-d for a scalar)."""
+        if not t.axes:
+            return t.b.reshape(())
+        axes = self.design.axes
+        present = tuple(x for x in axes if x in t.axes)
+        arr = np.transpose(t.array(), [t.axes.index(x) for x in present])
+        return arr.reshape([t.shape[t.axes.index(x)] if x in t.axes else 1 for x in axes])
+
+    def _plain(self, e: ast.Expr) -> LinTable:
         v = self._value(e)
-        if isinstance(v, _AbsOf):
+        if isinstance(v, AbsOf):
             raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
         return v
 

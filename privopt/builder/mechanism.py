@@ -2,7 +2,7 @@
 
 This is the second half of ``build.py`` for problems that are linear programs over the
 design's cells (Ding, Liu & Farokhi; optimal randomized response; count queries under DP).
-Every expression evaluates to a ``LinTable`` (ir/linear.py). The model is the joint
+Every expression evaluates to a ``LinTable`` (model/linear.py). The model is the joint
 distribution of the known variables times the design:
 
     P(k, t) = P(k) M(t | c(k))            (k: known variables, t: the design's targets)
@@ -14,7 +14,6 @@ so any distribution of it whose condition avoids the design's targets is linear 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +34,7 @@ from ..model.problem import (
 from .quadratic import QuadraticTerms, _Quad
 from .values import (
     SCALAR_FUNCS,
+    AbsOf,
     apply_scalar,
     arith,
     real_values,
@@ -99,12 +99,6 @@ def induced_multiple(expr: LinTable, ref: LinTable, sense: str = "=="):
         return None
     q = np.divide(-b, c, out=np.zeros_like(b), where=live)
     return c, q, live
-
-
-@dataclass(frozen=True)
-class _Abs:
-    inner: LinTable
-    span: Span
 
 
 class MechanismBuilder(QuadraticTerms):
@@ -289,7 +283,7 @@ class MechanismBuilder(QuadraticTerms):
             v = self._plain(e.operand)
             if v.is_const:
                 return LinTable.const(v.axes, v.shape, np.abs(v.array()), n)
-            return _Abs(v, e.span)
+            return AbsOf(v, e.span)
         if isinstance(e, ast.BinOp):
             return self._binop(e)
         if isinstance(e, ast.Expect):
@@ -304,7 +298,7 @@ class MechanismBuilder(QuadraticTerms):
 
     def _plain(self, e: ast.Expr) -> LinTable:
         v = self.value(e)
-        if isinstance(v, _Abs):
+        if isinstance(v, AbsOf):
             raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
         return v
 
@@ -547,13 +541,13 @@ class MechanismBuilder(QuadraticTerms):
         for (le, re), lv, rv, op in zip(zip(c.exprs, c.exprs[1:]), vals, vals[1:], c.ops):
             if op == ">=":
                 le, re, lv, rv, op = re, le, rv, lv, "<="
-            if isinstance(rv, _Abs) or (op == "==" and isinstance(lv, _Abs)):
-                a = rv if isinstance(rv, _Abs) else lv
+            if isinstance(rv, AbsOf) or (op == "==" and isinstance(lv, AbsOf)):
+                a = rv if isinstance(rv, AbsOf) else lv
                 raise UnsupportedError(
                     "|...| may only stand on the smaller side of a bound (|e| <= c)", a.span,
                     "a lower bound on |e| makes the feasible set nonconvex",
                 )
-            if isinstance(lv, _Abs):
+            if isinstance(lv, AbsOf):
                 inner, rv = self._pair(lv.inner, rv)
                 for diff in (inner - rv, -inner - rv):
                     out.append(self._linear(diff, "<=", c, text))

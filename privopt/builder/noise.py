@@ -5,8 +5,10 @@ params, names and data files, and evaluates expressions to one of three kinds of
 
 * a number (numbers and params, through the same checked arithmetic as every spec);
 * a constant matrix (``const A = matrix ...``);
-* a vector affine in the symbols: ``sum_s C_s v_s + c`` over the continuous input and the noise
-  vectors, one coefficient matrix per symbol (``_Vec``).
+* a vector affine in the symbols, ``sum_s C_s v_s + c`` over the continuous input and the noise
+  vectors: a ``LinTable`` over one axis (``ENTRY``) whose decision vector is the input followed
+  by the noise vectors in declaration order (``_Layout``); ``columns`` reads one symbol's
+  coefficient matrix ``C_s``.
 
 ``@`` multiplies a matrix into a vector; ``+``, ``-`` need equal lengths. Every dimension
 mismatch is a located error naming both sizes.
@@ -24,6 +26,7 @@ from ..language import ast
 from ..language.source import Span
 from ..language.tables import parse_number
 from ..measures.gaussian import CALIBRATIONS, classic_is_private, max_sensitivity
+from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
 from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
@@ -32,25 +35,36 @@ ROLES = ("private", "data")
 MAX_MATRIX_BYTES = 1 << 30  # a matrix file larger than this is refused, not truncated
 
 
+ENTRY = "#"  # the axis of a vector's entries (not a name a spec can declare)
+
+
 @dataclass(frozen=True)
-class _Vec:
-    """``sum_s coef[s] @ v_s + const``: a vector of ``len(const)`` entries."""
+class _Layout:
+    """Where each symbol's entries sit in the decision vector: ``offsets[s]`` and ``sizes[s]``
+    (the input first, then the noise vectors in declaration order)."""
 
-    coef: dict[str, np.ndarray]
-    const: np.ndarray
+    offsets: dict[str, int]
+    sizes: dict[str, int]
+    n: int
 
-    @property
-    def size(self) -> int:
-        return int(self.const.size)
+    @classmethod
+    def of(cls, symbols: dict[str, int]) -> _Layout:
+        offsets, at = {}, 0
+        for name, size in symbols.items():
+            offsets[name] = at
+            at += size
+        return cls(offsets, dict(symbols), at)
 
-    def combine(self, other: _Vec, sign: float) -> _Vec:
-        coef = dict(self.coef)
-        for s, c in other.coef.items():
-            coef[s] = coef[s] + sign * c if s in coef else sign * c
-        return _Vec(coef, self.const + sign * other.const)
+    def symbol(self, name: str) -> LinTable:
+        return LinTable.variable((ENTRY,), (self.sizes[name],), self.n, self.offsets[name])
 
-    def scaled(self, k) -> _Vec:
-        return _Vec({s: k * c for s, c in self.coef.items()}, k * self.const)
+    def block(self, v: LinTable, name: str) -> np.ndarray:
+        """``C_s``: the coefficients of symbol ``name`` in the vector ``v`` (entries x size)."""
+        return v.columns(self.offsets[name], self.sizes[name])
+
+
+def _is_vec(v) -> bool:
+    return isinstance(v, LinTable)
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,10 @@ class NoiseBuilder:
         self.inputs: dict[str, Continuous] = {}
         self.noises: dict[str, tuple[int, bool, Span]] = {}
         self.matrices: dict[str, np.ndarray] = {}
-        self.lets: dict[str, _Vec] = {}
+        self.lets: dict[str, LinTable] = {}
+        self.let_exprs: dict[str, ast.Expr] = {}
+        self.layout: _Layout | None = None  # set once every input and noise is declared
+        self.release_expr: ast.Expr | None = None  # what dp(x -> ...) releases
 
     # ------------------------------------------------------------------ entry point
     def build(self, title: str | None) -> Problem:
@@ -89,17 +106,21 @@ class NoiseBuilder:
                 self._input(s)
             elif isinstance(s, ast.NoiseDecl):
                 self._noise(s)
+        self.layout = _Layout.of(
+            {name: x.size for name, x in self.inputs.items()} | {name: k for name, (k, _, _) in self.noises.items()}
+        )
         for s in st:
             if isinstance(s, ast.LetDecl):
                 self.b._declare(s.name, "name")
                 self.b.in_use = frozenset(ast.names_in(s.expr))
                 value = self._eval(s.expr)
-                if not isinstance(value, _Vec):
+                if not _is_vec(value):
                     raise SpecError(
                         f"'{s.name.name}' must be a vector of the inputs and noise", s.expr.span,
                         "write the released answers, e.g. let O = A @ (x + eta) + xi",
                     )
                 self.lets[s.name.name] = value
+                self.let_exprs[s.name.name] = s.expr
         if not self.inputs:
             raise SpecError(
                 "a noise-placement spec needs its continuous inputs", None,
@@ -127,13 +148,13 @@ class NoiseBuilder:
         objective = self._objective(objectives[0], release)
         x = self.inputs[requirement.source]
         noises = tuple(
-            Noise(name, size, corr, release.coef.get(name, np.zeros((release.size, size))), span)
+            Noise(name, size, corr, self.layout.block(release, name), span)
             for name, (size, corr, span) in self.noises.items()
         )
         model = NoiseModel(
             input=x,
             release=requirement.release,
-            F=release.coef.get(x.name, np.zeros((release.size, x.size))),
+            F=self.layout.block(release, x.name),
             noises=noises,
             requirement=requirement,
             objective=objective,
@@ -213,7 +234,7 @@ class NoiseBuilder:
             return self._name(e)
         if isinstance(e, ast.Neg):
             v = self._eval(e.operand)
-            return v.scaled(-1.0) if isinstance(v, _Vec) else _Matrix("-" + v.name, -v.data) if isinstance(v, _Matrix) else -v
+            return -v if _is_vec(v) else _Matrix("-" + v.name, -v.data) if isinstance(v, _Matrix) else -v
         if isinstance(e, ast.BinOp):
             first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/@")
             acc = self._eval(first)
@@ -235,12 +256,8 @@ class NoiseBuilder:
             return _Matrix(n, self.matrices[n])
         if n in self.lets:
             return self.lets[n]
-        if n in self.inputs:
-            k = self.inputs[n].size
-            return _Vec({n: np.eye(k)}, np.zeros(k))
-        if n in self.noises:
-            k = self.noises[n][0]
-            return _Vec({n: np.eye(k)}, np.zeros(k))
+        if n in self.inputs or n in self.noises:
+            return self.layout.symbol(n)
         options = list(self.b.params) + list(self.matrices) + list(self.lets) + list(self.inputs) + list(self.noises)
         raise SpecError(f"'{n}' is not defined", e.span, undefined_hint(n, options, self.b.in_use))
 
@@ -252,34 +269,55 @@ class NoiseBuilder:
             if isinstance(b, _Matrix):
                 self._same(a.data.shape[1], b.data.shape[0], span, f"{a.name} has {a.data.shape[1]} columns", f"{b.name} has {b.data.shape[0]} rows")
                 return _Matrix(f"{a.name} @ {b.name}", a.data @ b.data)
-            if not isinstance(b, _Vec):
+            if not _is_vec(b):
                 raise SpecError("the right side of @ must be a vector or a matrix", node.right.span)
-            self._same(a.data.shape[1], b.size, span, f"{a.name} has {a.data.shape[1]} columns", f"{_text(node.right)} has {b.size} entries")
-            return _Vec({s: a.data @ c for s, c in b.coef.items()}, a.data @ b.const)
+            self._same(a.data.shape[1], b.cells, span, f"{a.name} has {a.data.shape[1]} columns", f"{_text(node.right)} has {b.cells} entries")
+            return b.matmul(a.data)
         if isinstance(a, float) and isinstance(b, float):
             return float(arith(op, a, b, span))
         if op in "+-":
-            if isinstance(a, _Vec) and isinstance(b, _Vec):
-                self._same(a.size, b.size, span, f"{_text(node.left)} has {a.size} entries", f"{_text(node.right)} has {b.size} entries")
-                return a.combine(b, 1.0 if op == "+" else -1.0)
+            if _is_vec(a) and _is_vec(b):
+                self._same(a.cells, b.cells, span, f"{_text(node.left)} has {a.cells} entries", f"{_text(node.right)} has {b.cells} entries")
+                return a + b if op == "+" else a - b
             raise SpecError(
                 f"'{op}' joins two vectors of the same length here", span,
                 "add vectors to vectors (x + eta), numbers to numbers",
             )
         if op == "*":
-            if isinstance(a, float) and isinstance(b, (_Vec, _Matrix)):
+            if isinstance(a, float) and (_is_vec(b) or isinstance(b, _Matrix)):
                 a, b = b, a
             if isinstance(b, float):
-                if isinstance(a, _Vec):
-                    return a.scaled(b)
+                if _is_vec(a):
+                    return a.scale(LinTable.scalar(b, a.n))
                 if isinstance(a, _Matrix):
                     return _Matrix(a.name, a.data * b)
             raise SpecError("'*' multiplies by a number here; use @ for a matrix product", span)
-        if op == "/" and isinstance(b, float) and isinstance(a, (_Vec, _Matrix)):
+        if op == "/" and isinstance(b, float) and (_is_vec(a) or isinstance(a, _Matrix)):
             if b == 0:
                 raise SpecError("division by zero", node.right.span)
-            return a.scaled(1.0 / b) if isinstance(a, _Vec) else _Matrix(a.name, a.data / b)
+            return a.scale(LinTable.scalar(1.0 / b, a.n)) if _is_vec(a) else _Matrix(a.name, a.data / b)
         raise SpecError(f"'{op}' is not defined for these operands", span, _EXPR_HINT)
+
+    def _mentioned(self, e: ast.Expr) -> list[str]:
+        """The inputs and noise vectors written in ``e`` (through its lets), in order of first
+        appearance: the symbols the objective's checks look at."""
+        out: list[str] = []
+        seen: set[str] = set()  # lets already walked (their symbols are in ``out``)
+        stack: list = [e]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, ast.Name):
+                if e.name in self.let_exprs:
+                    if e.name not in seen:
+                        seen.add(e.name)
+                        stack.append(self.let_exprs[e.name])
+                elif (e.name in self.inputs or e.name in self.noises) and e.name not in out:
+                    out.append(e.name)
+            elif isinstance(e, ast.Neg):
+                stack.append(e.operand)
+            elif isinstance(e, ast.BinOp):
+                stack += [e.right, e.left]
+        return out
 
     @staticmethod
     def _same(p: int, q: int, span: Span, left: str, right: str) -> None:
@@ -287,7 +325,7 @@ class NoiseBuilder:
             raise SpecError(f"the sizes do not match: {left} but {right}", span, "make the dimensions agree")
 
     # ------------------------------------------------------------------ requirement and objective
-    def _requirement(self, c: ast.ConstraintDecl) -> tuple[DPRequirement, _Vec]:
+    def _requirement(self, c: ast.ConstraintDecl) -> tuple[DPRequirement, LinTable]:
         text = c.span.source.text[c.span.start : c.span.end]
         if len(c.ops) != 1 or c.ops[0] != "<=" or not isinstance(c.exprs[0], ast.Call) or c.exprs[0].func.name != "dp":
             raise UnsupportedError(
@@ -305,7 +343,8 @@ class NoiseBuilder:
         source = positional[0].name
         self.b.in_use = frozenset(ast.names_in(arrow[0]))
         release = self._eval(arrow[0])
-        if not isinstance(release, _Vec):
+        self.release_expr = arrow[0]
+        if not _is_vec(release):
             raise SpecError("after '->' comes the released vector", arrow[0].span)
         rel_name = arrow[0].name if isinstance(arrow[0], ast.Name) else _text(arrow[0])
         calibration = "analytic"
@@ -350,12 +389,9 @@ class NoiseBuilder:
                 )
         if max_sensitivity(eps, delta, calibration) <= 0:
             raise UnsupportedError("no finite noise meets this (eps, delta)", bound.span, "raise eps or delta")
-        extra = [s for s in release.coef if s != source and s not in self.noises]
-        if extra:
-            raise SpecError(f"the release depends on '{extra[0]}', which is neither the input nor noise", arrow[0].span)
         return DPRequirement(source, rel_name, eps, delta, calibration, c.span, text), release
 
-    def _objective(self, o: ast.ObjectiveDecl, release: _Vec) -> NoiseObjective:
+    def _objective(self, o: ast.ObjectiveDecl, release: LinTable) -> NoiseObjective:
         text = o.span.source.text[o.span.start : o.span.end]
         e = o.expr
         if o.sense != "minimize":
@@ -370,21 +406,26 @@ class NoiseBuilder:
             raise UnsupportedError("inside sum(...) comes a square (...)^2", sq.span, _OBJ_HINT)
         self.b.in_use = frozenset(ast.names_in(sq.left))
         err = self._eval(sq.left)
-        if not isinstance(err, _Vec):
+        if not _is_vec(err):
             raise SpecError("the squared error is of a vector", sq.left.span, _OBJ_HINT)
-        for s, c in err.coef.items():
-            if s in self.inputs and np.any(c != 0):
+        # the symbols written in the error (and the release), checked in the order written
+        mentioned, in_release = self._mentioned(sq.left), self._mentioned(self.release_expr)
+        for s in mentioned:
+            if s in self.inputs and np.any(self.layout.block(err, s) != 0):
                 raise UnsupportedError(
                     f"the error still depends on the private input {s}, so its expectation is not a number",
                     sq.left.span, "subtract the exact answers: E[sum((O - A @ x)^2)]",
                 )
-        for s, c in err.coef.items():
-            if s in self.noises and not np.array_equal(c, release.coef.get(s, np.zeros_like(c))):
+        for s in mentioned:
+            if s not in self.noises:
+                continue
+            c = self.layout.block(err, s)
+            if not np.array_equal(c, self.layout.block(release, s) if s in in_release else np.zeros_like(c)):
                 raise UnsupportedError(
                     "the objective's error must be the released vector's error (O - A @ x); this one weighs the "
                     f"noise {s} differently", sq.left.span, _OBJ_HINT,
                 )
-        return NoiseObjective("minimize", text, float(err.const @ err.const), span=o.span)
+        return NoiseObjective("minimize", text, float(err.b @ err.b), span=o.span)
 
 
 _EXPR_HINT = "noise placement uses numbers, params, const matrices, the input and noise vectors, + - * / and @"

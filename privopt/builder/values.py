@@ -1,14 +1,17 @@
-"""Numbers in expressions: arithmetic and scalar functions checked to stay finite and real, and
-the "did you mean" hints of undefined names. Shared by every part of the builder."""
+"""Numbers in expressions: arithmetic and scalar functions checked to stay finite and real, the
+``|e|`` of an expression, and the "did you mean" hints of undefined names. Shared by every part
+of the builder."""
 
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import SpecError
 from ..language.source import Span
+from ..model.linear import LinTable
 
 SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "abs": np.abs, "sqrt": np.sqrt}
 
@@ -67,3 +70,21 @@ def arith(op: str, a, b, span: Span):
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         out = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}[op](a, b)
     return real_values(out, span)
+
+
+def checked(table: LinTable, span: Span) -> LinTable:
+    """``table`` if its coefficients and constants are all finite real numbers, else the
+    located error of ``real_values``."""
+    if table.A is not None:
+        real_values(table.A.data, span)
+    real_values(table.b, span)
+    return table
+
+
+@dataclass(frozen=True)
+class AbsOf:
+    """``|inner|`` of an expression that depends on the design: allowed only as the smaller
+    side of a bound, ``|e| <= c``, which the builders split into ``e <= c`` and ``-e <= c``."""
+
+    inner: LinTable
+    span: Span

@@ -1,19 +1,35 @@
-"""Tables that are affine in the design: every cell is ``A[cell] @ x + b[cell]``.
+"""The one expression type of the builder: tables whose cells are affine in a decision vector.
 
-A ``LinTable`` has named axes (variables) like a known table, but each cell is an affine
-function of the decision vector ``x`` (the design's cells, raveled in C order over the
-design's axes, followed by any auxiliary columns). Induced distributions such as
-``P(Y | S) = sum_x M(y | s, x) P(x | s)`` (Ding et al., eq. 9 and the left side of eq. 3),
-expectations and ``tv`` are built from four vectorized operations:
+A ``LinTable`` is a table over named axes (variables, or a synthetic axis for a plain vector)
+whose cells are affine functions of one decision vector ``x`` of length ``n``::
+
+    cell[c] = A[c] @ x + b[c]        (A: scipy sparse, cells x n; b: dense, one per cell)
+
+with the cells raveled in C order over ``axes``. ``defined`` marks the cells that exist: a
+conditional given an event of probability 0 (``P(y | s)`` with ``P(s) = 0``) is undefined,
+and constraints skip such cells. A constant table has ``A = None`` (or no stored entry).
+
+Every family of the builder evaluates its expressions to LinTables:
+
+* transparency reports (``builder/build.py``): ``x`` is the design's cells; every table is over
+  (a subset of) the design's axes and cell ``c`` depends on ``x[c]`` alone, so ``A`` is
+  diagonal and its diagonal is the ``coef`` of a ``CellConstraint`` (``diagonal``);
+* mechanisms (``builder/mechanism.py``): ``x`` is the design's cells (then auxiliary columns);
+  induced distributions such as ``P(Y | S) = sum_x M(y | s, x) P(x | s)`` (Ding et al., eq. 9
+  and the left side of eq. 3), expectations and ``tv`` mix cells through ``sum_over``;
+* noise placement (``builder/noise.py``): one synthetic axis indexes a vector, ``x`` is the
+  concatenation of the continuous input and the noise vectors, ``matmul`` applies a constant
+  matrix and ``columns`` reads one symbol's coefficient block.
+
+The operations are vectorized (no Python loop over cells, so a design of millions of cells
+lowers in seconds):
 
 * ``align``: transpose and broadcast onto more axes (a row gather, ``A[idx]``);
 * ``+``, ``-``: after aligning both operands on the union of their axes;
-* ``scale``: multiply cell by cell by a constant table (``diag(c) @ A``);
-* ``sum_over``: marginalize axes (one sparse summation matrix, ``S @ A``).
-
-No operation loops over cells in Python, so a design of millions of cells lowers in
-seconds. ``defined`` marks cells that exist: a conditional given an event of probability
-0 (``P(y | s)`` with ``P(s) = 0``) is undefined, and constraints skip such cells.
+* ``scale`` / ``divide``: multiply or divide cell by cell by a constant table
+  (``diag(c) @ A``; ``divide`` is a true division, not a product with ``1 / c``);
+* ``sum_over``: marginalize axes (one sparse summation matrix, ``S @ A``);
+* ``matmul``: ``M @ table`` for a constant matrix ``M`` and a one-axis table.
 """
 
 from __future__ import annotations
@@ -53,6 +69,8 @@ def gather_index(src_axes, src_shape, dst_axes, dst_shape) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class LinTable:
+    """Cells ``A @ x + b`` over named ``axes`` (module docstring); ``defined`` masks cells."""
+
     axes: tuple[str, ...]
     shape: tuple[int, ...]
     A: sp.csr_array | None  # (cells, n); None for a constant table
@@ -150,6 +168,61 @@ class LinTable:
         c = f.b
         A = None if a.A is None else (sp.diags_array(c) @ a.A).tocsr()
         return LinTable(a.axes, a.shape, A, a.b * c, a.n, _and(a.defined, f.defined))
+
+    def divide(self, factor: LinTable) -> LinTable:
+        """Cell-by-cell quotient by a constant table (aligned by axis name) without a zero cell:
+        a true division ``a / c`` of every coefficient and constant, not ``a * (1 / c)``."""
+        assert factor.is_const
+        a, f = self._union(factor)
+        c = f.b
+        A = None
+        if a.A is not None:
+            A = sp.csr_array(a.A, copy=True)
+            rows = np.repeat(np.arange(a.cells), np.diff(A.indptr))
+            A.data = A.data / c[rows]
+            A.eliminate_zeros()  # an underflow to 0 leaves the cell constant, as a product does
+        return LinTable(a.axes, a.shape, A, a.b / c, a.n, _and(a.defined, f.defined))
+
+    def matmul(self, M) -> LinTable:
+        """``M @ self`` for a constant matrix ``M`` (dense or sparse, ``k x cells``) and a table
+        over one axis: a table over the same axis with ``k`` cells (all defined)."""
+        assert len(self.axes) == 1 and M.shape[1] == self.cells
+        if self.defined is not None:
+            assert bool(np.all(self.defined))
+        shape = (int(M.shape[0]),)
+        if self.A is None:
+            A = None
+        elif sp.issparse(M):
+            A = sp.csr_array(M @ self.A)
+        else:
+            A = sp.csr_array(np.asarray(M) @ self.A.toarray())  # a dense product, as numpy computes M @ C
+        b = M @ self.b
+        return LinTable(self.axes, shape, A, np.asarray(b, dtype=float).ravel(), self.n)
+
+    def columns(self, offset: int, size: int) -> np.ndarray:
+        """The dense coefficient block ``A[:, offset : offset + size]`` (cells x size): the
+        coefficients of one symbol whose entries sit at ``x[offset : offset + size]``."""
+        assert 0 <= offset and offset + size <= self.n
+        if self.A is None:
+            return np.zeros((self.cells, size))
+        return self.A[:, offset : offset + size].toarray()
+
+    def diagonal(self) -> np.ndarray:
+        """Each cell's coefficient of its own entry of ``x``, as an array over ``axes``, for a
+        table whose cell ``c`` depends on ``x[c]`` alone (``cells == n``; ATR's elementwise
+        tables over the design). The coefficients are read exactly, not recomputed."""
+        assert self.cells == self.n
+        if self.A is None:
+            return np.zeros(self.shape)
+        A = sp.csr_array(self.A)
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        rows = np.repeat(np.arange(self.cells), np.diff(A.indptr))
+        assert np.array_equal(A.indices, rows), "a cell depends on another cell of the design"
+        out = np.zeros(self.cells)
+        out[rows] = A.data
+        return out.reshape(self.shape)
 
     def sum_over(self, drop) -> LinTable:
         """Marginalize the axes in ``drop``; undefined cells count as 0."""

@@ -149,8 +149,12 @@ class Objective:
 class LinearConstraint:
     """``expr (<= | ==) 0`` for every defined cell of ``expr``, a table affine in the design.
 
-    ``induced`` is set when the spec wrote ``P(T | G) == constant`` for a distribution
-    induced by the design (the form of Ding et al. eq. 3); the closed forms look for it.
+    ``induced`` is set when the constraint's math fixes a distribution induced by the design,
+    ``P(T | G) = q`` (the form of Ding et al. eq. 3), however it is spelled: ``expr`` is
+    ``c * (P(T | G) - q)`` cell by cell with every ``c != 0`` (``P(Y | S) == Q``,
+    ``2 * Q == 2 * P(Y | S)``, ``P(Y, S) == Q * P(S)``), an equality, or a bound that with the
+    other constraints on the same ``P(T | G)`` pins every defined cell at ``q``
+    (``builder/mechanism.py``, ``_recognize_induced``). The closed forms look for it.
     """
 
     expr: LinTable = field(repr=False)
