@@ -51,21 +51,36 @@ class Target:
 
 @dataclass(frozen=True)
 class Prob:
-    """``P(t1, t2 = v | c1, c2)``."""
+    """``P(t1, t2 = v | c1, c2 = w)``: ``given_labels`` holds each condition's label (None
+    where the condition is a whole variable; empty when none has one)."""
 
     targets: tuple[Target, ...]
     given: tuple[Ident, ...]
     span: Span
+    given_labels: tuple[Label | None, ...] = ()
+
+    @property
+    def is_cell(self) -> bool:
+        """Every target and every condition names a value: one number, ``P(Y = 1 | X = 0)``."""
+        return all(t.label is not None for t in self.targets) and len(self.given_labels) == len(self.given) and all(
+            g is not None for g in self.given_labels
+        )
+
+    def labelled_condition(self) -> Label | None:
+        """The first condition written with a value (``X = 0`` in ``P(Y | X = 0)``), or None."""
+        return next((g for g in self.given_labels if g is not None), None)
 
 
 @dataclass(frozen=True)
 class Call:
-    """``f(a, b)`` or, for channel measures, ``f(a, b -> c)``."""
+    """``f(a, b)``; for channel measures ``f(a, b -> c)``; for information measures between
+    two groups ``f(a; b)`` (``semi_args`` holds the group after the semicolon)."""
 
     func: Ident
     args: tuple["Expr", ...]
     arrow_args: tuple["Expr", ...] | None
     span: Span
+    semi_args: tuple["Expr", ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -326,4 +341,21 @@ def names_in(*exprs) -> set[str]:
             out.add(e.name)
         elif hasattr(e, "__dataclass_fields__") and not isinstance(e, (Span, Source)):
             stack.extend(getattr(e, f) for f in e.__dataclass_fields__)
+    return out
+
+
+def nodes_in(*exprs, kind: type | tuple[type, ...]) -> list:
+    """Every node of type ``kind`` in the expressions or statements, in source order, found
+    iteratively."""
+    out = []
+    stack = list(reversed(exprs))
+    while stack:
+        e = stack.pop()
+        if isinstance(e, tuple):
+            stack.extend(reversed(e))
+        elif isinstance(e, kind):
+            out.append(e)
+            stack.extend(reversed([getattr(e, f) for f in e.__dataclass_fields__]))
+        elif hasattr(e, "__dataclass_fields__") and not isinstance(e, (Span, Source)):
+            stack.extend(reversed([getattr(e, f) for f in e.__dataclass_fields__]))
     return out

@@ -21,6 +21,7 @@ import stat
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import (
@@ -312,6 +313,13 @@ def _number(tok: Token, span: Span) -> float:
     return value
 
 
+class _Cond(NamedTuple):
+    """A condition of ``P(... | X)`` or ``P(... | X = 0)`` while the Prob is assembled."""
+
+    name: ast.Ident
+    label: ast.Label | None
+
+
 @v_args(meta=True)
 class _ToAst(Transformer_NonRecursive):
     def __init__(self, source: Source):
@@ -417,17 +425,17 @@ class _ToAst(Transformer_NonRecursive):
 
     # probabilities
     def prob(self, meta, items):
-        targets = []
-        given = []
-        for it in items:
-            if isinstance(it, ast.Target):
-                targets.append(it)
-            elif isinstance(it, Token):
-                given.append(self._ident(it))
-        return ast.Prob(tuple(targets), tuple(given), self._span(meta))
+        targets = [it for it in items if isinstance(it, ast.Target)]
+        conds = [it for it in items if isinstance(it, _Cond)]
+        given = tuple(c.name for c in conds)
+        labels = tuple(c.label for c in conds) if any(c.label is not None for c in conds) else ()
+        return ast.Prob(tuple(targets), given, self._span(meta), labels)
 
     def target(self, meta, items):
         return ast.Target(self._ident(items[0]), items[1])
+
+    def cond(self, meta, items):
+        return _Cond(self._ident(items[0]), items[1])
 
     # labels and numbers
     def label(self, meta, items):
@@ -498,3 +506,7 @@ class _ToAst(Transformer_NonRecursive):
     def call(self, meta, items):
         func, args, _arrow, arrow_args = items
         return ast.Call(self._ident(func), args or (), arrow_args, self._span(meta))
+
+    def call_semi(self, meta, items):
+        func, args, semi_args = items
+        return ast.Call(self._ident(func), args, None, self._span(meta), semi_args)
