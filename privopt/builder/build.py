@@ -27,6 +27,7 @@ from ..model.problem import (
     Table,
     Variable,
 )
+from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
 from .values import (
     SCALAR_FUNCS,
     AbsOf,
@@ -81,6 +82,9 @@ class Builder:
         titles = [s for s in st if isinstance(s, ast.SpecTitle)]
         if len(titles) > 1:
             raise SpecError("a spec has at most one title", titles[1].span, "keep one 'spec \"...\"' line")
+        # a condition with a value is read only in an obfuscation's constraints: refused in a
+        # known table or a design before they are read
+        refuse_family_syntax([s for s in st if not isinstance(s, ast.ConstraintDecl | ast.ObjectiveDecl)])
         if any(_is_continuous(s) for s in st):
             from .noise import NoiseBuilder
 
@@ -107,6 +111,9 @@ class Builder:
         if len(objectives) > 1:
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
+        if is_obfuscation(objectives[0], constraint_decls):
+            return ObfuscationBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
+        refuse_family_syntax([*constraint_decls, *objectives])
         if not _is_atr_objective(objectives[0]):
             from .mechanism import MechanismBuilder
 

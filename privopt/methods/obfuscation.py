@@ -5,7 +5,7 @@ Problem: minimize ``Q(P_X, W)`` over 2x2 channels ``W = channel(p1, p2)`` subjec
 ``I(Y; F) <= eps`` (bits), optionally with ``p1 == p2``. Notation as in
 ``privopt.measures.obfuscation``; T is the triangle ``p1, p2 >= 0, p1 + p2 <= 1``.
 
-Facts used (each elementary; docs/obfuscation-math-notes.md has the details):
+Facts used (each elementary; docs/obfuscation.md has the details):
 
 1. **Outside T is never better.** On ``p1 + p2 >= 1``, rho >= 0 so Q >= 1/4, while
    ``p1 = p2 = 1/2`` (Y independent of X) is feasible for every eps >= 0 with Q = 1/4.
@@ -64,6 +64,7 @@ __all__ = ["DEFAULT_TOL", "ChannelSolution", "grid_channel", "optimal_channel"]
 
 DEFAULT_TOL = 1e-9  # absolute, in Q
 MAX_ITER = 5000
+LEAK_ROUNDING = 16 * float(np.finfo(float).eps)  # relative: eps within this of I(X; F) is I(X; F)
 _SECTIONS = 64  # points per round of the vectorized k-section along a segment
 
 
@@ -188,6 +189,11 @@ def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = D
     if imax <= eps:
         return done(0.0, 0.0, 0.0, "optimal", 0, "identity",
                     [f"eps = {eps:g} >= I(X; F) = {imax:.6g} bits, the largest leakage of any channel: no noise is needed"])
+    if imax <= eps * (1.0 + LEAK_ROUNDING):
+        return done(0.0, 0.0, 0.0, "optimal", 0, "identity",
+                    [(f"eps = {eps!r} is I(X; F) = {imax!r} bits up to rounding (two formulas for I differ by a "
+                      "few ulps): the identity is returned; below it the optimum would be p ~ 1e-17, where "
+                      "Q ~ sqrt(p) is ill-conditioned")])
     if eps == 0.0:
         return done(0.5, 0.5, 0.25, "optimal", 0, "independent",
                     [("eps = 0 and F depends on X: I(Y; F) = 0 forces P(Y | X = 0) = P(Y | X = 1) "

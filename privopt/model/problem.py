@@ -15,6 +15,7 @@ import numpy as np
 from ..language.source import Span
 from .linear import LinTable
 from .noise import NoiseModel, NoiseObjective
+from .obfuscation import ObfuscationModel, RankObjective
 
 
 class Role(StrEnum):
@@ -252,7 +253,7 @@ class Problem:
     known: dict[str, Table]
     design: Design | None  # None for a noise-placement program
     constraints: tuple[CellConstraint | LinearConstraint, ...]
-    objective: Objective | MechanismObjective | NoiseObjective
+    objective: Objective | MechanismObjective | NoiseObjective | RankObjective
     source_name: str = "<spec>"
     source_sha256: str | None = None  # SHA-256 of the spec text as read (set by privopt.load / loads)
     data_sha256: dict[str, str] = field(default_factory=dict)  # data file (as written) -> SHA-256 of its bytes
@@ -261,14 +262,18 @@ class Problem:
     model: LinTable | None = field(default=None, repr=False)  # joint P(known vars, design targets), linear in the design
     joint: Table | None = field(default=None, repr=False)  # the known joint of the non-release variables
     noise: NoiseModel | None = field(default=None, repr=False)  # continuous inputs and Gaussian noise (model/noise.py)
+    obfuscation: ObfuscationModel | None = field(default=None, repr=False)  # rank-preserving obfuscation (model/obfuscation.py)
 
     @property
     def family(self) -> str:
         """"atr" (Chen et al.: minimize the adversary's confidence) or "mechanism" (a linear
         program over the design's cells: Ding et al., Kairouz et al., count queries) or "noise"
-        (Gaussian noise placement over continuous inputs: Ramon & Basu Sec. 3.2)."""
+        (Gaussian noise placement over continuous inputs: Ramon & Basu Sec. 3.2) or "obfuscation"
+        (a rank-preserving test channel: Shariatnasab et al.)."""
         if self.noise is not None:
             return "noise"
+        if self.obfuscation is not None:
+            return "obfuscation"
         return "atr" if isinstance(self.objective, Objective) else "mechanism"
 
     @property

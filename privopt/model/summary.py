@@ -38,6 +38,13 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
         pairs = "all" if b.pairs is None else len(b.pairs)
         lines.append(f"budget {b.kind}({', '.join(b.source)} -> {b.target}) eps={b.eps:.12g} delta={b.delta:.12g} pairs={pairs}")
     o = problem.objective
+    if problem.family == "obfuscation":
+        ob = problem.obfuscation
+        if ob.leakage is not None:
+            lines.append(f"leakage mutual_info({ob.leakage.release}; {ob.leakage.other}) <= {ob.eps:.12g} bits")
+        lines.append(f"symmetric {ob.symmetric}; P_X(1) = {ob.px1:.12g}; P(F | X) = {np.round(ob.F_given_X.ravel(), 10).tolist()}")
+        lines.append(f"objective {o.sense} {o.text!r} kind={o.kind}")
+        return "\n".join(lines) + "\n"
     if problem.family == "mechanism":
         lines.append(f"objective {o.sense} {o.text!r} kind={o.kind} pair={o.pair}")
         return "\n".join(lines) + "\n"

@@ -6,7 +6,9 @@ problem family's stages, one module each:
 
 * ``atr``: transparency reports (Chen et al.): Theorem 1 or the LFP method;
 * ``mechanism``: mechanism tables (Ding et al., Ramon & Basu Sec. 3.3): closed forms, LP, QP;
-* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program.
+* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program;
+* ``obfuscation``: rank-preserving obfuscation (Shariatnasab et al.): Corollary 2 or the
+  certified global method.
 
 Every family's ``run(problem, analysis, method, backend, time_limit, solver)`` returns a
 ``Result`` whose status is "optimal" only when privopt's own recomputation passed.
@@ -21,9 +23,9 @@ from ..classify import METHODS, analyse
 from ..errors import UsageError
 from ..model.problem import Problem
 from ..results import Result, versions
-from . import atr, mechanism, noise
+from . import atr, mechanism, noise, obfuscation
 
-FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise}
+FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise, "obfuscation": obfuscation}
 
 
 def solve(
@@ -53,6 +55,8 @@ def solve(
 def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
     """highs for LPs; cvxpy with Clarabel for QPs (HiGHS 1.15's QP solver calls some bounded
     shaped-noise QPs unbounded, docs/backends.md) and for conic programs."""
+    if problem.family == "obfuscation":
+        return "none", None  # the global method and Corollary 2 need no solver
     if problem.family == "noise" or (problem.family == "mechanism" and problem.objective.is_quadratic):
         return "cvxpy", solver or "CLARABEL"
     return "highs", solver

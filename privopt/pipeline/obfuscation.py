@@ -1,0 +1,306 @@
+"""Rank-preserving obfuscation (Shariatnasab, Shirani & Iyengar 2023): Corollary 2 or the
+certified global method -> verify -> Result.
+
+The program (model/obfuscation.py): minimize Q(P_X, W) subject to I(Y; F) <= eps, W a 2 x 2
+channel (optionally symmetric). It is nonconvex: Q is quasiconcave, not convex, on the channels
+that matter, so privopt solves it globally (``methods/obfuscation.py``: bisection along the
+symmetric channels, outer approximation with tangent cuts otherwise) and returns a proven lower
+bound with the answer. Corollary 2 (``closedform/obfuscation.py``) answers the symmetric problem
+under uniform P_X and BSC query noise in closed form; its answer is checked against the
+symmetric bisection.
+
+Verification recomputes from the returned table alone, by formulas of its own: the rows of W,
+the symmetric restriction, the leakage from the joint P(F, Y) = sum_x P(x) P(F | x) W(Y | x)
+(entropies, not the method's divergences) and Q by Sheppard's formula from eq. 2's covariance
+(arcsin, not the method's atan2 form).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..closedform.obfuscation import (
+    bsc_parameter,
+    bsc_symmetric_channel,
+    corollary2_applies,
+)
+from ..errors import SolverError, VerificationError
+from ..measures.obfuscation import krcc_q
+from ..methods.obfuscation import (
+    DEFAULT_TOL,
+    ChannelSolution,
+    grid_channel,
+    optimal_channel,
+)
+from ..model.obfuscation import ObfuscationModel
+from ..model.problem import Problem
+from ..results import LazyTables, Result
+from .common import (
+    Accuracy,
+    Answer,
+    Measured,
+    Route,
+    RouteStopped,
+    label_column,
+    timings,
+)
+
+GLOBAL_TOL = DEFAULT_TOL  # absolute, in Q: the global method's certified gap
+FLOOR_TOL = 1e-7  # absolute, in Q: the certified gap accepted where the method stops at float64's floor
+LEAK_RTOL = 1e-9  # the recomputed leakage may exceed eps by eps * LEAK_RTOL + LEAK_ATOL
+LEAK_ATOL = 1e-15  # bits: the rounding of a sum of a few log terms (the whole floor at eps = 0)
+ROW_ATOL = 1e-15  # a row of W sums to 1 within this (W is built from (p1, p2))
+Q_ATOL = 1e-12  # the two formulas for Q agree within this, plus arcsin's conditioning near +-1
+GRID_POINTS = 20001
+GRID_ACCURACY = 2e-3  # Q varies like sqrt(p) near p = 0: a 5e-5 grid step can cost ~2e-3 there
+
+
+def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+    t_start = time.perf_counter()
+    model = problem.obfuscation
+    t0 = time.perf_counter()
+    sol, optimality, disagreement = _solve(model, method)
+    verification = verify(model, sol.W, claimed=sol.q_value)
+    verification.update(optimality)
+    verification["failures"] += disagreement
+    verification["passed"] = not verification["failures"]
+    at_floor = sol.status == "gap_not_closed" and any("rounding floor" in n for n in sol.notes) and sol.gap <= FLOOR_TOL
+    if at_floor:
+        verification["optimality"] += (
+            f"; the gap {sol.gap:.1e} is float64's rounding floor here (an optimum at p ~ 1e-16, where Q ~ sqrt(p)): "
+            f"certified to {FLOOR_TOL:g}, not to {GLOBAL_TOL:g}"
+        )
+    elif sol.status != "optimal":
+        raise SolverError(
+            f"the global method could not close the gap: Q = {sol.q_value:.12g}, proven lower bound "
+            f"{sol.lower_bound!r} (gap {sol.gap!r} > {GLOBAL_TOL:g}); {'; '.join(sol.notes)}"
+        )
+    if not verification["passed"]:
+        raise VerificationError("the returned channel failed privopt's verification: " + "; ".join(verification["failures"]))
+    solve_s = time.perf_counter() - t0
+    other = _other_restriction(model)
+    details = {
+        "channel": {"p1": sol.p1, "p2": sol.p2, "symmetric": model.symmetric},
+        "optimality": {
+            "global": True,
+            "method": sol.method,
+            "lower_bound": sol.lower_bound,
+            "gap": sol.gap,
+            "tolerance": GLOBAL_TOL,
+        },
+        "comparison": other,
+    }
+    return Result(
+        status="optimal",
+        termination="optimal",
+        objective=sol.q_value,  # the atan2 form (exact at the degenerate channels); verified by arcsin
+        beta=None,
+        method=method,
+        backend="none",
+        problem_class=analysis.problem_class,
+        objective_kind=model.objective.kind,
+        groups=pd.DataFrame(),
+        tables=LazyTables({model.design: lambda: channel_table(problem, sol.W)}),
+        verification=verification,
+        timings=timings(problem.parse_s, solve_s, t_start),
+        stats={"iterations": sol.iterations, "leakage evaluations": sol.evaluations, "route": sol.method},
+        measures=measures(model, sol.W),
+        details=details,
+    )
+
+
+def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, dict, list[str]]:
+    """(the solution, what certifies it, failures) by Corollary 2 or the global method."""
+    if method == "closed-form":
+        q = bsc_parameter(model.F_given_X)
+        W = bsc_symmetric_channel(model.eps, q)
+        ref = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=True, tol=GLOBAL_TOL)
+        Q = krcc_q(model.px1, W)
+        formula = "Corollary 2: p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]"
+        if ref.status == "optimal" and Q - ref.lower_bound > GLOBAL_TOL:
+            # near eps = I(X; F) the formula subtracts two numbers near q and p is ~1e-17: Q ~ sqrt(p)
+            # turns that rounding into ~1e-9 in Q. The bisection solves the same equation to the last bit.
+            why = (f"the formula's p = {W[0, 1]!r} lost digits to cancellation (Q {Q:.6g}); "
+                   f"the bisection's p = {ref.p1!r} solves the same equation to the last bit")
+            sol = replace(ref, method="corollary-2, refined by bisection", notes=(formula, why))
+            Q = sol.q_value
+        else:
+            lower = min(ref.lower_bound, Q)  # the bisection's bound, or Q where rounding put it above
+            sol = ChannelSolution(W, Q, lower, Q - lower, ref.leakage, ref.status, 0, 0, "corollary-2", True,
+                                  model.eps, GLOBAL_TOL, (formula,))
+        optimality = {
+            "optimality": (
+                f"global: Corollary 2 (closed form), within {sol.gap:.1e} of the proven lower bound of the "
+                f"certified symmetric bisection (tolerance {GLOBAL_TOL:g} in Q)"
+            ),
+            "evidence": {"kind": "closed form (Corollary 2) and a proven lower bound", "bound": sol.lower_bound,
+                         "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
+        }
+        failures = [] if ref.status == "optimal" else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
+        return sol, optimality, failures
+    sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=GLOBAL_TOL)
+    optimality = {
+        "optimality": f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} "
+        f"(tolerance {GLOBAL_TOL:g} in Q; {sol.method})",
+        "evidence": {"kind": "proven lower bound (" + "; ".join(sol.notes) + ")", "bound": sol.lower_bound,
+                     "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
+    }
+    return sol, optimality, []
+
+
+def _other_restriction(model: ObfuscationModel) -> dict:
+    """The optimum with the other restriction (Fig. 5: how much asymmetry buys)."""
+    sym = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=True, tol=GLOBAL_TOL)
+    free = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=False, tol=GLOBAL_TOL)
+    return {
+        "symmetric": sym.q_value,
+        "unrestricted": free.q_value,
+        "asymmetry_gain": sym.q_value - free.q_value,
+        "certified": sym.status == "optimal" and free.status == "optimal",
+    }
+
+
+# ------------------------------------------------------------------ verification
+
+
+def _sheppard(px1: float, W: np.ndarray) -> float:
+    """Q = 1/4 + arcsin(rho) / (2 pi) with rho from eq. 2's covariance; 1/4 when a variance is 0."""
+    px0 = 1.0 - px1
+    py1 = px0 * W[0, 1] + px1 * W[1, 1]
+    s11 = 2.0 * px0 * px1
+    s22 = 2.0 * (1.0 - py1) * py1
+    s12 = 2.0 * px1 * (py1 - W[1, 1])
+    if s11 <= 0.0 or s22 <= 0.0:
+        return 0.25
+    r = min(1.0, max(-1.0, s12 / math.sqrt(s11 * s22)))
+    return 0.25 + math.asin(r) / (2.0 * math.pi)
+
+
+def _leakage(px1: float, W: np.ndarray, F: np.ndarray) -> float:
+    """I(Y; F) in bits from the joint P(f, y) = sum_x P(x) F[x, f] W[x, y], by entropies."""
+    px = np.array([1.0 - px1, px1])
+    joint = np.einsum("x,xf,xy->fy", px, F, W)
+    pf, py = joint.sum(axis=1), joint.sum(axis=0)
+    outer = pf[:, None] * py[None, :]
+    live = joint > 0
+    return float(np.sum(joint[live] * np.log2(joint[live] / outer[live])))
+
+
+def verify(model: ObfuscationModel, W: np.ndarray, claimed: float | None = None) -> dict:
+    """Recompute the channel's rows, the symmetric restriction, the leakage and Q from ``W``
+    (and compare Q with the method's ``claimed`` value, when given)."""
+    failures: list[str] = []
+    W = np.asarray(W, dtype=float)
+    if W.shape != (2, 2) or not np.all(np.isfinite(W)):
+        failures.append("the channel is not a 2 x 2 table of finite numbers")
+        W = np.full((2, 2), 0.5)
+    if W.min() < 0 or W.max() > 1:
+        failures.append(f"a cell of {model.design} lies outside [0, 1]")
+    row_error = float(np.max(np.abs(W.sum(axis=1) - 1.0)))
+    if not row_error <= ROW_ATOL:
+        failures.append(f"a row of {model.design} sums to 1 {row_error:+.3g}")
+    if model.symmetric and W[0, 1] != W[1, 0]:
+        failures.append(f"P(Y = 1 | X = 0) = {W[0, 1]!r} differs from P(Y = 0 | X = 1) = {W[1, 0]!r}")
+    leak = _leakage(model.px1, W, model.F_given_X)
+    allowed = model.eps * (1 + LEAK_RTOL) + LEAK_ATOL
+    if model.leakage is not None and not leak <= allowed:
+        failures.append(f"'{model.leakage.text}' does not hold: I = {leak:.12g} bits > {model.eps:g}")
+    Q = _sheppard(model.px1, W)
+    if claimed is not None:
+        # arcsin's conditioning near rho = -1 or 1: d asin = d rho / sqrt(1 - rho^2)
+        r = math.sin(2.0 * math.pi * (Q - 0.25))
+        allowed = Q_ATOL + 1e-15 / math.sqrt(max(1.0 - r * r, 1e-30))
+        if not abs(Q - claimed) <= allowed:
+            failures.append(f"Q recomputed from the table, {Q:.15g}, differs from the method's {claimed:.15g}")
+    return {
+        "passed": not failures,
+        "objective": Q,
+        "leakage_bits": leak,
+        "leakage_bound": None if model.leakage is None else model.eps,
+        "max_row_sum_error": row_error,
+        "tolerances": {
+            "leakage (bits): eps * rtol + atol": [LEAK_RTOL, LEAK_ATOL],
+            "rows (absolute)": ROW_ATOL,
+            "optimality gap in Q (absolute)": GLOBAL_TOL,
+        },
+        "failures": failures,
+    }
+
+
+def measures(model: ObfuscationModel, W: np.ndarray) -> dict[str, float]:
+    """Q, the leakage and the channel's two crossover probabilities, named as in the spec."""
+    x, y, o = model.data, model.release, (model.leakage.other if model.leakage is not None else model.data)
+    lab = model.labels
+    return {
+        f"krcc({x}, {y})": _sheppard(model.px1, W),
+        f"mutual_info({y}; {o}) bits": _leakage(model.px1, W, model.F_given_X),
+        f"mutual_info({x}; {o}) bits": _leakage(model.px1, np.eye(2), model.F_given_X),
+        f"P({y} = {lab[1]} | {x} = {lab[0]})": float(W[0, 1]),
+        f"P({y} = {lab[0]} | {x} = {lab[1]})": float(W[1, 0]),
+    }
+
+
+def channel_table(problem: Problem, W: np.ndarray) -> pd.DataFrame:
+    """W in the layout of every designed table: one row per cell (X, Y, value)."""
+    model = problem.obfuscation
+    axes = (model.data, model.release)
+    cols = {a: label_column(problem.variables[a].labels, (2, 2), k) for k, a in enumerate(axes)}
+    cols["value"] = np.asarray(W, dtype=float).ravel()
+    return pd.DataFrame(cols)
+
+
+# ------------------------------------------------------------------ routes for privopt check
+
+
+def routes(problem: Problem, analysis, tol: float) -> list[Route]:
+    """The certified global method first (the reference), Corollary 2 where its conditions hold,
+    and a dense grid search (a feasible point per grid value, no bound). Each answer is measured
+    by ``verify``: Q by Sheppard's formula and the leakage's excess over eps (bits)."""
+    model = problem.obfuscation
+    exact = Accuracy(GLOBAL_TOL, 0.0, LEAK_RTOL * max(model.eps, 1.0) if math.isfinite(model.eps) else LEAK_RTOL,
+                     f"certified global optimum (gap <= {GLOBAL_TOL:g} in Q)").at_least(tol)
+    grid = Accuracy(GRID_ACCURACY, 0.0, exact.cells,
+                    f"a {GRID_POINTS:,}-point grid: Q varies like sqrt(p) near p = 0, so one step can cost {GRID_ACCURACY:g}")
+
+    def timed(solve):
+        def run(backend, time_limit):
+            t0 = time.perf_counter()
+            sol = solve()
+            if sol.status not in ("optimal", "feasible"):
+                raise RouteStopped("iterations", f"gap {sol.gap!r} not closed: {'; '.join(sol.notes)}")
+            return Answer(sol.W, 0.0, time.perf_counter() - t0, sol.method)
+
+        return run
+
+    def measured(W, acc):
+        v = verify(model, W)
+        excess = 0.0 if model.leakage is None else max(0.0, v["leakage_bits"] - model.eps)
+        return Measured(v["objective"], excess)
+
+    applies = model.leakage is not None and corollary2_applies(model.px1, model.F_given_X, model.symmetric)
+    why_not = None if applies else (
+        "Corollary 2 needs uniform P_X, BSC query noise and the symmetric restriction"
+        + ("" if model.leakage is not None else ", and a leakage bound")
+    )
+    return [
+        Route("global", None, timed(lambda: optimal_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GLOBAL_TOL)),
+              measured, exact),
+        Route("closed-form", None,
+              timed(lambda: ChannelSolution(bsc_symmetric_channel(model.eps, bsc_parameter(model.F_given_X)), 0.0, None, None,
+                                            0.0, "feasible", 0, 0, "corollary-2", True, model.eps, 0.0)),
+              measured, exact, skip=why_not),
+        Route("grid", None, timed(lambda: grid_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GRID_POINTS)),
+              measured, grid),
+    ]
+
+
+def measure(problem: Problem, W: np.ndarray) -> Measured:
+    """privopt's measure of a channel for ``privopt check``: (Q, leakage excess in bits)."""
+    model = problem.obfuscation
+    v = verify(model, W)
+    return Measured(v["objective"], 0.0 if model.leakage is None else max(0.0, v["leakage_bits"] - model.eps))
