@@ -575,12 +575,7 @@ def _print_mechanism(problem, result, tables: bool) -> None:
               f"shortfall {v['max_budget_violation']:.1e} (scaled by e^-eps); row sums +- {v['max_row_sum_error']:.1e}; "
               f"{escape(v['optimality'])}")
     out.print(escape(_evidence(v.get("evidence", {}))))
-    mt = RichTable(title="measures of the released mechanism", title_justify="left")
-    mt.add_column("measure")
-    mt.add_column("value", justify="right")
-    for k, val in result.measures.items():
-        mt.add_row(escape(k), _fmt(val))
-    out.print(mt)
+    _print_measures("measures of the released mechanism", result.measures, _fmt)
     if tables:
         _print_tables(problem, result)
 
@@ -602,14 +597,18 @@ def _print_obfuscation(problem, result, tables: bool) -> None:
     ct.add_row("symmetric" + (" (this spec)" if model.symmetric else ""), _fmt12(c["symmetric"]))
     ct.add_row("unrestricted" + ("" if model.symmetric else " (this spec)"), _fmt12(c["unrestricted"]))
     out.print(ct)
-    mt = RichTable(title="measures", title_justify="left")
-    mt.add_column("measure")
-    mt.add_column("value", justify="right")
-    for k, val in result.measures.items():
-        mt.add_row(escape(k), _fmt12(val))
-    out.print(mt)
+    _print_measures("measures of the released channel", result.measures, _fmt12)
     if tables:
         _print_tables(problem, result)
+
+
+def _print_measures(title: str, measures: dict, fmt) -> None:
+    mt = RichTable(title=title, title_justify="left")
+    mt.add_column("measure")
+    mt.add_column("value", justify="right")
+    for k, val in measures.items():
+        mt.add_row(escape(k), fmt(val))
+    out.print(mt)
 
 
 def _print_noise(problem, result) -> None:

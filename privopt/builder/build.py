@@ -31,6 +31,7 @@ from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_synta
 from .values import (
     SCALAR_FUNCS,
     AbsOf,
+    absolute,
     apply_scalar,
     arith,
     checked,
@@ -554,10 +555,7 @@ class Builder:
         if isinstance(e, ast.Neg):
             return -self._plain(e.operand)
         if isinstance(e, ast.Abs):
-            v = self._plain(e.operand)
-            if v.is_const:
-                return LinTable.const(v.axes, v.shape, np.abs(v.array()), n)
-            return AbsOf(v, e.span)
+            return absolute(self._plain(e.operand), e.span)
         if isinstance(e, ast.BinOp):
             first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
             acc = self._plain(first)

@@ -35,6 +35,7 @@ from .quadratic import QuadraticTerms, _Quad
 from .values import (
     SCALAR_FUNCS,
     AbsOf,
+    absolute,
     apply_scalar,
     arith,
     real_values,
@@ -280,10 +281,7 @@ class MechanismBuilder(QuadraticTerms):
         if isinstance(e, ast.Neg):
             return -self._plain(e.operand)
         if isinstance(e, ast.Abs):
-            v = self._plain(e.operand)
-            if v.is_const:
-                return LinTable.const(v.axes, v.shape, np.abs(v.array()), n)
-            return AbsOf(v, e.span)
+            return absolute(self._plain(e.operand), e.span)
         if isinstance(e, ast.BinOp):
             return self._binop(e)
         if isinstance(e, ast.Expect):

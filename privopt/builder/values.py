@@ -88,3 +88,10 @@ class AbsOf:
 
     inner: LinTable
     span: Span
+
+
+def absolute(v: LinTable, span: Span) -> LinTable | AbsOf:
+    """``|v|``: a constant table's absolute values, else ``AbsOf`` (a bound's smaller side only)."""
+    if v.is_const:
+        return LinTable.const(v.axes, v.shape, np.abs(v.array()), v.n)
+    return AbsOf(v, span)
