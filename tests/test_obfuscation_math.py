@@ -436,3 +436,11 @@ def test_simulation_is_reproducible():
     assert np.array_equal(a, b) and not np.array_equal(a, c)
     with pytest.raises(UsageError):
         ob.simulate(0.3, W, 1, 40, 5, np.random.default_rng(1))
+
+
+def test_an_optimum_on_an_edge_is_returned_on_the_edge():
+    """The cuts approach an edge optimum (the channel never flips a 0) to within the tolerance;
+    the edge polish returns it exactly, p1 = 0, with the gap closed."""
+    s = optimal_channel(0.7, [[1.0, 0.0], [0.4, 0.6]], 0.1, symmetric=False)
+    assert s.status == "optimal" and s.p1 == 0.0 and 0.28 < s.p2 < 0.281
+    assert s.gap <= 1e-9 and s.leakage <= 0.1
