@@ -453,7 +453,10 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json):
         model, d = problem.obfuscation, result.details["channel"]
         W = np.array([[1.0 - d["p1"], d["p1"]], [d["p2"], 1.0 - d["p2"]]])
         mode = "entries" if rows * cols <= SIMULATE_ENTRIES_MAX else "degrees"
-        values = draw(model.px1, W, rows, cols, trials, np.random.default_rng(seed), mode=mode)
+        with _progress() as progress:  # stderr only; off with --quiet or off a terminal
+            task = progress.add_task("simulate", total=trials)
+            values = draw(model.px1, W, rows, cols, trials, np.random.default_rng(seed), mode=mode,
+                          progress=lambda k: progress.update(task, completed=k))
         finite_m = expected_distance(model.px1, W, cols)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)

@@ -363,7 +363,9 @@ def krcc_distance(deg_x, deg_y):
     return float(d) if np.ndim(d) == 0 else d
 
 
-def simulate(px1, W, rows: int, cols: int, trials: int, rng: np.random.Generator, mode: str = "entries") -> np.ndarray:
+def simulate(
+    px1, W, rows: int, cols: int, trials: int, rng: np.random.Generator, mode: str = "entries", progress=None
+) -> np.ndarray:
     """Sec. IV-A: ``trials`` times, draw an ``rows x cols`` binary dataset X with IID entries from
     P_X, obfuscate every entry independently through W, rank the rows of X and of Y by degree
     (row sum) and measure Definition 2's KRCC distance. Returns the per-trial distances.
@@ -371,7 +373,9 @@ def simulate(px1, W, rows: int, cols: int, trials: int, rng: np.random.Generator
     ``mode="entries"`` draws every entry (uniforms compared with P_X(1), then with W(1 | x));
     ``mode="degrees"`` draws only the degrees, ``D_X ~ Bin(m, P_X(1))`` and ``D_Y = Bin(D_X,
     W(1|1)) + Bin(m - D_X, W(1|0))``: the same joint law of (D_X, D_Y), O(rows) per trial.
-    Reproducible: the same Generator state gives the same trials."""
+    Reproducible: the same Generator state gives the same trials. ``progress(k)``, when given, is
+    called after each trial's draw with the number of trials drawn (the degrees mode draws all at
+    once)."""
     px1 = check_px(px1)
     m = check_channel(W)
     for name, v, lo in (("rows", rows, 2), ("cols", cols, 1), ("trials", trials, 1)):
@@ -384,6 +388,8 @@ def simulate(px1, W, rows: int, cols: int, trials: int, rng: np.random.Generator
     if mode == "degrees":
         dx = rng.binomial(cols, px1, size=(trials, rows))
         dy = rng.binomial(dx, w11) + rng.binomial(cols - dx, w01)
+        if progress is not None:
+            progress(trials)
     elif mode == "entries":
         dx = np.empty((trials, rows), dtype=np.int64)
         dy = np.empty((trials, rows), dtype=np.int64)
@@ -393,6 +399,8 @@ def simulate(px1, W, rows: int, cols: int, trials: int, rng: np.random.Generator
             y = np.where(x, u < w11, u < w01)
             dx[t] = x.sum(axis=1)
             dy[t] = y.sum(axis=1)
+            if progress is not None:
+                progress(t + 1)
     else:
         raise UsageError(f"mode must be 'entries' or 'degrees', got {mode!r}")
     return np.asarray(krcc_distance(dx, dy), dtype=float).reshape(trials)
