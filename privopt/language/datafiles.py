@@ -9,11 +9,20 @@ pyarrow reads, so a symlink swapped in between cannot redirect the read. Label l
 vectorized: reading a table of millions of rows costs a few numpy passes, not a Python loop
 per row. A header naming a column twice, and a value column of booleans or dates, are errors
 that name the column (never silently the first copy, never coerced to numbers).
+
+Partitioned Parquet: a path naming a folder (``"data/"``: every ``*.parquet`` in it) or a glob
+(``"data/part-*.parquet"``) is one long table made of all its parts, in sorted path order (a
+group's rows may lie in several parts). Each part is opened and checked like a single file (it
+must stay inside the spec's folder), its SHA-256 is recorded under its own path (``digests``:
+one entry per part, keyed ``data/part-0.parquet``), and the parts must agree on their columns
+and on each column's kind of values. Parquet is read a column at a time, only the columns a
+table or a domain needs (``DataFiles.columns``); a CSV is read whole.
 """
 
 from __future__ import annotations
 
 import csv
+import glob
 import hashlib
 import io
 import os
@@ -38,7 +47,8 @@ class DataFiles:
     folder: Path
     allow_paths: bool = False
     _frames: dict[Path, pd.DataFrame] = field(default_factory=dict)
-    digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read
+    _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read (one entry per part)
 
     def open(self, text: str, span: Span) -> tuple[Path, io.BufferedReader]:
         """Open a data file and check the file actually opened: a regular file, inside the
@@ -95,11 +105,187 @@ class DataFiles:
         return _decode(data, text, span).removeprefix("\ufeff")
 
     def frame(self, text: str, span: Span) -> pd.DataFrame:
+        """The whole table of a data file or a partitioned dataset (every column)."""
+        source = self._parquet_source(text, span)
+        if source is not None:
+            return source.read(source.names, span)
         real, fh = self.open(text, span)
         with fh:
             if real not in self._frames:
                 self._frames[real], self.digests[text] = _read(fh, text, span)
         return self._frames[real]
+
+    def columns(self, text: str, span: Span, names: list[str]) -> pd.DataFrame:
+        """The named columns of a data file or dataset; Parquet reads only these. A missing
+        column is an error naming the file and the closest column."""
+        source = self._parquet_source(text, span)
+        if source is None:
+            df = self.frame(text, span)
+            return pd.DataFrame({n: _column(df, n, text, span) for n in dict.fromkeys(names)})
+        for n in names:
+            if n not in source.names:
+                _missing_column(n, source.names, text, span)
+        return source.read(list(dict.fromkeys(names)), span)
+
+    def row_text(self, text: str, span: Span, row: int) -> str:
+        """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts the
+        header as row 1, as a spreadsheet shows a CSV; in a dataset FILE is the part."""
+        source = self._parquet_source(text, span)
+        if source is not None and len(source.parts) > 1:
+            k = int(np.searchsorted(source.offsets, row, side="right")) - 1
+            return f"row {row - int(source.offsets[k]) + 2} of '{source.parts[k].name}'"
+        return f"row {row + 2} of '{text}'"
+
+    def parts(self, text: str, span: Span) -> list[Path] | None:
+        """The checked real paths of a Parquet dataset's parts (or of one Parquet file), their
+        digests recorded; None for a CSV/TSV file. For an engine that reads the parts itself."""
+        source = self._parquet_source(text, span)
+        return None if source is None else [p.real for p in source.parts]
+
+    def _parquet_source(self, text: str, span: Span) -> ParquetSource | None:
+        """The Parquet file or dataset ``text`` names (opened, checked and digested once), or
+        None for a single CSV/TSV file."""
+        matched = self._dataset_paths(text, span)
+        if matched is None:
+            if SUFFIXES.get(Path(text).suffix.lower()) != "parquet":
+                return None
+            matched = [text]
+        opened = [(name, *self.open(name, span)) for name in matched]
+        key = tuple(real for _, real, _ in opened)
+        if key in self._parquet:
+            for _, _, fh in opened:
+                fh.close()
+        else:
+            self._parquet[key] = ParquetSource.open(opened, text, span)
+        source = self._parquet[key]
+        for part in source.parts:
+            self.digests[part.name] = part.digest
+        return source
+
+    def _dataset_paths(self, text: str, span: Span) -> list[str] | None:
+        """The parts (paths relative to the spec's folder, sorted) of a folder or glob, or
+        None when ``text`` names a single file. No part matched is an error."""
+        is_glob = any(c in text for c in "*?[")
+        if not text or not (is_glob or text.endswith(("/", os.sep)) or _is_dir(self.folder / text)):
+            return None
+        folder = self.folder.resolve()
+        raw = Path(text)
+        if not self.allow_paths:
+            if raw.is_absolute():
+                raise SpecError(
+                    "absolute paths are not allowed in a spec",
+                    span,
+                    "give the path relative to the spec's folder, or pass --allow-paths",
+                )
+            if not Path(os.path.normpath(folder / raw)).is_relative_to(folder):
+                raise _leaves(span)
+        pattern = str(self.folder / raw) if is_glob else str(self.folder / raw / "*.parquet")
+        found = sorted(p for p in glob.glob(pattern, recursive=True) if not os.path.isdir(p))
+        if not found:
+            if is_glob:
+                raise SpecError(f"no file matches '{text}'", span, f"looked for {pattern}")
+            raise SpecError(
+                f"'{text.rstrip('/')}' is a folder with no .parquet files",
+                span,
+                "give the path of a .csv, .tsv or .parquet file, or of a folder of .parquet files (a partitioned dataset)",
+            )
+        out = []
+        for p in found:
+            name = os.path.relpath(p, self.folder)
+            if name.startswith(".."):  # outside the folder: only with --allow-paths
+                name = p
+            if SUFFIXES.get(Path(name).suffix.lower()) != "parquet":
+                raise SpecError(
+                    f"'{name}' (matched by '{text}') is not a Parquet file",
+                    span,
+                    "a dataset of several files is read from .parquet parts only; narrow the pattern",
+                )
+            out.append(name)
+        return out
+
+
+@dataclass
+class ParquetPart:
+    name: str  # path as written (relative to the spec's folder)
+    real: Path
+    digest: str
+    file: object  # pyarrow.parquet.ParquetFile over the open, checked file
+    rows: int
+
+
+@dataclass
+class ParquetSource:
+    """One Parquet file or a dataset of parts: read by column, concatenated in part order."""
+
+    text: str
+    parts: list[ParquetPart]
+    names: list[str]  # column names (stripped), the same in every part
+    raw: dict[str, str]  # stripped name -> name in the files
+    offsets: np.ndarray  # first row of each part in the long table
+    _cache: dict[str, pd.Series] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, opened, text: str, span: Span) -> ParquetSource:
+        import pyarrow.parquet as pq
+
+        parts: list[ParquetPart] = []
+        first_schema = None
+        try:
+            for name, real, fh in opened:
+                where = f"'{name}'" if name == text else f"'{name}' (a part of '{text}')"
+                if os.fstat(fh.fileno()).st_size == 0:
+                    raise SpecError(f"data file {where} is empty", span)
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+                fh.seek(0)
+                try:
+                    pf = pq.ParquetFile(fh)
+                except Exception as e:  # noqa: BLE001 (pyarrow's errors have no common base class)
+                    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                    raise SpecError(f"cannot read {where}: not a Parquet file ({first})", span) from None
+                _no_duplicate_columns(pf.schema_arrow.names, name, span)
+                schema = {str(n).strip(): _kind(t) for n, t in zip(pf.schema_arrow.names, pf.schema_arrow.types)}
+                if first_schema is None:
+                    first_schema = (name, schema)
+                elif schema != first_schema[1]:
+                    raise SpecError(
+                        f"the parts of '{text}' have different columns: {_schema_diff(first_schema, (name, schema))}",
+                        span,
+                        "write every part with the same columns and types",
+                    )
+                parts.append(ParquetPart(name, real, digest, pf, pf.metadata.num_rows))
+        except BaseException:
+            for _, _, fh in opened:
+                fh.close()
+            raise
+        rows = np.array([p.rows for p in parts], dtype=np.int64)
+        if rows.sum() == 0:
+            raise SpecError(f"data file '{text}' has a header but no rows", span)
+        pf0 = parts[0].file
+        raw = {str(n).strip(): n for n in pf0.schema_arrow.names}
+        offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
+        return cls(text, parts, list(raw), raw, offsets)
+
+    def read(self, names: list[str], span: Span) -> pd.DataFrame:
+        todo = [n for n in names if n not in self._cache]
+        if todo:
+            import pyarrow as pa
+
+            try:
+                tables = [p.file.read(columns=[self.raw[n] for n in todo]) for p in self.parts]
+                table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            except Exception as e:  # noqa: BLE001 (pyarrow's errors have no common base class)
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise SpecError(f"cannot read '{self.text}': {first}", span) from None
+            for n in todo:
+                self._cache[n] = table.column(self.raw[n]).to_pandas()
+        return pd.DataFrame({n: self._cache[n] for n in names})
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a symlink loop: open() explains
+        return False
 
 
 def _leaves(span: Span) -> SpecError:
@@ -190,15 +376,45 @@ def _no_duplicate_columns(names, text: str, span: Span) -> None:
 
 def _column(df: pd.DataFrame, name: str, text: str, span: Span) -> pd.Series:
     if name not in df.columns:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(df.columns), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"its columns are: {', '.join(map(str, df.columns))}"
-        raise SpecError(f"'{text}' has no column '{name}'", span, hint)
+        _missing_column(name, list(df.columns), text, span)
     return df[name]
 
 
-def _codes(col: pd.Series, var: Domain, text: str, span: Span) -> np.ndarray:
+def _missing_column(name: str, columns: list, text: str, span: Span):
+    import difflib
+
+    close = difflib.get_close_matches(name, list(columns), n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"its columns are: {', '.join(map(str, columns))}"
+    raise SpecError(f"'{text}' has no column '{name}'", span, hint)
+
+
+def _kind(t) -> str:
+    """A column type's kind, for comparing the parts of a dataset (int8 and int64 agree)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    for kind, test in (
+        ("integers", pa.types.is_integer), ("numbers", pa.types.is_floating), ("text", pa.types.is_string),
+        ("text", pa.types.is_large_string), ("booleans", pa.types.is_boolean), ("dates or times", pa.types.is_temporal),
+    ):
+        if test(t):
+            return kind
+    return str(t)
+
+
+def _schema_diff(a: tuple[str, dict], b: tuple[str, dict]) -> str:
+    (na, sa), (nb, sb) = a, b
+    only_a = [c for c in sa if c not in sb]
+    only_b = [c for c in sb if c not in sa]
+    if only_a or only_b:
+        col, has, lacks = (only_a[0], na, nb) if only_a else (only_b[0], nb, na)
+        return f"'{has}' has a column '{col}' that '{lacks}' lacks"
+    col = next(c for c in sa if sa[c] != sb[c])
+    return f"column '{col}' holds {sa[col]} in '{na}' but {sb[col]} in '{nb}'"
+
+
+def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles | None = None) -> np.ndarray:
     """Index of each row's label in ``var``'s domain; an error names the first unknown label."""
     if var.values is not None:
         _not_coerced(col, var.name, text, span, f"the numeric labels of {var.name}")
@@ -216,7 +432,7 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span) -> np.ndarray:
     if bad.size:
         row = int(bad[0])
         raise SpecError(
-            f"row {row + 2} of '{text}': {var.name} = '{col.iloc[row]}' is not in its domain"
+            f"{files.row_text(text, span, row) if files else f'row {row + 2} of {text!r}'}: {var.name} = '{col.iloc[row]}' is not in its domain"
             + (f" ({bad.size} rows have unknown labels)" if bad.size > 1 else ""),
             span,
             f"{var.name} takes {{{', '.join(var.labels[:12])}{', ...' if var.size > 12 else ''}}}",
@@ -256,18 +472,18 @@ def read_long_table(
 ) -> np.ndarray:
     """Array over ``axes`` from a long-format file. ``missing`` fills absent combinations
     (0 for counts); None makes an absent combination an error."""
-    df = files.frame(text, span)
+    df = files.columns(text, span, [v.name for v in axes] + [value_column])
     shape = tuple(v.size for v in axes)
-    codes = [_codes(_column(df, v.name, text, span), v, text, span) for v in axes]
+    codes = [_codes(df[v.name], v, text, span, files) for v in axes]
     flat = np.ravel_multi_index(codes, shape) if axes else np.zeros(len(df), dtype=np.int64)
-    raw = _column(df, value_column, text, span)
+    raw = df[value_column]
     _not_coerced(raw, value_column, text, span, "numbers")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         row = int(bad[0])
         raise SpecError(
-            f"row {row + 2} of '{text}': {value_column} = '{raw.iloc[row]}' is not a number", span
+            f"{files.row_text(text, span, row)}: {value_column} = '{raw.iloc[row]}' is not a number", span
         )
     size = int(np.prod(shape)) if shape else 1
     hits = np.bincount(flat, minlength=size)
@@ -297,8 +513,7 @@ def read_long_table(
 
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
     """Sorted distinct values of a column (numerically when they are all numbers)."""
-    df = files.frame(text, span)
-    col = _column(df, column, text, span).dropna()
+    col = files.columns(text, span, [column])[column].dropna()
     uniq = pd.unique(col)
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         uniq = np.sort(uniq)
