@@ -90,6 +90,7 @@ class Result:
     spec: dict[str, Any] | None = None  # {"path", "title", "sha256", "params"}: what was solved (Problem.solve sets it)
     versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
     details: dict[str, Any] = field(default_factory=dict)  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
+    engine: str = "local"  # which engine ran: "local" (this process) or "dask" (privopt.engines.dask)
 
     @property
     def infeasible(self) -> bool:
@@ -142,6 +143,7 @@ class Result:
             "method": self.method,
             "backend": self.backend,
             "problem_class": self.problem_class,
+            "engine": self.engine,
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "groups": self.group_records() if groups else None,
             "verification": self.verification,
