@@ -67,9 +67,18 @@ def solve(
     backend: str = "auto",
     time_limit: float | None = None,
     solver: str | None = None,
+    engine: str = "local",
+    scheduler=None,
     **load_kw,
 ) -> Result:
     """Load (if given a path) and solve a spec; returns a ``Result``. ``load_kw`` are ``load``'s
-    ``params`` and ``allow_paths``."""
+    ``params`` and ``allow_paths``. ``engine="dask"`` solves a transparency-report spec's groups
+    on a Dask cluster (``privopt.engines.dask.solve``: ``workers=N`` for a local cluster, or
+    ``scheduler=ADDRESS``); ``spec`` is then a path."""
+    if engine != "local":  # privopt.engines (dask) is imported only when asked for
+        from .engines import solve_with
+
+        return solve_with(engine, spec, method=method, backend=backend, time_limit=time_limit, solver=solver,
+                          scheduler=scheduler, **load_kw)
     problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
     return pipeline.solve(problem, method=method, backend=backend, time_limit=time_limit, solver=solver)

@@ -52,6 +52,7 @@ LAYERS = {
     "privopt.pipeline": 6,
     "privopt.crosscheck": 7,
     "privopt.api": 7,
+    "privopt.engines": 7,
     "privopt.cli": 8,
 }
 TOP = "privopt"  # the package __init__

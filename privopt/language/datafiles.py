@@ -127,6 +127,11 @@ class DataFiles:
                 _missing_column(n, source.names, text, span)
         return source.read(list(dict.fromkeys(names)), span)
 
+    def columns_of(self, text: str, span: Span) -> list[str]:
+        """The column names of a data file or dataset (Parquet: from the schema, no data read)."""
+        source = self._parquet_source(text, span)
+        return list(source.names) if source is not None else list(self.frame(text, span).columns)
+
     def row_text(self, text: str, span: Span, row: int) -> str:
         """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts the
         header as row 1, as a spreadsheet shows a CSV; in a dataset FILE is the part."""
@@ -513,7 +518,12 @@ def read_long_table(
 
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
     """Sorted distinct values of a column (numerically when they are all numbers)."""
-    col = files.columns(text, span, [column])[column].dropna()
+    return labels_of(files.columns(text, span, [column])[column].dropna())
+
+
+def labels_of(col: pd.Series) -> tuple[str, ...]:
+    """The sorted distinct labels of a column without missing values (numerically when they
+    are all numbers), as a domain read from a file has them."""
     uniq = pd.unique(col)
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         uniq = np.sort(uniq)
