@@ -27,13 +27,23 @@ class Problem(model.Problem):
     ``explain``."""
 
     def solve(
-        self, method: str = "auto", backend: str = "auto", time_limit: float | None = None, solver: str | None = None
+        self,
+        method: str = "auto",
+        backend: str = "auto",
+        time_limit: float | None = None,
+        solver: str | None = None,
+        workers: int | None = None,
+        progress=None,
     ) -> Result:
         """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp | conic) on a
         ``backend`` (auto | highs | scipy | cvxpy | pyomo; auto is highs for LPs and cvxpy with
-        Clarabel for QPs and conic programs; ``solver`` picks cvxpy's inner solver). The Result
-        records this spec (``Result.spec``) and the package versions (``Result.versions``)."""
-        return pipeline.solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver)
+        Clarabel for QPs and conic programs; ``solver`` picks cvxpy's inner solver). ``workers``:
+        processes the LFP method uses (None: the machine's cores; 1: none beyond this one);
+        ``progress(done, total)``: called as the LFP's QID groups finish. The Result records
+        this spec (``Result.spec``) and the package versions (``Result.versions``)."""
+        return pipeline.solve(
+            self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers, progress=progress
+        )
 
     def explain(self) -> Analysis:
         """The classification: problem class, applicable methods and why, size."""
@@ -69,16 +79,22 @@ def solve(
     solver: str | None = None,
     engine: str = "local",
     scheduler=None,
+    workers: int | None = None,
+    progress=None,
     **load_kw,
 ) -> Result:
     """Load (if given a path) and solve a spec; returns a ``Result``. ``load_kw`` are ``load``'s
     ``params`` and ``allow_paths``. ``engine="dask"`` solves a transparency-report spec's groups
     on a Dask cluster (``privopt.engines.dask.solve``: ``workers=N`` for a local cluster, or
-    ``scheduler=ADDRESS``); ``spec`` is then a path."""
+    ``scheduler=ADDRESS``); ``spec`` is then a path. Locally, ``workers`` are the processes the
+    LFP method uses (None: the machine's cores; 1: this process) and ``progress(done, total)``
+    is called as its QID groups finish (``Problem.solve``)."""
     if engine != "local":  # privopt.engines (dask) is imported only when asked for
         from .engines import solve_with
 
         return solve_with(engine, spec, method=method, backend=backend, time_limit=time_limit, solver=solver,
-                          scheduler=scheduler, **load_kw)
+                          scheduler=scheduler, **({"workers": workers} if workers is not None else {}), **load_kw)
     problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
-    return pipeline.solve(problem, method=method, backend=backend, time_limit=time_limit, solver=solver)
+    return pipeline.solve(
+        problem, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers, progress=progress
+    )

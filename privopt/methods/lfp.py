@@ -1,5 +1,5 @@
 """The ATR problem as a generalized linear-fractional program (Chen et al. Sec. 6, (OPT) eq. 16),
-for any number of outcomes, solved group by group (Lemma 3) with all groups in one LP per step.
+for any number of outcomes, solved group by group (Lemma 3) in independent chunks of groups.
 
 Per group g, with q_i = P(x_i) / P(T_g), the ratios are
 
@@ -10,25 +10,36 @@ and beta*_g = min over feasible X of max_{i,a} r_{i,a}(X).
 Method: a Dinkelbach-type iteration for generalized fractional programs (Crouzeix, Ferland &
 Schaible 1985, the variant that scales rows by the previous denominators) inside a bracket
 [lower bound, best value] per group; ``solve_lfp`` states the step and why the bracket shrinks.
-Each step is one LP over every open group:
+Each step is one LP over every open group of a chunk:
 
     minimize    sum_g t_g
     subject to  q_i X_{i,a} - beta'_g S_a <= w_{g,a} t_g      (w = S_a of the best table, floored)
                 S_a = sum_i q_i X_{i,a},   sum_a X_{i,a} = 1,   L <= X <= U.
 
 Values are always recomputed exactly from returned tables. The S_a are auxiliary columns, so
-each ratio row has three nonzeros whatever the group size. The number of LP solves is the
-number of steps (a handful; about 30 at worst), independent of the number of groups.
+each ratio row has three nonzeros whatever the group size.
+
+Chunks. Groups are independent (Lemma 3), so the open groups are cut, in index order, into
+chunks of at most ``CHUNK`` groups, and each chunk runs its own steps with its own brackets.
+HiGHS's time per step grows faster than the LP (0.07 s at 10^3 groups in one LP, 1.4 s at
+10^4, 25 s at 10^5), so bounded chunks make the total time linear in the number of groups.
+Chunks run in this process (``workers=1``) or in a pool of processes (``workers > 1``), each
+re-creating its backend from (name, inner solver); a chunk's answer depends only on its own
+groups, so results are the same bit for bit whatever ``workers`` is.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from .. import solverlog
 from ..backends.base import Backend, LinearProgram
 from ..closedform.atr import lower_bound
 from ..errors import SolverError
@@ -42,6 +53,9 @@ SNAP = 1e-8  # LP values below this are also tried at exactly 0 (see _best_round
 SNAP_MASS = 1e-9  # ... and so are cells whose mass q X is below this (10x the row tolerance)
 CHECK_EPS = 1e-6  # a group's first step tests beta (1 - CHECK_EPS); see solve_lfp
 RTOL = 1e-9  # a group is done when its bracket [lb, beta] is this narrow (relative)
+CAP_LEVELS = (0.0, 0.125, 0.5)  # capped roundings at beta' + f (beta - beta'); see _capped
+CHUNK = 250  # groups per chunk: each chunk its own steps, so time is linear in the number of groups
+PARALLEL_MIN_GROUPS = 2_000  # fewer open groups than this run in-process: a worker starts in ~1 s
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,8 @@ class LFPSolution:
     solver: str
     version: str
     gap: np.ndarray  # (G,) beta - proven lower bound (0 where the bracket closed exactly)
+    chunks: int = 1  # independent chunks of open groups solved
+    workers: int = 1  # processes that solved them (1: this one)
 
 
 def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -63,7 +79,7 @@ def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarr
     return shift_onto_sum(X, lower, upper, np.ones(X.shape[:-1]), axis=-1)
 
 
-def _best_rounding(q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.ndarray):
+def _best_rounding(q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.ndarray, targets: tuple[np.ndarray, ...] = ()):
     """The best of a few roundings of the LP's table, by exactly recomputed confidence per group.
 
     Zero mass is special because confidence is discontinuous there: an outcome left with 1e-12
@@ -71,27 +87,70 @@ def _best_rounding(q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.
     no mass it is never observed (confidence 0); and when the optimum drops an outcome
     altogether, Dinkelbach steps only approach it, halving the gap each step. So besides the
     table itself we try: near-zero cells at 0 (value below SNAP or mass q X below SNAP_MASS),
-    and for each outcome, that outcome removed from the group (where its lower bounds are 0).
-    Zeroed cells stay at 0 while the rows are moved back onto sum 1; a candidate whose rows
-    cannot reach 1 is discarded.
+    and for each outcome, that outcome at its floor in the group: every record of positive mass
+    at mass m_a = max_i q_i L_{i,a} (X = m_a / q_i within its bounds), the least mass the
+    outcome can have with all its ratios equal. With lower bounds 0 this removes the outcome
+    from the group; with tiny positive ones (5.6e-17 = 0.2 - 0.19999999999999996 from
+    ``|Dt - D| <= 1 - 0.8``) it keeps the outcome at ratio 1 / (records), which no LP step can
+    resolve. Records of zero mass carry no confidence and keep their cells. Fixed cells stay
+    fixed while the rows are moved back onto sum 1; a candidate whose rows cannot reach 1 is
+    discarded. With ``targets`` (levels per group: the step's beta' and a few between it and
+    the best value held), the table and its near-zero rounding are also capped at each
+    (``_capped``).
     """
     A = raw.shape[-1]
+    qq = q[:, :, None]
+    live = qq > 0
     zeroable = lower <= 0.0
-    masks = [((raw < SNAP) | (q[:, :, None] * raw < SNAP_MASS)) & zeroable]
+    snap = ((raw < SNAP) | (qq * raw < SNAP_MASS)) & zeroable
+    candidates = [(np.where(snap, 0.0, raw), lower, np.where(snap, 0.0, upper))]
+    m_a = (qq * lower).max(axis=1, keepdims=True)  # records of zero mass have q L = 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floor = np.where(live, np.clip(m_a / np.where(live, qq, 1.0), lower, upper), raw)
     for a in range(A):
-        m = np.zeros_like(zeroable)
-        m[..., a] = zeroable[..., a].all(axis=1, keepdims=True)
-        masks.append(m)
+        fix = np.zeros(raw.shape, dtype=bool)
+        fix[..., a] = live[..., 0]
+        candidates.append((np.where(fix, floor, raw), np.where(fix, floor, lower), np.where(fix, floor, upper)))
     best = repair_rows(raw, lower, upper)
     best_beta = group_max_confidence(q, best)
-    for zero in masks:
-        cand = repair_rows(np.where(zero, 0.0, raw), lower, np.where(zero, 0.0, upper))
+    for t in targets:
+        candidates += [(_capped(qq, x, lo, hi, t), lo, hi) for x, lo, hi in (candidates[0], (raw, lower, upper))]
+    for x, lo, hi in candidates:
+        cand = repair_rows(x, lo, hi)
         ok = (np.abs(cand.sum(axis=-1) - 1.0) <= 1e-12).all(axis=1)
         b = np.where(ok, group_max_confidence(q, cand), np.inf)
         take = b < best_beta
         best = np.where(take[:, None, None], cand, best)
         best_beta = np.minimum(best_beta, b)
     return best, best_beta
+
+
+def _capped(qq: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, target: np.ndarray, rounds: int = 4):
+    """``x`` with every ratio pushed down to ``target`` (per group) where the bounds allow.
+
+    The LP meets its rows q X - beta' S <= w t to an absolute 1e-10, so an outcome of tiny
+    mass S (1e-7: an optimum that keeps a sliver of an outcome to balance a bound, measured on
+    random rules with ``|Dt - D| <= 0.2``) can come back with ratios 1e-3 above beta', and its
+    table is worse than the one already held although the LP proves the level feasible. Each
+    round caps every cell where its ratio is the target given the rest of its outcome,
+    t rest / ((1 - t) q_i) (not below its lower bound), and refills its row
+    onto sum 1 only into the room under the caps, so the refill cannot raise a ratio above the
+    target either; the exact confidence of the result decides whether it is kept. Where the
+    level is below the optimum (the LP cannot tell within 1e-9: measured, beta* = 0.82034858347
+    solved exactly, the LP "feasible" at 0.82034858278) the rows cannot be refilled and the
+    candidate is discarded, which is why levels between beta' and the best value are tried too.
+    """
+    t = target[:, None, None]
+    x = repair_rows(x, lower, upper)
+    live = qq > 0
+    for _ in range(rounds):
+        mass = qq * x
+        rest = mass.sum(axis=1, keepdims=True) - mass  # q_i X_ia <= t (q_i X_ia + rest) <=> X_ia <= t rest / ((1 - t) q_i)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cap = np.where(live & (t < 1.0), t * rest / ((1.0 - t) * np.where(live, qq, 1.0)), upper)
+        cap = np.clip(cap, lower, upper)
+        x = shift_onto_sum(np.minimum(x, cap), lower, np.maximum(cap, np.minimum(x, cap)), np.ones(x.shape[:-1]), axis=-1)
+    return x
 
 
 def feasible_start(lower: np.ndarray, upper: np.ndarray, reference: np.ndarray | None) -> np.ndarray:
@@ -156,12 +215,17 @@ def solve_lfp(
     time_limit: float | None = None,
     rtol: float = RTOL,
     check_eps: float = CHECK_EPS,
+    *,
+    workers: int | None = 1,
+    chunk_size: int = CHUNK,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LFPSolution:
     """Minimize the maximum confidence of every group. Raises ``SolverError`` if a step fails.
 
     Every group keeps a bracket [lb, beta]: beta is the confidence recomputed from the best
     table found (an upper bound), lb a proven lower bound (``closedform.atr.lower_bound`` to
-    start; exact for two outcomes). Each step solves, for all open groups in one LP,
+    start; exact for two outcomes). Groups still open after the start are cut, in index order,
+    into chunks of ``chunk_size``; each chunk solves, for all its open groups in one LP,
 
         tau = min t  s.t.  q_i X_{i,a} - beta' S_a <= w_a t,  at beta' = max((lb + beta)/2, beta (1 - reach)),
 
@@ -177,24 +241,149 @@ def solve_lfp(
     Either beta falls to at most beta' or lb rises to at least beta', so the bracket shrinks
     geometrically; a group is done when beta - lb <= rtol * beta. A step that is feasible at
     beta' (tau <= T_TOL) yet yields no better table means the LP's tolerance is reached: the
-    group stops and its remaining bracket is reported in ``gap``. The number of LP solves is
-    the number of steps, independent of the number of groups; closed groups leave the LP.
-    ``check_eps=0.5`` makes every step test the bracket's midpoint: plain bisection (with
-    Dinkelbach-improved upper ends), kept for comparison in benchmarks/bench_lfp.py.
+    group stops and its remaining bracket is reported in ``gap``. Closed groups leave their
+    chunk's LP. ``check_eps=0.5`` makes every step test the bracket's midpoint: plain bisection
+    (with Dinkelbach-improved upper ends), kept for comparison in benchmarks/bench_lfp.py.
+
+    ``workers``: processes to solve chunks in (None: ``os.cpu_count()``; 1: this process, no
+    pool). A pool is used only with more than one chunk and at least PARALLEL_MIN_GROUPS open
+    groups (a worker takes about a second to start); each worker re-creates the backend from
+    ``(backend.name, backend.solver)``. ``time_limit`` (seconds) bounds the whole solve.
+    ``progress(done, total)``, if given, is called in this process with the number of groups
+    finished so far (closed at the start, or their chunk done) and the number of groups.
     """
+    G = len(p)
     P = p.sum(axis=1)
     live = P > 0
     q = conditional_prior(p)
     X = feasible_start(lower, upper, reference)
     X, beta = _best_rounding(q, X, lower, upper)
     lb = np.minimum(lower_bound(q, lower, upper), beta)
-    reach = np.full(len(p), check_eps)
-    active = np.flatnonzero(live & (beta - lb > rtol * beta))
+    open_ = np.flatnonzero(live & (beta - lb > rtol * beta))
+    chunk_size = max(1, int(chunk_size))
+    chunks = [open_[k : k + chunk_size] for k in range(0, open_.size, chunk_size)]
+    n_workers = _workers(workers, len(chunks), open_.size)
+    deadline = None if time_limit is None else time.monotonic() + max(0.0, float(time_limit))
+    done = G - open_.size
+    if progress is not None:
+        progress(done, G)
+    results: list[_ChunkResult | None] = [None] * len(chunks)
+
+    def args(idx: np.ndarray) -> tuple:
+        return (q[idx], lower[idx], upper[idx], X[idx], beta[idx], lb[idx], max_steps, deadline, rtol, check_eps)
+
+    if n_workers == 1:
+        for k, idx in enumerate(chunks):
+            results[k] = _solve_chunk(backend, *args(idx))
+            done += idx.size
+            if progress is not None:
+                progress(done, G)
+    else:
+        context = multiprocessing.get_context("spawn")
+        spec = (backend.name, backend.solver)
+        pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_init_worker, initargs=(solverlog._sink,))
+        try:
+            futures = {pool.submit(_chunk_task, spec, *args(idx)): k for k, idx in enumerate(chunks)}
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    k = futures[f]
+                    results[k] = f.result()  # a chunk's SolverError is raised here
+                    done += chunks[k].size
+                    if progress is not None:
+                        progress(done, G)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     steps = solves = 0
     build_s = solve_s = 0.0
     shape = (0, 0)
     solver, version = backend.name, ""
-    started = time.perf_counter()
+    for idx, r in zip(chunks, results):
+        X[idx], beta[idx], lb[idx] = r.X, r.beta, r.lb
+        steps = max(steps, r.steps)
+        solves += r.solves
+        build_s += r.build_s
+        solve_s += r.solve_s
+        shape = max(shape, r.shape)
+        solver, version = r.solver, r.version
+    beta = np.where(live, beta, 0.0)
+    gap = np.where(live, np.maximum(beta - lb, 0.0), 0.0)
+    return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version, gap, len(chunks), n_workers)
+
+
+def _workers(workers: int | None, n_chunks: int, n_open: int) -> int:
+    """The processes to use: 1 unless there are several chunks and enough open groups."""
+    import os
+
+    want = (os.cpu_count() or 1) if workers is None else int(workers)
+    if want <= 1 or n_chunks <= 1 or n_open < PARALLEL_MIN_GROUPS:
+        return 1
+    return min(want, n_chunks)
+
+
+@dataclass(frozen=True)
+class _ChunkResult:
+    X: np.ndarray
+    beta: np.ndarray
+    lb: np.ndarray
+    steps: int
+    solves: int
+    build_s: float
+    solve_s: float
+    shape: tuple[int, int]
+    solver: str
+    version: str
+
+
+_BACKENDS: dict[tuple[str, str | None], Backend] = {}
+
+
+def _init_worker(sink) -> None:
+    """A pool process: solver output goes where this process's goes (``--verbose``, ``--log``);
+    Ctrl-C is the parent's to handle (it cancels the chunks not started and waits for the
+    running ones, each a few tenths of a second)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    solverlog.configure(sink)
+
+
+def _chunk_task(spec: tuple[str, str | None], *args) -> _ChunkResult:
+    """One chunk in a pool process: the backend is re-created there from (name, inner solver)."""
+    backend = _BACKENDS.get(spec)
+    if backend is None:
+        from ..backends import get_backend
+
+        backend = _BACKENDS[spec] = get_backend(*spec)
+        if hasattr(backend, "interruptible"):
+            backend.interruptible = False  # no Ctrl-C here (SIGINT ignored): skip the per-solve thread
+    return _solve_chunk(backend, *args)
+
+
+def _solve_chunk(
+    backend: Backend,
+    q: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    X: np.ndarray,
+    beta: np.ndarray,
+    lb: np.ndarray,
+    max_steps: int,
+    deadline: float | None,
+    rtol: float,
+    check_eps: float,
+) -> _ChunkResult:
+    """The steps of ``solve_lfp`` for one chunk of open groups (of positive mass); returns the
+    chunk's best tables, their confidences and the proven lower bounds."""
+    X, beta, lb = X.copy(), beta.copy(), lb.copy()
+    reach = np.full(len(q), check_eps)
+    active = np.arange(len(q))
+    steps = solves = 0
+    build_s = solve_s = 0.0
+    shape = (0, 0)
+    solver, version = backend.name, ""
     while active.size:
         if steps >= max_steps:
             raise SolverError(
@@ -209,7 +398,7 @@ def solve_lfp(
         lp = _block_lp(qa, b_try, w, La, Ua)
         build_s += time.perf_counter() - t0
         shape = max(shape, lp.shape)
-        remaining = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         sol = backend.solve(lp, time_limit=remaining, tol=LP_TOL)
         solves += 1
         if not sol.ok and sol.termination == "error":  # numerical trouble: once more, unit weights
@@ -229,7 +418,8 @@ def solve_lfp(
             )
         raw = sol.x[: La.size].reshape(La.shape)
         tau = sol.x[lp.shape[1] - active.size :]
-        Xa, new_beta = _best_rounding(qa, raw, La, Ua)
+        levels = tuple(b_try + (b_act - b_try) * f for f in CAP_LEVELS)
+        Xa, new_beta = _best_rounding(qa, raw, La, Ua, levels)
         better = b_act - new_beta > 1e-15 * np.maximum(b_act, 1e-300)
         upd = active[better]
         X[upd] = Xa[better]
@@ -240,8 +430,6 @@ def solve_lfp(
         lb[active[infeasible]] = np.maximum(lb[active[infeasible]], np.minimum(bound[infeasible], beta[active[infeasible]]))
         reach[active[infeasible & ~better]] = check_eps  # beta is likely optimal: certify close by
         stuck = ~infeasible & ~better
-        open_ = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
-        active = active[open_]
-    beta = np.where(live, beta, 0.0)
-    gap = np.where(live, np.maximum(beta - lb, 0.0), 0.0)
-    return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version, gap)
+        still = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
+        active = active[still]
+    return _ChunkResult(X, beta, lb, steps, solves, build_s, solve_s, shape, solver, version)

@@ -10,7 +10,8 @@ problem family's stages, one module each:
 * ``obfuscation``: rank-preserving obfuscation (Shariatnasab et al.): Corollary 2 or the
   certified global method.
 
-Every family's ``run(problem, analysis, method, backend, time_limit, solver)`` returns a
+Every family's ``run(problem, analysis, method, backend, time_limit, solver, workers=None,
+progress=None)`` returns a
 ``Result`` whose status is "optimal" only when privopt's own recomputation passed.
 """
 
@@ -34,9 +35,17 @@ def solve(
     backend: str = "auto",
     time_limit: float | None = None,
     solver: str | None = None,
+    workers: int | None = None,
+    progress=None,
 ) -> Result:
     """Solve ``problem``. Raises ``UsageError`` for a method that does not apply, ``SolverError``
-    when a solver fails and ``VerificationError`` when the returned point fails privopt's check."""
+    when a solver fails and ``VerificationError`` when the returned point fails privopt's check.
+
+    ``workers``: processes the LFP method solves chunks of QID groups in (None: ``os.cpu_count()``,
+    1: this process only; other methods ignore it). ``progress(done, total)``, if given, is
+    called from this process as the LFP's groups finish (other methods do not call it)."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"workers must be a whole number >= 1 (or None for the machine's cores), not {workers!r}")
     t0 = time.perf_counter()
     if method not in ("auto",) + METHODS:
         raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
@@ -47,7 +56,9 @@ def solve(
         method = analysis.chosen
     elif method not in analysis.applicable:
         raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}")
-    result = FAMILIES[problem.family].run(problem, analysis, method, backend, time_limit, solver)
+    result = FAMILIES[problem.family].run(
+        problem, analysis, method, backend, time_limit, solver, workers=workers, progress=progress
+    )
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions())
 

@@ -40,9 +40,15 @@ from .common import (
 )
 
 
-def run(problem: Problem, analysis: Analysis, method: str, backend: str, time_limit, solver) -> Result:
+def run(
+    problem: Problem, analysis: Analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None
+) -> Result:
     """The transparency-report stages after classification: lower to per-group blocks, solve by
-    Theorem 1 or the LFP method, verify from the returned table, and build the Result."""
+    Theorem 1 or the LFP method, verify from the returned table, and build the Result.
+
+    ``workers`` (LFP only): processes to solve chunks of groups in (None: the machine's cores;
+    1: this process); ``progress(done, total)``: groups finished so far, of all groups
+    (``methods.lfp.solve_lfp``)."""
     t_start = time.perf_counter()
     objective = problem.objective
     try:
@@ -64,18 +70,14 @@ def run(problem: Problem, analysis: Analysis, method: str, backend: str, time_li
         stats["binding_case_groups"] = {name: int(n) for name, n in zip(CASES, counts)}
     else:
         be = get_backend(backend, solver)
-        sol = solve_lfp(inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit)
+        sol = solve_lfp(
+            inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit, workers=workers, progress=progress
+        )
         table, beta_g = sol.table, sol.beta
         rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
         uncertified = ~(rel_gap <= GAP_TOL)  # NaN is uncertified
         if np.any(uncertified):
-            g = int(np.argmax(np.where(uncertified, np.nan_to_num(rel_gap, nan=np.inf), -np.inf)))
-            raise SolverError(
-                f"the linear-fractional method could not certify {int(uncertified.sum())} group(s): "
-                f"for {inst.group_key(g)} the best table has max confidence {sol.beta[g]:.12g} but only "
-                f"{sol.beta[g] - sol.gap[g]:.12g} is proven as a lower bound (bounds finer than the LP "
-                "tolerance, ~1e-9?); no optimum is reported"
-            )
+            raise SolverError(_uncertified_message(inst, sol, rel_gap, uncertified))
         used_backend = be.label
         stats.update(
             steps=sol.steps,
@@ -85,6 +87,8 @@ def run(problem: Problem, analysis: Analysis, method: str, backend: str, time_li
             lp_rows=sol.lp_shape[0],
             lp_cols=sol.lp_shape[1],
             max_relative_gap=float(rel_gap.max(initial=0.0)),
+            chunks=sol.chunks,
+            workers=sol.workers,
             solver=f"{sol.solver} {sol.version}",
         )
     solve_s = time.perf_counter() - t0
@@ -117,6 +121,26 @@ def run(problem: Problem, analysis: Analysis, method: str, backend: str, time_li
         verification=verification,
         timings=timings(problem.parse_s, solve_s, t_start),
         stats=stats,
+    )
+
+
+def _uncertified_message(inst: ATRInstance, sol, rel_gap: np.ndarray, uncertified: np.ndarray) -> str:
+    """Which groups the LFP left open, their brackets and why (up to five, widest first)."""
+    order = np.argsort(-np.nan_to_num(np.where(uncertified, rel_gap, -np.inf), nan=np.inf), kind="stable")
+    shown = [int(g) for g in order[: min(5, int(uncertified.sum()))]]
+    lines = [
+        f"{inst.group_key(g)}: best table {sol.beta[g]:.12g}, proven lower bound {sol.beta[g] - sol.gap[g]:.12g} "
+        f"(relative gap {rel_gap[g]:.2g} > {GAP_TOL:g})"
+        for g in shown
+    ]
+    more = int(uncertified.sum()) - len(shown)
+    return (
+        f"the linear-fractional method could not certify {int(uncertified.sum())} group(s) of {inst.n_groups}: "
+        + "; ".join(lines)
+        + (f"; and {more} more" if more > 0 else "")
+        + ". Why: a step's LP (tolerance 1e-10) was feasible at a level inside the bracket yet gave no better "
+        "table, so the bracket cannot be narrowed at the LP's accuracy (bounds or masses finer than ~1e-9?); "
+        "no optimum is reported"
     )
 
 

@@ -57,7 +57,7 @@ CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
 ROUNDING = 1e-14  # a shortfall below this fraction of its floor is rounding, far inside BUDGET_RTOL
 
 
-def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None) -> Result:
     """The mechanism stages after classification: a closed form, the reduced LP or the whole
     LP/QP, then cleaning, verification and the Result."""
     t_start = time.perf_counter()

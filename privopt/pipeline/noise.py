@@ -43,7 +43,7 @@ DELTA_RTOL = 1e-9  # the delta achieved may exceed delta by this factor (after s
 PSD_MAX_ANSWERS = 60  # the psd lowering has one (m+1)^2 block per input: check skips it beyond
 
 
-def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None) -> Result:
     t_start = time.perf_counter()
     model = problem.noise
     be = get_backend(backend, solver)

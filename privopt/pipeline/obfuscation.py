@@ -60,7 +60,7 @@ GRID_POINTS = 20001
 GRID_ACCURACY = 2e-3  # Q varies like sqrt(p) near p = 0: a 5e-5 grid step can cost ~2e-3 there
 
 
-def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver) -> Result:
+def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None) -> Result:
     t_start = time.perf_counter()
     model = problem.obfuscation
     t0 = time.perf_counter()
