@@ -192,7 +192,8 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
         _fail(e)
         return
     if as_json:
-        click.echo(result.to_json(tables=not no_tables))
+        result.write_json(sys.stdout, tables=not no_tables)  # streamed: no copy of the whole text
+        sys.stdout.write("\n")
     else:
         _print_summary(problem, result, tables=not no_tables)
         if out_dir is not None and result.status == "optimal":
@@ -507,7 +508,8 @@ def _write_out(out_dir: Path, result) -> None:
     """result.json, one CSV per released table and groups.csv, all or nothing (privopt.outdir)."""
 
     def write(stage: Path) -> None:
-        (stage / "result.json").write_text(result.to_json(tables=False), encoding="utf-8")
+        with (stage / "result.json").open("w", encoding="utf-8") as fh:
+            result.write_json(fh, tables=False)
         for name, df in result.tables.items():
             df.to_csv(stage / f"{name}.csv", index=False)
         if not result.groups.empty:

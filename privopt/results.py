@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import io
 import json
 import math
 import platform
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -167,24 +168,34 @@ class Result:
         return _finite_or_none(df.astype({c: str for c in labels})).to_dict(orient="records")
 
     def to_json(self, tables: bool = True, indent: int | None = 2) -> str:
-        """The result as JSON text. Groups and tables go through pandas' C writer, so a result
-        of millions of cells serializes at C speed; it writes 15 decimal places (a cell is at
-        most 5e-16 off, so a probability of 1e-10 keeps 6 significant digits; values beyond
-        1e15 keep 15 significant digits). The rest is ``json.dumps`` at full precision.
-        ``to_dict`` and ``--out``'s CSV files keep every table value exactly."""
+        """The result as JSON text (``write_json`` into a string)."""
+        buf = io.StringIO()
+        self.write_json(buf, tables=tables, indent=indent)
+        return buf.getvalue()
+
+    def write_json(self, out: TextIO, tables: bool = True, indent: int | None = 2) -> None:
+        """Write the result as JSON text to ``out``. Groups and tables go through ``str.format``
+        over whole columns, ``JSON_ROWS`` rows at a time, so a result of millions of cells
+        serializes at C speed without its whole text (or a string per cell of every row) in
+        memory at once. Floats are written as their shortest round-trip ``repr``: exact. The
+        rest is ``json.dumps`` at full precision."""
         body = self.to_dict(tables=False, groups=False)
         del body["groups"]
         text = json.dumps(body, indent=indent, allow_nan=False)  # body is plain(): strict already
-        parts = [f'"groups": {_groups_json(self.groups)}']
-        if tables:
-            parts.append(
-                '"tables": {'
-                + ", ".join(f"{json.dumps(name)}: {_frame_json(df)}" for name, df in self.tables.items())
-                + "}"
-            )
         sep = ",\n" + " " * (indent or 0) if indent else ", "
         head, _, tail = text.rpartition("}")
-        return head.rstrip() + sep + sep.join(parts) + ("\n" if indent else "") + "}" + tail
+        out.write(head.rstrip() + sep + '"groups": ')
+        _write_groups(out, self.groups)
+        if tables:
+            out.write(sep + '"tables": {')
+            for k, (name, df) in enumerate(self.tables.items()):
+                out.write((", " if k else "") + f"{json.dumps(name)}: ")
+                _write_frame(out, df)
+            out.write("}")
+        out.write(("\n" if indent else "") + "}" + tail)
+
+
+JSON_ROWS = 1 << 16  # rows rendered to text at a time by write_json
 
 
 def _json_values(column: pd.Series) -> np.ndarray:
@@ -214,21 +225,31 @@ def _template(columns) -> str:
     return ", ".join(json.dumps(str(c)).replace("{", "{{").replace("}", "}}") + ": {}" for c in columns)
 
 
-def _frame_json(df: pd.DataFrame) -> str:
-    """The rows of ``df`` as a JSON list of objects: one ``str.format`` per row over columns
-    rendered whole by ``_json_values`` (no Python code runs per row)."""
+def _write_rows(out: TextIO, fmt, columns: list[pd.Series]) -> None:
+    """``[row, row, ...]``: each row ``fmt`` over the columns' JSON values, a chunk at a time."""
+    out.write("[")
+    n = len(columns[0]) if columns else 0
+    for start in range(0, n, JSON_ROWS):
+        chunk = [_json_values(c.iloc[start : start + JSON_ROWS]) for c in columns]
+        out.write((", " if start else "") + ", ".join(map(fmt, *chunk)))
+    out.write("]")
+
+
+def _write_frame(out: TextIO, df: pd.DataFrame) -> None:
+    """The rows of ``df`` as a JSON list of objects (no Python code runs per row)."""
     fmt = ("{{" + _template(df.columns) + "}}").format
-    return "[" + ", ".join(map(fmt, *[_json_values(df[c]) for c in df.columns])) + "]"
+    _write_rows(out, fmt, [df[c] for c in df.columns])
 
 
-def _groups_json(frame: pd.DataFrame) -> str:
+def _write_groups(out: TextIO, frame: pd.DataFrame) -> None:
     """[{"key": {var: label, ...}, "objective": ..., ...}] without a Python loop per group."""
     if frame.empty:
-        return "[]"
+        out.write("[]")
+        return
     measures = [c for c in GROUP_MEASURES if c in frame.columns]
     keys = [c for c in frame.columns if c not in measures]
     fmt = ('{{"key": {{' + _template(keys) + "}}" + (", " + _template(measures) if measures else "") + "}}").format
-    return "[" + ", ".join(map(fmt, *[_json_values(frame[c]) for c in keys + measures])) + "]"
+    _write_rows(out, fmt, [frame[c] for c in keys + measures])
 
 
 def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,7 @@ table or a domain needs (``DataFiles.columns``); a CSV is read whole.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import hashlib
@@ -121,7 +122,7 @@ class DataFiles:
         source = self._parquet_source(text, span)
         if source is None:
             df = self.frame(text, span)
-            return pd.DataFrame({n: _column(df, n, text, span) for n in dict.fromkeys(names)})
+            return pd.DataFrame({n: _column(df, n, text, span) for n in dict.fromkeys(names)}, copy=False)
         for n in names:
             if n not in source.names:
                 _missing_column(n, source.names, text, span)
@@ -329,9 +330,9 @@ def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, s
             _no_duplicate_columns(table.column_names, text, span)
             df = table.to_pandas()
         else:
-            data = fh.read()
-            digest = hashlib.sha256(data).hexdigest()
-            df = _read_text(data, kind, text, span)
+            digest = _check_text(fh, kind, text, span)
+            fh.seek(0)
+            df = _read_text(fh, kind, text, span)
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
@@ -343,27 +344,99 @@ def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, s
     return df, digest
 
 
-def _read_text(data: bytes, kind: str, text: str, span: Span) -> pd.DataFrame:
-    """A CSV/TSV file's bytes: UTF-8 text (an error names the row of a bad byte) whose header
-    names each column once."""
-    if b"\x00" in data[:8192]:
+TEXT_CHUNK = 1 << 23  # bytes hashed and checked as UTF-8 at a time
+CSV_BLOCK = 1 << 22  # bytes pyarrow parses at a time
+
+
+def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> str:
+    """One pass over a CSV/TSV file in chunks: its SHA-256, and UTF-8 checked (an error names the
+    line of a bad byte) without holding the file or its text whole."""
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    first = fh.read(TEXT_CHUNK)
+    if b"\x00" in first[:8192]:
         raise SpecError(f"data file '{text}' is binary, not {kind.upper()} text", span)
-    _decode(data, text, span)
-    sep = "\t" if kind == "tsv" else ","
-    header = next(csv.reader(io.StringIO(data[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
-    _no_duplicate_columns(header, text, span)
+    chunk, lines = first, 0
+    while chunk:
+        digest.update(chunk)
+        try:
+            decoder.decode(chunk)
+        except UnicodeDecodeError as e:
+            _decode(chunk[: e.start + 1], text, span, lines)
+        lines += chunk.count(b"\n")
+        chunk = fh.read(TEXT_CHUNK)
     try:
-        return pd.read_csv(io.BytesIO(data), sep=sep, engine="pyarrow")
-    except Exception:  # pyarrow is strict about ragged rows: let pandas explain
-        return pd.read_csv(io.BytesIO(data), sep=sep)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise SpecError(f"the last line of '{text}' ends inside a UTF-8 character", span, "save the data file as UTF-8") from None
+    sep = "\t" if kind == "tsv" else ","
+    header = next(csv.reader(io.StringIO(first[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
+    _no_duplicate_columns(header, text, span)
+    return digest.hexdigest()
 
 
-def _decode(data: bytes, text: str, span: Span) -> str:
-    """The bytes as UTF-8 text; a bad byte is an error naming its line."""
+def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.DataFrame:
+    """A CSV/TSV file (already checked by ``_check_text``) as a DataFrame, streamed: pyarrow
+    parses a block at a time and each block's integer columns are kept in the smallest integer
+    type that holds them, so a 2-million-row file of small labels costs its compact columns,
+    not int64 copies of the whole table (docs/performance.md, "Memory"). A file pyarrow cannot
+    stream (a ragged row, a column whose type changes after the first block) is read by pandas,
+    whose errors say what is wrong."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    sep = "\t" if kind == "tsv" else ","
+    try:
+        reader = pc.open_csv(fh, read_options=pc.ReadOptions(block_size=CSV_BLOCK), parse_options=pc.ParseOptions(delimiter=sep))
+        names = reader.schema.names
+        parts: list[list[np.ndarray]] = [[] for _ in names]
+        for batch in reader:
+            for k, col in enumerate(batch.columns):
+                parts[k].append(_compact(col))
+        columns = {}
+        for name, chunks in zip(names, parts):
+            columns[name] = _join(chunks)
+            chunks.clear()
+        return pd.DataFrame(columns, copy=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        fh.seek(0)
+        return pd.read_csv(fh, sep=sep)
+
+
+def _compact(col) -> np.ndarray | pd.Series:
+    """One block's column as numpy: integers in the smallest type that holds them, other
+    numbers as float64, anything else (text, nulls) as an object Series pandas would give."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_integer(t) and col.null_count == 0:
+        v = col.to_numpy()
+        if v.size:
+            lo, hi = int(v.min()), int(v.max())
+            for small in (np.int8, np.int16, np.int32):
+                info = np.iinfo(small)
+                if info.min <= lo and hi <= info.max:
+                    return v.astype(small)
+        return v
+    if pa.types.is_floating(t):
+        return col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    return col.to_pandas()
+
+
+def _join(chunks: list) -> np.ndarray | pd.Series:
+    """The blocks of one column joined; integer blocks of different widths join at the widest."""
+    if all(isinstance(c, np.ndarray) for c in chunks):
+        return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
+    return pd.concat([pd.Series(c) for c in chunks], ignore_index=True)
+
+
+def _decode(data: bytes, text: str, span: Span, lines_before: int = 0) -> str:
+    """The bytes as UTF-8 text; a bad byte is an error naming its line (``lines_before``: lines
+    in the file before ``data``)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        row = data.count(b"\n", 0, e.start) + 1
+        row = lines_before + data.count(b"\n", 0, e.start) + 1
         raise SpecError(
             f"line {row} of '{text}': byte 0x{data[e.start]:02x} is not UTF-8", span, "save the data file as UTF-8"
         ) from None
@@ -423,7 +496,13 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
     """Index of each row's label in ``var``'s domain; an error names the first unknown label."""
     if var.values is not None:
         _not_coerced(col, var.name, text, span, f"the numeric labels of {var.name}")
-    if var.values is not None and pd.api.types.is_numeric_dtype(col.dtype):
+    lut = _integer_lookup(col, var)
+    if lut is not None:  # integer labels in an integer column: one table lookup per row
+        lo, table = lut
+        v = col.to_numpy()
+        inside = (v >= lo) & (v < lo + table.size)
+        codes = np.where(inside, table[np.where(inside, v - lo, 0)], np.int8(-1)).astype(table.dtype, copy=False)
+    elif var.values is not None and pd.api.types.is_numeric_dtype(col.dtype):
         vals = col.to_numpy(dtype=float)
         order = np.argsort(var.values, kind="stable")
         sorted_vals = var.values[order]
@@ -443,6 +522,29 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
             f"{var.name} takes {{{', '.join(var.labels[:12])}{', ...' if var.size > 12 else ''}}}",
         )
     return codes
+
+
+LOOKUP_MAX = 1 << 20  # integer labels spanning at most this many values are looked up in a table
+
+
+def _integer_lookup(col: pd.Series, var: Domain):
+    """(lowest label, table: label - lowest -> code, -1 where no label) when ``var``'s labels
+    are integers and ``col`` holds integers, spanning at most ``LOOKUP_MAX`` values; else None.
+    The codes come out in the smallest integer type that holds them (int8 for a few labels):
+    2 million rows cost 2 MB a column, not 16 MB of floats and 16 MB of int64 codes."""
+    values = var.values
+    if values is None or not pd.api.types.is_integer_dtype(col.dtype) or not np.all(values == np.round(values)):
+        return None
+    if not np.all(np.abs(values) < 2.0**53):
+        return None
+    ints = values.astype(np.int64)
+    lo, hi = int(ints.min()), int(ints.max())
+    if hi - lo >= LOOKUP_MAX:
+        return None
+    dtype = np.int8 if var.size < 127 else np.int16 if var.size < 32767 else np.int32
+    table = np.full(hi - lo + 1, -1, dtype=dtype)
+    table[ints - lo] = np.arange(var.size, dtype=dtype)
+    return lo, table
 
 
 def _not_coerced(col: pd.Series, name: str, text: str, span: Span, wanted: str) -> None:
@@ -479,8 +581,12 @@ def read_long_table(
     (0 for counts); None makes an absent combination an error."""
     df = files.columns(text, span, [v.name for v in axes] + [value_column])
     shape = tuple(v.size for v in axes)
-    codes = [_codes(df[v.name], v, text, span, files) for v in axes]
-    flat = np.ravel_multi_index(codes, shape) if axes else np.zeros(len(df), dtype=np.int64)
+    # the flat index built one axis at a time (as np.ravel_multi_index would): one code column
+    # alive at once, not one per axis
+    flat = np.zeros(len(df), dtype=np.int64)
+    for v in axes:
+        flat *= v.size
+        flat += _codes(df[v.name], v, text, span, files)
     raw = df[value_column]
     _not_coerced(raw, value_column, text, span, "numbers")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)

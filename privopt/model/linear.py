@@ -92,7 +92,10 @@ class LinTable:
     def variable(cls, axes, shape, n: int, offset: int = 0) -> LinTable:
         """The cells ``x[offset : offset + size]`` as a table over ``axes``."""
         m = _size(shape)
-        A = sp.csr_array((np.ones(m), (np.arange(m), np.arange(offset, offset + m))), shape=(m, n))
+        index = np.int32 if max(m, n) < 2**31 - 1 else np.int64  # CSR built directly, no COO copy
+        A = sp.csr_array(
+            (np.ones(m), np.arange(offset, offset + m, dtype=index), np.arange(m + 1, dtype=index)), shape=(m, n)
+        )
         return cls(tuple(axes), tuple(shape), A, np.zeros(m), n)
 
     # ------------------------------------------------------------------ properties
