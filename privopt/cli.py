@@ -179,13 +179,26 @@ def _progress():
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
-def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json, no_tables, out_dir):
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes for the LFP method (default: the machine's cores), or the Dask workers of a local cluster.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="dask: solve the QID groups on a Dask cluster (pip install 'privopt[dask]').")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="With --engine dask: an existing cluster's scheduler (default: a local cluster).")
+def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json, no_tables, out_dir, workers, engine, scheduler):
     """Solve SPEC and print the optimal mechanism with its verification."""
     try:
         if out_dir is not None:
             outdir.check_target(Path(os.path.abspath(out_dir)))  # before solving: fail fast
-        problem = api.load(spec, _params(sets), allow_paths)
-        result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver)
+        if scheduler is not None and engine != "dask":
+            raise UsageError("--scheduler needs --engine dask")
+        if engine == "dask":
+            result = api.solve(spec, method=method, backend=backend, time_limit=time_limit, solver=solver, engine="dask",
+                               scheduler=scheduler, workers=workers, params=_params(sets), allow_paths=allow_paths)
+            problem = None  # the data stays on the cluster: the summary is the result's own
+        else:
+            problem = api.load(spec, _params(sets), allow_paths)
+            with _progress() as bar:
+                task = bar.add_task("QID groups", total=None)
+                result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
+                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
         if out_dir is not None and result.status == "optimal":
             _write_out(out_dir, result)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
@@ -194,6 +207,8 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
     if as_json:
         result.write_json(sys.stdout, tables=not no_tables)  # streamed: no copy of the whole text
         sys.stdout.write("\n")
+    elif problem is None:
+        _print_engine_summary(result)
     else:
         _print_summary(problem, result, tables=not no_tables)
         if out_dir is not None and result.status == "optimal":
@@ -526,6 +541,22 @@ def _fmt(x) -> str:
     except (TypeError, ValueError):
         return str(x)
     return "-" if xf != xf else f"{xf:.6g}"
+
+
+def _print_engine_summary(result) -> None:
+    """A solve on a cluster: the result's own figures (the groups and tables stay in --out)."""
+    title = (result.spec or {}).get("title") or (result.spec or {}).get("path") or "spec"
+    out.print(f"[bold]{escape(title)}[/bold]")
+    if result.status != "optimal":
+        out.print(f"status: [red]{result.status}[/red]")
+        return
+    out.print(f"status: [green]optimal[/green] (verified)   objective: [bold]{_fmt12(result.objective)}[/bold]"
+              + (f"   beta* = {_fmt(result.beta)}" if result.beta is not None else ""))
+    tm = result.timings
+    out.print(escape(f"method: {result.method} on the {result.engine} engine ({len(result.groups):,} QID groups)")
+              + f"   solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
+    out.print(escape(f"verification: {result.verification.get('optimality', '')}"))
+    out.print("(--json prints every group; --out DIR writes them as CSV)")
 
 
 def _print_summary(problem, result, tables: bool) -> None:

@@ -634,6 +634,9 @@ CLI_TO_API = {
     "backend": "backend",
     "solver": "solver",
     "time_limit": "time_limit",
+    "workers": "workers",
+    "engine": "engine",
+    "scheduler": "scheduler",
 }
 
 
@@ -680,6 +683,11 @@ def test_api_options_on_atr(seen_time_limits):
     assert r.backend == "scipy"
     assert r.params == {"delta": 0.95}
     assert r.objective == pytest.approx(0.77027, abs=1e-4)  # delta = 0.95 (tests/test_errors.py)
+    # Table 4's starting table is already proven optimal (no LP is solved since issue 13's
+    # roundings): the time limit is checked where the LFP solves LPs, three outcomes
+    assert r.stats["lp_solves"] == 0
+    r3 = privopt.solve(SPECS / "atr_three_outcomes.priv", method="lfp", backend="scipy", time_limit=30.0)
+    assert r3.stats["lp_solves"] > 0
     assert seen_time_limits and all(t is not None and 0 < t <= 30.0 for t in seen_time_limits)
     r = privopt.solve(spec, method="lfp", backend="cvxpy", solver="HIGHS", params={"delta": 0.95})
     assert r.backend == "cvxpy:HIGHS"

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 import time
 from pathlib import Path
@@ -47,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import pipeline
+from .. import pipeline, solverlog
 from ..builder.build import MEASURES, PROB_TOL, Builder
 from ..errors import SpecError, UsageError
 from ..language import ast
@@ -95,6 +96,8 @@ def solve(
         from distributed import Client, LocalCluster
     except ImportError:
         raise UsageError("the dask engine needs dask and distributed: pip install 'privopt[dask]'") from None
+    if not solverlog.verbose():  # the shuffle's WARNING lines are distributed's chatter, not ours
+        logging.getLogger("distributed").setLevel(logging.ERROR)
     parsed = parse_file(spec)
     files = DataFiles(parsed.source.folder, allow_paths)
     decls = {s.name.name: s for s in parsed.statements if isinstance(s, ast.VarDecl)}

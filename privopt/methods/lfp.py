@@ -299,7 +299,7 @@ def solve_lfp(
     steps = solves = 0
     build_s = solve_s = 0.0
     shape = (0, 0)
-    solver, version = backend.name, ""
+    solver, version = _solver_name(backend), ""
     for idx, r in zip(chunks, results):
         X[idx], beta[idx], lb[idx] = r.X, r.beta, r.lb
         steps = max(steps, r.steps)
@@ -311,6 +311,13 @@ def solve_lfp(
     beta = np.where(live, beta, 0.0)
     gap = np.where(live, np.maximum(beta - lb, 0.0), 0.0)
     return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version, gap, len(chunks), n_workers)
+
+
+def _solver_name(backend: Backend) -> str:
+    """The backend and its inner solver (``cvxpy/HIGHS``, ``highs``), for a solve that needed no
+    LP (every group proven optimal by its starting table)."""
+    inner = getattr(backend, "solver", None)
+    return f"{backend.name}/{inner}" if inner else backend.name
 
 
 def _workers(workers: int | None, n_chunks: int, n_open: int) -> int:
@@ -383,7 +390,7 @@ def _solve_chunk(
     steps = solves = 0
     build_s = solve_s = 0.0
     shape = (0, 0)
-    solver, version = backend.name, ""
+    solver, version = _solver_name(backend), ""
     while active.size:
         if steps >= max_steps:
             raise SolverError(
