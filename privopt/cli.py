@@ -154,6 +154,25 @@ def _with_common(f):
 _quiet = False
 
 
+def _load_with_progress(spec, params, allow_paths):
+    """``api.load`` with a bar over the data files read (bytes of a CSV, parts of a dataset)."""
+    from .language.datafiles import READING
+
+    with _progress() as bar:
+        tasks: dict[str, int] = {}
+
+        def report(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(visible(what), total=total)
+            bar.update(tasks[what], completed=done, total=total)
+
+        token = READING.set(report)
+        try:
+            return api.load(spec, params, allow_paths)
+        finally:
+            READING.reset(token)
+
+
 def _progress():
     """A Rich progress display on stderr; off with --quiet or when stderr is not a terminal."""
     from rich.progress import (
@@ -194,7 +213,7 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
                                scheduler=scheduler, workers=workers, params=_params(sets), allow_paths=allow_paths)
             problem = None  # the data stays on the cluster: the summary is the result's own
         else:
-            problem = api.load(spec, _params(sets), allow_paths)
+            problem = _load_with_progress(spec, _params(sets), allow_paths)
             with _progress() as bar:
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,

@@ -22,6 +22,7 @@ table or a domain needs (``DataFiles.columns``); a CSV is read whole.
 from __future__ import annotations
 
 import codecs
+import contextvars
 import csv
 import glob
 import hashlib
@@ -37,6 +38,18 @@ import pandas as pd
 from ..errors import SpecError
 from .source import Span
 from .tables import Domain
+
+# Where reading reports its progress: a callable (what, done, total) set by the CLI around a
+# load (``reading_progress``), None elsewhere. A context variable, not an argument, because the
+# builder and the reader know nothing of a terminal.
+READING: contextvars.ContextVar = contextvars.ContextVar("privopt_reading_progress", default=None)
+
+
+def _report(what: str, done: int, total: int) -> None:
+    hook = READING.get()
+    if hook is not None:
+        hook(what, done, total)
+
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -277,7 +290,10 @@ class ParquetSource:
             import pyarrow as pa
 
             try:
-                tables = [p.file.read(columns=[self.raw[n] for n in todo]) for p in self.parts]
+                tables = []
+                for k, p in enumerate(self.parts):
+                    tables.append(p.file.read(columns=[self.raw[n] for n in todo]))
+                    _report(f"read {self.text}", k + 1, len(self.parts))
                 table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
             except Exception as e:  # noqa: BLE001 (pyarrow's errors have no common base class)
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -356,8 +372,11 @@ def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> str:
     first = fh.read(TEXT_CHUNK)
     if b"\x00" in first[:8192]:
         raise SpecError(f"data file '{text}' is binary, not {kind.upper()} text", span)
-    chunk, lines = first, 0
+    chunk, lines, done = first, 0, 0
+    total = os.fstat(fh.fileno()).st_size
     while chunk:
+        done += len(chunk)
+        _report(f"check {text}", done, total)
         digest.update(chunk)
         try:
             decoder.decode(chunk)
@@ -390,9 +409,11 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
         reader = pc.open_csv(fh, read_options=pc.ReadOptions(block_size=CSV_BLOCK), parse_options=pc.ParseOptions(delimiter=sep))
         names = reader.schema.names
         parts: list[list[np.ndarray]] = [[] for _ in names]
+        total = os.fstat(fh.fileno()).st_size
         for batch in reader:
             for k, col in enumerate(batch.columns):
                 parts[k].append(_compact(col))
+            _report(f"read {text}", min(fh.tell(), total), total)
         columns = {}
         for name, chunks in zip(names, parts):
             columns[name] = _join(chunks)
