@@ -104,3 +104,19 @@ def test_reading_reports_progress_to_the_hook_the_cli_sets(tmp_path, monkeypatch
     assert len(checks) > 5 and checks == sorted(checks) and checks[-1] == size
     assert len(reads) > 5 and reads == sorted(reads) and reads[-1] == size
     assert all(t == size for _, _, t in seen)
+
+
+def test_text_labels_are_read_as_dictionary_codes_across_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr(datafiles, "CSV_BLOCK", 1 << 10)  # blocks whose dictionaries differ
+    labels = np.array(["low", " mid", "high"])
+    rng = np.random.default_rng(3)
+    col = labels[rng.integers(0, 3, 5000)]
+    col[-1] = "top"
+    df = pd.DataFrame({"g": col, "w": np.arange(5000.0)})
+    files = _write(tmp_path, df)
+    frame = files.frame("t.csv", SPAN)
+    assert isinstance(frame["g"].dtype, pd.CategoricalDtype)
+    assert list(frame["g"].astype(str)) == list(pd.read_csv(tmp_path / "t.csv")["g"].astype(str))
+    g = _Var("g", ["high", "low", "mid"])
+    with pytest.raises(SpecError, match="row 5001 of 't.csv': g = 'top' is not in its domain"):
+        read_long_table(files, "t.csv", SPAN, [g], "w", 0.0)

@@ -406,7 +406,12 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
 
     sep = "\t" if kind == "tsv" else ","
     try:
-        reader = pc.open_csv(fh, read_options=pc.ReadOptions(block_size=CSV_BLOCK), parse_options=pc.ParseOptions(delimiter=sep))
+        reader = pc.open_csv(
+            fh,
+            read_options=pc.ReadOptions(block_size=CSV_BLOCK),
+            parse_options=pc.ParseOptions(delimiter=sep),
+            convert_options=pc.ConvertOptions(auto_dict_encode=True),  # text labels as dictionary codes
+        )
         names = reader.schema.names
         parts: list[list[np.ndarray]] = [[] for _ in names]
         total = os.fstat(fh.fileno()).st_size
@@ -445,9 +450,12 @@ def _compact(col) -> np.ndarray | pd.Series:
 
 
 def _join(chunks: list) -> np.ndarray | pd.Series:
-    """The blocks of one column joined; integer blocks of different widths join at the widest."""
+    """The blocks of one column joined; integer blocks of different widths join at the widest,
+    text blocks (categoricals, each block its own dictionary) into one categorical."""
     if all(isinstance(c, np.ndarray) for c in chunks):
         return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
+    if all(isinstance(getattr(c, "dtype", None), pd.CategoricalDtype) for c in chunks):
+        return pd.Series(pd.api.types.union_categoricals(chunks))
     return pd.concat([pd.Series(c) for c in chunks], ignore_index=True)
 
 
@@ -531,8 +539,12 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
         ok = np.isclose(sorted_vals[pos], vals, rtol=0, atol=1e-12)
         codes = np.where(ok, order[pos], -1)
     else:
-        strs = col.astype(str).str.strip()
-        codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
+        if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: look up each category once
+            cats = pd.Index(var.labels).get_indexer(col.cat.categories.astype(str).str.strip())
+            codes = np.where(col.cat.codes.to_numpy() >= 0, cats[col.cat.codes.to_numpy()], -1)
+        else:
+            strs = col.astype(str).str.strip()
+            codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])
@@ -609,6 +621,8 @@ def read_long_table(
         flat *= v.size
         flat += _codes(df[v.name], v, text, span, files)
     raw = df[value_column]
+    if isinstance(raw.dtype, pd.CategoricalDtype):  # text in a value column: read as text, then refused
+        raw = raw.astype(object)
     _not_coerced(raw, value_column, text, span, "numbers")
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
