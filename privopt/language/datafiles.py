@@ -64,6 +64,20 @@ class DataFiles:
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read (one entry per part)
 
+    def _check_written(self, raw: Path, folder: Path, span: Span) -> None:
+        """The path as written stays inside the spec's folder (unless paths are allowed): not
+        absolute, no ``..`` escape. The file actually opened is checked again (``open``)."""
+        if self.allow_paths:
+            return
+        if raw.is_absolute():
+            raise SpecError(
+                "absolute paths are not allowed in a spec",
+                span,
+                "give the path relative to the spec's folder, or pass --allow-paths",
+            )
+        if not Path(os.path.normpath(folder / raw)).is_relative_to(folder):
+            raise _leaves(span)
+
     def open(self, text: str, span: Span) -> tuple[Path, io.BufferedReader]:
         """Open a data file and check the file actually opened: a regular file, inside the
         spec's folder unless paths are allowed. Returns its real path and the open file."""
@@ -71,15 +85,7 @@ class DataFiles:
             raise SpecError("the file path is empty", span)
         raw = Path(text)
         folder = self.folder.resolve()
-        if not self.allow_paths:
-            if raw.is_absolute():
-                raise SpecError(
-                    "absolute paths are not allowed in a spec",
-                    span,
-                    "give the path relative to the spec's folder, or pass --allow-paths",
-                )
-            if not Path(os.path.normpath(folder / raw)).is_relative_to(folder):
-                raise _leaves(span)
+        self._check_written(raw, folder, span)
         target = self.folder / raw
         try:
             fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -189,15 +195,7 @@ class DataFiles:
             return None
         folder = self.folder.resolve()
         raw = Path(text)
-        if not self.allow_paths:
-            if raw.is_absolute():
-                raise SpecError(
-                    "absolute paths are not allowed in a spec",
-                    span,
-                    "give the path relative to the spec's folder, or pass --allow-paths",
-                )
-            if not Path(os.path.normpath(folder / raw)).is_relative_to(folder):
-                raise _leaves(span)
+        self._check_written(raw, folder, span)
         pattern = str(self.folder / raw) if is_glob else str(self.folder / raw / "*.parquet")
         found = sorted(p for p in glob.glob(pattern, recursive=True) if not os.path.isdir(p))
         if not found:
