@@ -35,7 +35,7 @@ class Problem(model.Problem):
         workers: int | None = None,
         progress=None,
     ) -> Result:
-        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp | conic) on a
+        """Solve by ``method`` (auto | closed-form | lfp | reduced-lp | lp | qp | conic | global) on a
         ``backend`` (auto | highs | scipy | cvxpy | pyomo; auto is highs for LPs and cvxpy with
         Clarabel for QPs and conic programs; ``solver`` picks cvxpy's inner solver). ``workers``:
         processes the LFP method uses (None: the machine's cores; 1: none beyond this one);
