@@ -319,7 +319,9 @@ def _solve_partition(parts: dict[str, pd.DataFrame], job: dict) -> list[dict]:
         builder = Builder(dataclasses.replace(tree, statements=statements), job["params"], job["allow_paths"])
         builder.files = _BlockFiles(tree.source.folder, job["allow_paths"], rows, fixed)
         problem = builder.build()
-        res = pipeline.solve(problem, method=job["method"], backend=job["backend"], time_limit=job["time_limit"], solver=job["solver"])
+        # workers=1: the cluster already runs one block per worker; no process pool inside it
+        res = pipeline.solve(problem, method=job["method"], backend=job["backend"], time_limit=job["time_limit"],
+                             solver=job["solver"], workers=1)
         tables = {}
         if res.status == "optimal":
             tables = {name: res.tables[name] for name in res.tables}
