@@ -64,7 +64,7 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     t_start = time.perf_counter()
     model = problem.obfuscation
     t0 = time.perf_counter()
-    sol, optimality, disagreement = _solve(model, method)
+    sol, certified, optimality, disagreement = _solve(model, method)
     verification = verify(model, sol.W, claimed=sol.q_value)
     verification.update(optimality)
     verification["failures"] += disagreement
@@ -83,7 +83,7 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     if not verification["passed"]:
         raise VerificationError("the returned channel failed privopt's verification: " + "; ".join(verification["failures"]))
     solve_s = time.perf_counter() - t0
-    other = _other_restriction(model)
+    other = _other_restriction(model, certified)
     details = {
         "channel": {"p1": sol.p1, "p2": sol.p2, "symmetric": model.symmetric},
         "optimality": {
@@ -114,8 +114,9 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     )
 
 
-def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, dict, list[str]]:
-    """(the solution, what certifies it, failures) by Corollary 2 or the global method."""
+def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, ChannelSolution, dict, list[str]]:
+    """(the solution, the certified global method's solution under the spec's restriction, what
+    certifies it, failures) by Corollary 2 or the global method."""
     if method == "closed-form":
         q = bsc_parameter(model.F_given_X)
         W = bsc_symmetric_channel(model.eps, q)
@@ -142,7 +143,7 @@ def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, dict,
                          "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
         }
         failures = [] if ref.status == "optimal" else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
-        return sol, optimality, failures
+        return sol, ref, optimality, failures
     sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=GLOBAL_TOL)
     optimality = {
         "optimality": f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} "
@@ -150,13 +151,14 @@ def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, dict,
         "evidence": {"kind": "proven lower bound (" + "; ".join(sol.notes) + ")", "bound": sol.lower_bound,
                      "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
     }
-    return sol, optimality, []
+    return sol, sol, optimality, []
 
 
-def _other_restriction(model: ObfuscationModel) -> dict:
-    """The optimum with the other restriction (Fig. 5: how much asymmetry buys)."""
-    sym = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=True, tol=GLOBAL_TOL)
-    free = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=False, tol=GLOBAL_TOL)
+def _other_restriction(model: ObfuscationModel, solved: ChannelSolution) -> dict:
+    """The optimum with the other restriction (Fig. 5: how much asymmetry buys), beside the one
+    already ``solved`` under the spec's own restriction."""
+    other = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=not solved.symmetric, tol=GLOBAL_TOL)
+    sym, free = (solved, other) if solved.symmetric else (other, solved)
     return {
         "symmetric": sym.q_value,
         "unrestricted": free.q_value,
@@ -278,9 +280,7 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
         return run
 
     def measured(W, acc):
-        v = verify(model, W)
-        excess = 0.0 if model.leakage is None else max(0.0, v["leakage_bits"] - model.eps)
-        return Measured(v["objective"], excess)
+        return measure(problem, W)
 
     applies = model.leakage is not None and corollary2_applies(model.px1, model.F_given_X, model.symmetric)
     why_not = None if applies else (
