@@ -1,4 +1,4 @@
-"""Command line: ``privopt solve | check | explain | sweep``.
+"""Command line: ``privopt solve | check | explain | sweep | simulate | audit | apply``.
 
 Exit codes: 0 solved (check: all paths agree), 1 internal or solver error (sweep: a value
 failed), 2 spec or usage error, 3 infeasible, 4 (check) a path disagrees or fails, 130
@@ -324,7 +324,9 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @click.option("--backend", default="auto", show_default=True)
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each value's solver calls (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
-def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Also draw the trade-off curve: FILE.png, FILE.svg or FILE.pdf (matplotlib).")
+def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, plot_file):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.
 
     Each value is a full solve with verification and gets its own row and status: optimal,
@@ -336,6 +338,10 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
 
     rows: list[tuple[float, object]] = []  # (value, Result or the exception that stopped it)
     try:
+        if plot_file is not None:
+            from . import plot
+
+            plot.check_target(plot_file)  # before solving: an unknown format writes nothing
         name, values = _sweep_values(over)
         base = _params(sets)
         problem = api.load(spec, base, allow_paths)  # the spec itself must be sound: exit 2 at once
@@ -355,6 +361,17 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
         _fail(e)
         return
     failures = [e for _, e in rows if isinstance(e, BaseException)]
+    if plot_file is not None:
+        try:
+            plot.sweep_figure(
+                plot_file, name, [v for v, _ in rows],
+                [None if isinstance(r, BaseException) or r.status != "optimal" else r.objective for _, r in rows],
+                ["failed" if isinstance(r, BaseException) else r.status for _, r in rows],
+                ylabel=objective_text(problem), title=problem.title or Path(spec).name,
+            )
+        except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
+            _fail(e)
+            return
     if as_json:
         import json
 
@@ -365,6 +382,13 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json):
     if failures:
         usage = all(isinstance(e, (SpecError, UsageError)) for e in failures)
         sys.exit(EXIT_USAGE if usage else EXIT_INTERNAL)
+
+
+def objective_text(problem) -> str:
+    """The objective as the spec writes it after minimize/maximize: ``tv(X, Y)``."""
+    o = problem.objective
+    text = getattr(o, "text", None) or (o.span.text() if o.span is not None else o.kind)
+    return re.sub(r"^\s*(minimize|maximize)\s+", "", " ".join(text.split()))
 
 
 def _failed_row(e: BaseException) -> dict:
@@ -465,7 +489,9 @@ SIMULATE_ENTRIES_MAX = 50_000_000  # above this many entries per trial, draw the
 @click.option("--trials", type=click.IntRange(min=1, max=1_000_000), default=40, show_default=True, help="Datasets drawn.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed: the same seed gives the same output.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"analytic", "empirical", "trials", ...} as JSON.')
-def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json):
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Also draw the trials against Q: FILE.png, FILE.svg or FILE.pdf (matplotlib).")
+def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_file):
     """Solve SPEC (a rank-preserving obfuscation) and check its Q by simulation (Sec. IV-A).
 
     Draws TRIALS binary datasets of ROWS x COLS entries from P(X), obfuscates every entry
@@ -480,6 +506,10 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json):
     from .measures.obfuscation import simulate as draw
 
     try:
+        if plot_file is not None:
+            from . import plot
+
+            plot.check_target(plot_file)  # before solving: an unknown format writes nothing
         problem = api.load(spec, _params(sets), allow_paths)
         if problem.family != "obfuscation":
             raise UsageError("simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
@@ -493,6 +523,9 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json):
             values = draw(model.px1, W, rows, cols, trials, np.random.default_rng(seed), mode=mode,
                           progress=lambda k: progress.update(task, completed=k))
         finite_m = expected_distance(model.px1, W, cols)
+        if plot_file is not None:
+            plot.simulation_figure(plot_file, values, analytic=result.objective, expected=finite_m,
+                                   title=problem.title or Path(spec).name, rows=rows, cols=cols, seed=seed)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
@@ -524,6 +557,41 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json):
     t.add_row("min / max", f"{values.min():.6g} / {values.max():.6g}")
     out.print(t)
     out.print("trials: " + " ".join(f"{v:.6f}" for v in values))
+
+
+@main.command(name="apply")
+@_with_common
+@click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), required=True, metavar="RECORDS.csv",
+              help="Records: a header, one column per conditioning variable of the design (others pass through).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), required=True, metavar="FILE.csv",
+              help="The records with the drawn target appended (written all or nothing).")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed: the same seed gives a byte-identical file (default: drawn and printed).")
+@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
+@click.option("--backend", default="auto", show_default=True)
+def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
+    """Solve SPEC, then draw each record's released value from the design's row for it.
+
+    Every field of RECORDS.csv is kept as text, byte for byte; one column named after the
+    design's target is appended. Exit 2 (nothing written) for a record outside the spec's
+    labels, naming its row; 3 when the spec is infeasible.
+    """
+    from . import apply as applying
+
+    try:
+        applying.check_out(out_file, data)  # before solving: a bad target writes nothing
+        problem = _load_with_progress(spec, _params(sets), allow_paths)
+        records = applying.read_records(problem, data)  # before solving: bad records fail fast
+        result = problem.solve(method=method, backend=backend)
+        if result.status == "infeasible":
+            raise InfeasibleError("infeasible: the spec admits no table (nothing was written)", result.reasons)
+        if seed is None:
+            seed = applying.fresh_seed()
+        report = applying.write_release(problem, result, records, out_file, seed)
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
+        _fail(e)
+        return
+    out.print(visible(f"wrote {report.records} records to {out_file} ({report.target} drawn from {report.table}, seed {seed})"),
+              markup=False)
 
 
 def _explain_noise(problem) -> None:

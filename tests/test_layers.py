@@ -12,7 +12,7 @@ first::
     4  privopt.builder, privopt.closedform, privopt.lower
     5  privopt.methods, privopt.classify
     6  privopt.pipeline
-    7  privopt.crosscheck, privopt.api
+    7  privopt.crosscheck, privopt.api, privopt.engines, privopt.audit, privopt.apply, privopt.plot
     8  privopt.cli, privopt (the package __init__)
 
 A module may import its own layer or lower ones, never a higher one, and the module graph has
@@ -53,6 +53,9 @@ LAYERS = {
     "privopt.crosscheck": 7,
     "privopt.api": 7,
     "privopt.engines": 7,
+    "privopt.audit": 7,
+    "privopt.apply": 7,
+    "privopt.plot": 7,
     "privopt.cli": 8,
 }
 TOP = "privopt"  # the package __init__
