@@ -559,6 +559,86 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
     out.print("trials: " + " ".join(f"{v:.6f}" for v in values))
 
 
+@main.command()
+@_with_common
+@click.option("--release", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.csv",
+              help="Audit this release (the layout of solve --out's table CSV) instead of the solved one.")
+@click.option("--protected", default=None, metavar="VAR", help="The protected attribute Z (default: the first public variable).")
+@click.option("--given", default=None, metavar="VAR[,VAR...]", help="CSP's score variables (default: every other input variable).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
+def audit(spec, sets, allow_paths, release, protected, given, as_json):
+    """Audit a transparency report: the inference attack of Sec. 3.2 and the fairness measures
+    (SP, CSP, p%-rule) on the true D and on the release, with Lemma 2's bounds.
+
+    The release is the table solve returns, or --release FILE.csv. Exit 0 when the audit ran,
+    whatever it found; 2 for a spec or release file that cannot be audited (naming the row).
+    """
+    from .audit import run_audit
+
+    try:
+        problem = _load_with_progress(spec, _params(sets), allow_paths)
+        names = None if given is None else [n.strip() for n in given.split(",") if n.strip()]
+        report = run_audit(problem, release=release, protected=protected, given=names)
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
+        _fail(e)
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.to_dict(), indent=2, allow_nan=False))
+    else:
+        _print_audit(problem, spec, report.to_dict())
+
+
+def _print_audit(problem, spec, a: dict) -> None:
+    """The audit as a person reads it: the attack per group, then the measures side by side."""
+    where = "the solved release" if a["release_from"] == "solved" else f"the release {a['release_from']}"
+    out.print(visible(f"{problem.title or spec}: audit of {where} ({problem.design.name}) against the true mapping"),
+              markup=False)
+
+    def guess(g: dict) -> str:
+        return f"{g['outcome']} -> {g['private']}"
+
+    t = RichTable(title="Inference attack (Sec. 3.2): the adversary's surest guess per group", title_justify="left")
+    for col in ("group", "prior (no report)", "D: max confidence", "D: inference", "release: max confidence", "release: inference"):
+        t.add_column(escape(col), justify="left" if "inference" in col or col == "group" else "right")
+    for gD, gT in zip(a["attack"]["D"]["groups"], a["attack"]["release"]["groups"]):
+        key = ", ".join(f"{k}={v}" for k, v in gD["key"].items()) or "(all)"
+        t.add_row(escape(key), _fmt(gD["prior"]), _fmt(gD["max_confidence"]), escape(guess(gD)),
+                  _fmt(gT["max_confidence"]), escape(guess(gT)))
+    out.print(t)
+    out.print(f"max confidence: D {_fmt(a['attack']['D']['max_confidence'])}, release {_fmt(a['attack']['release']['max_confidence'])}")
+
+    f = a["fairness"]
+    lemma = f["lemma2"]
+    given = ", ".join(f["given"]) or "nothing"
+    t = RichTable(title=escape(f"Fairness (App. A) of {f['protected']}, CSP given {given}"), title_justify="left")
+    for col in ("measure", "D", "release", "change", "Lemma 2 bound", "within"):
+        t.add_column(col, justify="left" if col in ("measure", "within") else "right")
+    rm_bound = "none (alpha = 0)" if lemma["rm_bound"] is None else _fmt(lemma["rm_bound"])
+    rows = [("SP", "sp", "sp_change", lemma["tv_bound"]), ("CSP", "csp", "csp_change", lemma["tv_bound"]),
+            ("p%-rule", "p_rule", None, None), ("rm = -log p", "rm", "rm_change", lemma["rm_bound"])]
+    for label, key, change, bound in rows:
+        c = lemma.get(change) if change else None
+        shown_bound = "-" if change is None else (rm_bound if key == "rm" else _fmt(bound))
+        ok = "-" if change is None or bound is None or c is None else ("yes" if c <= bound * (1 + 1e-12) + 1e-12 else "NO")
+        t.add_row(label, _fmt(f["D"][key]), _fmt(f["release"][key]), _fmt(c), shown_bound, ok)
+    out.print(t)
+    for which in ("D", "release"):
+        rates = "; ".join(f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items())
+        out.print(visible(f"rates on {which}: {rates}"), markup=False)
+    for pD, pT in zip(f["D"]["pairs"], f["release"]["pairs"]):
+        cells = "; ".join(
+            f"{', '.join(f'{k}={v}' for k, v in cD['given'].items()) or '(all)'}: {_fmt(cD['bias'])} -> {_fmt(cT['bias'])}"
+            for cD, cT in zip(pD["csp_cells"], pT["csp_cells"])
+        )
+        out.print(visible(f"CSP cells, {pD['groups'][0]} vs {pD['groups'][1]} (D -> release): {cells or 'none populated in both'}"),
+                  markup=False)
+    verdict = "hold" if lemma["holds"] else "DO NOT hold"
+    out.print(f"Lemma 2: the release achieves delta = {_fmt(lemma['delta'])}, alpha = {_fmt(lemma['alpha'])}; "
+              f"its bounds {verdict} (tv bound min(2 (1 - delta), 1), rm bound -2 log alpha; docs/audit.md)")
+
+
 @main.command(name="apply")
 @_with_common
 @click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), required=True, metavar="RECORDS.csv",

@@ -63,8 +63,10 @@ class ATRInstance:
         return lo[..., 1], hi[..., 1]
 
 
-def lower_atr(problem: Problem) -> ATRInstance:
-    """Dense arrays of the ATR instance; raises ``InfeasibleError`` when bounds are contradictory."""
+def lower_atr(problem: Problem, bounds: bool = True) -> ATRInstance:
+    """Dense arrays of the ATR instance; raises ``InfeasibleError`` when bounds are contradictory.
+    ``bounds=False`` leaves the constraints out (lower 0, upper 1): the prior and the true
+    mapping alone, for measuring a given table (``privopt audit``)."""
     m = problem.objective.measure
     design = problem.design
     order = m.public + m.private + (m.outcome,)
@@ -81,7 +83,7 @@ def lower_atr(problem: Problem) -> ATRInstance:
     lower_src = np.full((G, msize, A), -1)  # index of the constraint that set each bound (-1: [0, 1])
     upper_src = np.full((G, msize, A), -1)
     reasons: list[str] = []
-    for k, c in enumerate(problem.constraints):
+    for k, c in enumerate(problem.constraints if bounds else ()):
         coef = to_dense(np.broadcast_to(c.coef, problem.shape(design.axes)), design.axes)
         const = to_dense(np.broadcast_to(c.const, problem.shape(design.axes)), design.axes)
         with np.errstate(divide="ignore", invalid="ignore"):
