@@ -95,7 +95,7 @@ def sweep_figure(path: Path, name: str, values: Sequence[float], objectives: Seq
         ys = [float(o) if s == "optimal" and o is not None and math.isfinite(o) else math.nan for _, o, s in points]
         if any(not math.isnan(y) for y in ys):
             # NaN breaks the line: a value that did not solve is never bridged
-            ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.5, color="C0", label="optimal")
+            ax.plot(xs, ys, marker="o", markersize=4 if len(xs) <= 40 else 2.5, linewidth=1.5, color="C0", label="optimal")
         bottom = ax.get_xaxis_transform()  # x in data, y in axes coordinates: 0 is the x axis
         infeasible = [v for v, _, s in points if s == "infeasible"]
         failed = [v for v, o, s in points if s != "infeasible" and not (s == "optimal" and o is not None and math.isfinite(o))]
