@@ -168,10 +168,11 @@ def read_records(problem, data: Path) -> Records:
     where = _check_header(columns, given, tuple(design.targets), name)
     _check_rows(starts, ends, fields, len(columns), buf, name)
 
-    codes = []
+    spans, codes = {}, []
     for var in given:
-        j = where[var]
-        codes.append(_codes(problem.variables[var], j, len(columns), raw, buf, commas, starts, ends, first, name, var))
+        spans[var] = _field_spans(where[var], len(columns), commas, starts, ends, first)
+        codes.append(_codes(problem.variables[var], raw, *spans[var]))
+    _check_values(problem, given, codes, spans, raw, buf, starts, name)
     shape = tuple(problem.variables[v].size for v in given)
     if codes:
         cells = np.ravel_multi_index(tuple(codes), shape).astype(np.int64, copy=False)
@@ -498,19 +499,25 @@ def _check_rows(starts, ends, fields, k, buf, name) -> None:
     raise UsageError(f"{name}: {where} has {int(fields[r])} field(s), the header has {k}; every row needs one field per column")
 
 
-def _codes(variable, j, k, raw, buf, commas, starts, ends, first, name, var) -> np.ndarray:
-    """The label index of every data record's field ``j`` (the column of ``variable``), matched
-    as text (bytes, quoted or not) against the labels; UsageError at the first record whose
-    value is not a label."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+def _field_spans(j, k, commas, starts, ends, first) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) byte offsets of field ``j`` (0-based, of ``k``) in every data record."""
     rec_first = first[1:]
     fs = starts[1:] if j == 0 else commas[rec_first + j - 1] + 1
     fe = ends[1:] if j == k - 1 else commas[rec_first + j]
+    return fs, fe
+
+
+def _codes(variable, raw: bytes, fs: np.ndarray, fe: np.ndarray) -> np.ndarray:
+    """The label index of every field ``raw[fs[i]:fe[i]]``, matched as bytes against each
+    label written plain (when it needs no quotes) or quoted; -1 for a value that is no label.
+    Hash-based (``pyarrow.compute.index_in``) over zero-copy slices of ``raw``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     m = int(fs.size)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
+    # one binary array over the whole file whose even elements are the fields (odd: the gaps)
     offsets = np.empty(2 * m + 1, dtype=np.int64)
     offsets[0:-1:2] = fs
     offsets[1::2] = fe
@@ -524,21 +531,33 @@ def _codes(variable, j, k, raw, buf, commas, starts, ends, first, name, var) -> 
             forms.append(form.encode("utf-8"))
             owner.append(i)
     hit = pc.index_in(values, value_set=pa.array(forms, pa.large_binary())).fill_null(-1).to_numpy(zero_copy_only=False)
-    codes = np.where(hit >= 0, np.asarray(owner, dtype=np.int64)[np.maximum(hit, 0)], -1)
-    bad = np.flatnonzero(codes < 0)
-    if bad.size:
-        i = int(bad[0])
-        r = i + 1
-        text = _unquote(raw[int(fs[i]) : int(fe[i])])
-        where = _where(r, _line_at(buf, int(starts[r])))
-        shown = text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
-        labels = list(variable.labels)
-        listed = ", ".join(labels[:_LISTED]) + (f", ... ({len(labels)} labels)" if len(labels) > _LISTED else "")
-        hint = ""
-        if text.strip() in labels:
-            hint = " (values are matched exactly: remove the spaces)"
-        elif any(text.casefold() == lab.casefold() for lab in labels):
-            hint = " (values are matched exactly, case included)"
-        more = f"; {bad.size} rows have values outside the labels" if bad.size > 1 else ""
-        raise UsageError(f"{name}: {where}, column {var}: '{shown}' is not a label of {var} ({listed}){hint}{more}")
-    return codes
+    return np.where(hit >= 0, np.asarray(owner, dtype=np.int64)[np.maximum(hit, 0)], -1)
+
+
+def _check_values(problem, given, codes, spans, raw, buf, starts, name) -> None:
+    """UsageError at the first row (then the first column, in the design's order) whose value
+    is not a label of its variable, quoting the value and listing the labels."""
+    if not codes or codes[0].size == 0:
+        return
+    bad_rows = np.zeros(codes[0].size, dtype=bool)
+    for c in codes:
+        bad_rows |= c < 0
+    bad = np.flatnonzero(bad_rows)
+    if bad.size == 0:
+        return
+    i = int(bad[0])
+    var = next(v for v, c in zip(given, codes) if c[i] < 0)
+    fs, fe = spans[var]
+    r = i + 1
+    text = _unquote(raw[int(fs[i]) : int(fe[i])])
+    where = _where(r, _line_at(buf, int(starts[r])))
+    shown = text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
+    labels = list(problem.variables[var].labels)
+    listed = ", ".join(labels[:_LISTED]) + (f", ... ({len(labels)} labels)" if len(labels) > _LISTED else "")
+    hint = ""
+    if text.strip() in labels:
+        hint = " (values are matched exactly: remove the spaces)"
+    elif any(text.casefold() == lab.casefold() for lab in labels):
+        hint = " (values are matched exactly, case included)"
+    more = f"; {bad.size} rows have values outside the labels" if bad.size > 1 else ""
+    raise UsageError(f"{name}: {where}, column {var}: '{shown}' is not a label of {var} ({listed}){hint}{more}")
