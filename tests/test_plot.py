@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import shlex
 import struct
 import subprocess
 import sys
@@ -303,3 +305,68 @@ def test_simulate_plot_cli(tmp_path):
     r = invoke("simulate", SPECS / "obfuscation_bsc.priv", "--rows", 50, "--cols", 100, "--plot", tmp_path / "s.gif")
     assert r.exit_code == 2
     assert files(tmp_path) == ["sim.png"]
+
+
+# ---------------------------------------------------------------- docs/figures.md
+
+FIGURES_MD = ROOT / "docs" / "figures.md"
+FIGURES = ROOT / "docs" / "figures"
+
+
+def _doc_commands() -> list[str]:
+    """Every ``privopt ...`` line inside a fenced block of docs/figures.md."""
+    text = FIGURES_MD.read_text()
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+    return [line.strip() for b in blocks for line in b.splitlines() if line.strip().startswith("privopt ")]
+
+
+def _cost(argv: list[str]) -> int:
+    """Solves a command makes: the sweep's value count (1 for simulate)."""
+    if argv[0] != "sweep":
+        return 1
+    values = argv[2].partition("=")[2]
+    return int(values.split(":")[2]) if ":" in values else len(values.split(","))
+
+
+def _doc_cases():
+    for line in _doc_commands():
+        argv = shlex.split(line)[1:]
+        marks = [pytest.mark.slow] if _cost(argv) > 25 else []
+        yield pytest.param(argv, id=" ".join(argv[:3]), marks=marks)
+
+
+def test_figures_doc_references_exist():
+    text = FIGURES_MD.read_text()
+    shown = re.findall(r"!\[[^\]]*\]\((figures/[^)\s]+)\)", text)
+    assert len(shown) >= 8
+    for ref in shown:
+        assert (ROOT / "docs" / ref).is_file(), ref
+    drawn = set()
+    for line in _doc_commands():
+        argv = shlex.split(line)
+        assert argv[1] in ("sweep", "simulate"), line
+        if "--plot" in argv:
+            target = argv[argv.index("--plot") + 1]
+            assert target.startswith("docs/figures/") and target.endswith(".svg"), line
+            drawn.add(target.removeprefix("docs/"))
+    assert drawn == set(shown), "every figure shown is drawn by a command on the page, and the reverse"
+    assert {f"figures/{p.name}" for p in FIGURES.iterdir()} == drawn, "files in docs/figures/ not on the page"
+    for p in FIGURES.iterdir():
+        assert p.stat().st_size < 60_000, p.name  # kept small
+
+
+@pytest.mark.parametrize("argv", list(_doc_cases()))
+def test_figures_doc_commands_run(argv, tmp_path, monkeypatch):
+    """Each command of docs/figures.md runs as shown; with --plot into tmp_path, and the figure it
+    draws has the same text (title, labels, ticks, legend) as the committed one, so a stale
+    figure fails."""
+    monkeypatch.chdir(ROOT)
+    committed = None
+    if "--plot" in argv:
+        i = argv.index("--plot") + 1
+        committed = ROOT / argv[i]
+        argv = [*argv[:i], str(tmp_path / committed.name), *argv[i + 1:]]
+    r = invoke(*argv)
+    assert r.exit_code == 0, r.output
+    if committed is not None:
+        assert svg_texts(tmp_path / committed.name) == svg_texts(committed)
