@@ -71,10 +71,10 @@ class Records:
     """RECORDS.csv, read and checked against a design: what ``write_release`` needs.
 
     ``data`` is the file's bytes as read (held so that a file changed while solving cannot
-    make the output inconsistent). Record 0 is the header; record r >= 1 is ``row r``. Record r
-    spans ``data[starts[r]:starts[r+1]]`` (the last one to the end of the file), and its fields
-    end at ``ends[r]``, where its line ending (if any) begins: the appended field goes there.
-    ``cells[i]`` is the flat (C order over ``given``) index of row i+1's conditioning labels.
+    make the output inconsistent). Record 0 is the header; record r >= 1 is ``row r``. Its
+    fields end at ``ends[r]``, where its line ending (if any) begins: the appended field goes
+    there, and everything between two such points is copied as it is. ``cells[i]`` is the flat
+    index (C order over ``given``) of row i+1's conditioning labels.
     """
 
     path: Path
@@ -82,7 +82,6 @@ class Records:
     columns: tuple[str, ...]  # the header's names, unquoted
     given: tuple[str, ...]  # the design's conditioning variables (their columns are checked)
     design: str  # the design table's name
-    starts: np.ndarray  # int64, one per record including the header
     ends: np.ndarray  # int64, one per record including the header
     cells: np.ndarray  # int64, one per data record
 
@@ -156,30 +155,13 @@ def read_records(problem, data: Path) -> Records:
         raise UsageError(f"{name}: the file is empty; it needs a header naming the columns {', '.join(design.given) or '(any)'}")
 
     buf = np.frombuffer(raw, dtype=np.uint8)
-    quotes = np.flatnonzero(buf == _QUOTE)
-    _check_quotes(buf, quotes, name)
-    starts, ends, commas = _layout(buf, quotes)
-    _check_utf8(raw, buf, quotes, starts, name)
-
-    first = np.searchsorted(commas, starts)
-    fields = np.searchsorted(commas, ends) - first + 1
-    columns = _header(raw, commas, starts, ends, first, fields)
+    starts, ends = _records(buf, name)  # pass 1: quotes checked, records found
+    _check_utf8(raw, buf, starts, name)
+    columns = _header(raw, buf, int(ends[0]))
     given = tuple(design.given)
     where = _check_header(columns, given, tuple(design.targets), name)
-    _check_rows(starts, ends, fields, len(columns), buf, name)
-
-    spans, codes = {}, []
-    for var in given:
-        spans[var] = _field_spans(where[var], len(columns), commas, starts, ends, first)
-        codes.append(_codes(problem.variables[var], raw, *spans[var]))
-    _check_values(problem, given, codes, spans, raw, buf, starts, name)
-    shape = tuple(problem.variables[v].size for v in given)
-    if codes:
-        cells = np.ravel_multi_index(tuple(codes), shape).astype(np.int64, copy=False)
-    else:
-        cells = np.zeros(starts.size - 1, dtype=np.int64)
-    return Records(path=path, data=raw, columns=columns, given=given, design=design.name,
-                   starts=starts, ends=ends, cells=cells)
+    cells = _cells(problem, given, where, len(columns), raw, buf, starts, ends, name)  # pass 2
+    return Records(path=path, data=raw, columns=columns, given=given, design=design.name, ends=ends, cells=cells)
 
 
 def fresh_seed() -> int:
@@ -303,77 +285,125 @@ def _appended(problem, targets) -> tuple[np.ndarray, np.ndarray]:
 
 def _write(fh, records: Records, rng, cdf, appended, header_add: bytes) -> None:
     """Stream FILE.csv into ``fh``: the header with the target names, then the records in
-    chunks of ``CHUNK``, each with its drawn labels inserted before its line ending."""
-    buf = np.frombuffer(records.data, dtype=np.uint8)
-    starts, ends = records.starts, records.ends
-    total = buf.size
+    chunks of ``CHUNK``, each with its drawn labels inserted where its fields end."""
+    data, ends = records.data, records.ends
+    buf = np.frombuffer(data, dtype=np.uint8)
     n = records.count
-    head_stop = int(starts[1]) if n else total
-    fh.write(records.data[: int(ends[0])])
+    pos = int(ends[0])
+    fh.write(data[:pos])
     fh.write(header_add)
-    fh.write(records.data[int(ends[0]) : head_stop])
     table, lengths = appended
     width = table.shape[1]
     for a in range(0, n, CHUNK):
         b = min(a + CHUNK, n)
         u = rng.random(b - a)  # the stream continues across chunks: the draw does not depend on CHUNK
         outcome = draw(cdf, records.cells[a:b], u)
-        lo = int(starts[a + 1])
-        hi = int(starts[b + 1]) if b < n else total
+        stop = int(ends[b])  # where row b's fields end
         lens = lengths[outcome]
         ins = table[outcome][np.arange(width)[None, :] < lens[:, None]]
-        at = np.repeat(ends[a + 1 : b + 1] - lo, lens)
-        fh.write(np.insert(buf[lo:hi], at, ins).data)
+        at = np.repeat(ends[a + 1 : b + 1] - pos, lens)
+        fh.write(np.insert(buf[pos:stop], at, ins).data)
+        pos = stop
+    fh.write(data[pos:])
 
 
 # ---------------------------------------------------------------------------- parsing
 
 
-def _structural(pos: np.ndarray, quotes: np.ndarray) -> np.ndarray:
-    """The positions in ``pos`` outside quoted fields (an even number of quotes before them)."""
-    if quotes.size == 0 or pos.size == 0:
+BLOCK = 1 << 24  # bytes per block of the first pass (bounds its temporary arrays)
+ROWS = 1 << 18  # records per block of the second pass
+
+
+def _structural(pos: np.ndarray, quotes: np.ndarray, before: int = 0) -> np.ndarray:
+    """The positions in ``pos`` outside quoted fields: an even number of quotes before them
+    (``quotes``, sorted, and ``before`` more quotes ahead of all of them)."""
+    if pos.size == 0 or (quotes.size == 0 and before % 2 == 0):
         return pos
-    return pos[(np.searchsorted(quotes, pos) & 1) == 0]
+    return pos[((np.searchsorted(quotes, pos) + before) & 1) == 0]
 
 
-def _terminators(buf: np.ndarray, quotes: np.ndarray, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) of every line ending outside quotes in ``buf[:stop]``: LF, CRLF or a CR
-    not followed by LF, sorted."""
-    view = buf if stop is None else buf[:stop]
-    n = view.size
-    lf = _structural(np.flatnonzero(view == _LF), quotes)
-    cr = _structural(np.flatnonzero(view == _CR), quotes)
-    nxt = cr + 1
-    bare = cr[(nxt >= buf.size) | (buf[np.minimum(nxt, buf.size - 1)] != _LF)]
-    bare = bare[bare < n]
-    crlf = np.zeros(lf.size, dtype=bool)
-    crlf[lf > 0] = view[lf[lf > 0] - 1] == _CR
+def _endings(buf: np.ndarray, lf: np.ndarray, cr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) of the line endings made of the structural LFs and CRs given: CRLF, LF, or
+    a CR not followed by LF; sorted by position."""
+    n = buf.size
+    bare = cr[(cr + 1 == n) | (buf[np.minimum(cr + 1, n - 1)] != _LF)]
+    crlf = lf > 0
+    crlf[crlf] = buf[lf[crlf] - 1] == _CR
     start = np.concatenate([lf - crlf, bare])
     end = np.concatenate([lf + 1, bare + 1])
     order = np.argsort(start, kind="stable")
     return start[order].astype(np.int64, copy=False), end[order].astype(np.int64, copy=False)
 
 
-def _layout(buf: np.ndarray, quotes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Record starts, record ends (where the line ending begins) and field-separating commas."""
+def _records(buf: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Pass 1, over blocks of bytes carrying the quote count: check every quote and find the
+    line endings outside quotes. Returns, per record (the header first), where it starts and
+    where its fields end (its line ending, or the end of the file)."""
     n = buf.size
-    t_start, t_end = _terminators(buf, quotes)
-    last = int(t_end[-1]) if t_end.size else 0
-    tail = n > last  # a last record without a line ending
-    starts = np.concatenate([[0], t_end if tail else t_end[:-1]]).astype(np.int64)
-    ends = np.concatenate([t_start, [n]] if tail else [t_start]).astype(np.int64)
-    commas = _structural(np.flatnonzero(buf == _COMMA), quotes).astype(np.int64, copy=False)
-    return starts, ends, commas
+    t_start, t_end = [], []
+    before, last_quote = 0, -1
+    for a in range(0, n, BLOCK):
+        view = buf[a : min(a + BLOCK, n)]
+        q = np.flatnonzero(view == _QUOTE) + a
+        _check_quotes(buf, q, before, name)
+        lf = _structural(np.flatnonzero(view == _LF) + a, q, before)
+        cr = _structural(np.flatnonzero(view == _CR) + a, q, before)
+        s, e = _endings(buf, lf, cr)
+        t_start.append(s)
+        t_end.append(e)
+        if q.size:
+            last_quote = int(q[-1])
+        before += int(q.size)
+    if before % 2:
+        record, field, line = _locate(buf, last_quote)
+        raise UsageError(f"{name}: {_where(record, line)}, field {field + 1}: a quoted field is never closed (the file ends inside it)")
+    t_s, t_e = np.concatenate(t_start), np.concatenate(t_end)
+    tail = n > (int(t_e[-1]) if t_e.size else 0)  # a last record without a line ending
+    starts = np.concatenate([[0], t_e if tail else t_e[:-1]]).astype(np.int64)
+    ends = np.concatenate([t_s, [n]] if tail else [t_s]).astype(np.int64)
+    return starts, ends
 
 
-def _locate(buf: np.ndarray, quotes: np.ndarray, pos: int) -> tuple[int, int, int]:
+def _check_quotes(buf: np.ndarray, q: np.ndarray, before: int, name: str) -> None:
+    """Every quote in ``q`` (``before`` quotes precede them in the file) opens a field (its
+    first byte, or the second of a doubled quote) or closes one (followed by , a line ending,
+    the end of the file, or the doubling quote)."""
+    if q.size == 0:
+        return
+    n = buf.size
+    opening, closing = (q[0::2], q[1::2]) if before % 2 == 0 else (q[1::2], q[0::2])
+    bom = 3 if bytes(buf[:3]) == _BOM else 0
+    prev = buf[np.maximum(opening - 1, 0)]
+    ok_open = (opening == bom) | (prev == _COMMA) | (prev == _LF) | (prev == _CR) | (prev == _QUOTE)
+    nxt = buf[np.minimum(closing + 1, n - 1)]
+    ok_close = (closing + 1 == n) | (nxt == _COMMA) | (nxt == _LF) | (nxt == _CR) | (nxt == _QUOTE)
+    bad_open, bad_close = opening[~ok_open], closing[~ok_close]
+    if not (bad_open.size or bad_close.size):
+        return
+    first = min(int(x[0]) for x in (bad_open, bad_close) if x.size)
+    record, field, line = _locate(buf, first)
+    if bad_open.size and int(bad_open[0]) == first:
+        what = 'a " inside a field that is not quoted'
+    else:
+        what = 'text after the closing " of a quoted field'
+    raise UsageError(
+        f"{name}: {_where(record, line)}, field {field + 1}: {what}; a field holding \" must be quoted "
+        'and its quotes doubled (RFC 4180): "5\'11""" for 5\'11"'
+    )
+
+
+def _locate(buf: np.ndarray, pos: int) -> tuple[int, int, int]:
     """(record index, 0 = header; field index, 0-based; line number, 1-based) of byte ``pos``,
-    from the bytes before it (so it is right even when the file is broken after ``pos``)."""
-    _, t_end = _terminators(buf, quotes, stop=pos)
-    record = int(t_end.size)
+    from the bytes before it (so it is right even when the file is broken after ``pos``). For
+    error messages only: it reads the file up to ``pos`` again."""
+    head = buf[:pos]
+    q = np.flatnonzero(head == _QUOTE)
+    lf = _structural(np.flatnonzero(head == _LF), q)
+    cr = _structural(np.flatnonzero(head == _CR), q)
+    _, t_end = _endings(buf, lf, cr)
     begin = int(t_end[-1]) if t_end.size else 0
-    commas = _structural(np.flatnonzero(buf[begin:pos] == _COMMA) + begin, quotes)
-    return record, int(commas.size), _line_at(buf, pos)
+    commas = _structural(np.flatnonzero(buf[begin:pos] == _COMMA) + begin, q)
+    return int(t_end.size), int(commas.size), _line_at(buf, pos)
 
 
 def _line_at(buf: np.ndarray, pos: int) -> int:
@@ -393,52 +423,21 @@ def _where(record: int, line: int) -> str:
     return f"row {record}" if line == record + 1 else f"row {record} (line {line})"
 
 
-def _check_quotes(buf: np.ndarray, quotes: np.ndarray, name: str) -> None:
-    """Every quote opens a field (first byte of the field, or the second of a doubled quote) or
-    closes one (followed by , a line ending, the end of the file, or the doubling quote), and
-    the last quoted field is closed."""
-    if quotes.size == 0:
-        return
-    n = buf.size
-    opening, closing = quotes[0::2], quotes[1::2]
-    before = buf[np.maximum(opening - 1, 0)]
-    bom = 3 if bytes(buf[:3]) == _BOM else 0
-    ok_open = (opening == bom) | (before == _COMMA) | (before == _LF) | (before == _CR) | (before == _QUOTE)
-    after = buf[np.minimum(closing + 1, n - 1)]
-    ok_close = (closing + 1 == n) | (after == _COMMA) | (after == _LF) | (after == _CR) | (after == _QUOTE)
-    bad_open = opening[~ok_open]
-    bad_close = closing[~ok_close]
-    first_bad = min([int(x[0]) for x in (bad_open, bad_close) if x.size], default=None)
-    if first_bad is not None:
-        record, field, line = _locate(buf, quotes, first_bad)
-        if bad_open.size and int(bad_open[0]) == first_bad:
-            what = 'a " inside a field that is not quoted'
-        else:
-            what = 'text after the closing " of a quoted field'
-        raise UsageError(
-            f"{name}: {_where(record, line)}, field {field + 1}: {what}; a field holding \" must be quoted "
-            'and its quotes doubled (RFC 4180): "5\'11""" for 5\'11"'
-        )
-    if quotes.size % 2:
-        record, field, line = _locate(buf, quotes, int(quotes[-1]))
-        raise UsageError(f"{name}: {_where(record, line)}, field {field + 1}: a quoted field is never closed (the file ends inside it)")
-
-
-def _check_utf8(raw: bytes, buf: np.ndarray, quotes: np.ndarray, starts: np.ndarray, name: str) -> None:
+def _check_utf8(raw: bytes, buf: np.ndarray, starts: np.ndarray, name: str) -> None:
     """UsageError at the first byte that is not UTF-8. Decoded in pieces that begin at records
     (a line ending is ASCII, so no piece splits a character); nothing decoded is kept."""
     if raw.isascii():
         return
     step = 1 << 24
     cuts = {0} | {int(starts[np.searchsorted(starts, off, side="right") - 1]) for off in range(step, len(raw), step)}
-    bounds = sorted(cuts) + [len(raw)]
+    bounds = [*sorted(cuts), len(raw)]
     view = memoryview(raw)
     for a, b in itertools.pairwise(bounds):
         try:
             str(view[a:b], "utf-8")
         except UnicodeDecodeError as e:
             pos = a + e.start
-            record, field, line = _locate(buf, quotes, pos)
+            record, field, line = _locate(buf, pos)
             raise UsageError(
                 f"{name}: {_where(record, line)}, field {field + 1}: byte 0x{raw[pos]:02x} is not UTF-8; save the records as UTF-8"
             ) from None
@@ -451,14 +450,14 @@ def _unquote(field: bytes) -> str:
     return field.decode("utf-8", errors="backslashreplace")
 
 
-def _header(raw, commas, starts, ends, first, fields) -> tuple[str, ...]:
-    """The header's column names, unquoted (a leading BOM is not part of the first name)."""
-    a, b = int(starts[0]), int(ends[0])
-    cuts = [a - 1] + [int(c) for c in commas[int(first[0]) : int(first[0]) + int(fields[0]) - 1]] + [b]
-    names = [_unquote(raw[x + 1 : y]) for x, y in itertools.pairwise(cuts)]
-    if names and raw.startswith(_BOM):
-        names[0] = _unquote(raw[len(_BOM) : cuts[1]])
-    return tuple(names)
+def _header(raw: bytes, buf: np.ndarray, end: int) -> tuple[str, ...]:
+    """The header's column names (``raw[:end]``), unquoted; a leading BOM is not part of the
+    first name."""
+    q = np.flatnonzero(buf[:end] == _QUOTE)
+    commas = _structural(np.flatnonzero(buf[:end] == _COMMA), q)
+    begin = len(_BOM) if raw.startswith(_BOM) else 0
+    cuts = [begin - 1, *(int(c) for c in commas), end]
+    return tuple(_unquote(raw[x + 1 : y]) for x, y in itertools.pairwise(cuts))
 
 
 def _check_header(columns, given, targets, name) -> dict[str, int]:
@@ -487,23 +486,58 @@ def _check_header(columns, given, targets, name) -> dict[str, int]:
     return where
 
 
-def _check_rows(starts, ends, fields, k, buf, name) -> None:
-    """Every data record has the header's number of fields (a blank line is named as such)."""
-    bad = np.flatnonzero(fields[1:] != k)
-    if bad.size == 0:
-        return
-    r = int(bad[0]) + 1
-    where = _where(r, _line_at(buf, int(starts[r])))
-    if ends[r] == starts[r]:
-        raise UsageError(f"{name}: {where} is a blank line; every row needs the header's {k} field(s) (remove the line)")
-    raise UsageError(f"{name}: {where} has {int(fields[r])} field(s), the header has {k}; every row needs one field per column")
+def _cells(problem, given, where, k, raw, buf, starts, ends, name) -> np.ndarray:
+    """Pass 2, over blocks of ``ROWS`` records (a record starts outside quotes, so each block
+    is parsed on its own): every row has ``k`` fields; the flat cell index of each row's
+    conditioning labels. UsageError at the first bad row (a wrong number of fields, or a value
+    that is no label: the first in file order, counting all such values)."""
+    n = int(starts.size) - 1
+    shape = tuple(problem.variables[v].size for v in given)
+    cells = np.zeros(n, dtype=np.int64)
+    first_bad, bad_count = None, 0
+    for a in range(1, n + 1, ROWS):
+        b = min(a + ROWS, n + 1)
+        lo, hi = int(starts[a]), int(ends[b - 1])
+        seg = buf[lo:hi]
+        commas = _structural(np.flatnonzero(seg == _COMMA), np.flatnonzero(seg == _QUOTE)) + lo
+        st, en = starts[a:b], ends[a:b]
+        first = np.searchsorted(commas, st)
+        fields = np.searchsorted(commas, en) - first + 1
+        ragged = np.flatnonzero(fields != k)
+        if ragged.size:
+            if first_bad is not None:
+                break  # an earlier row holds a bad value: report it
+            r = a + int(ragged[0])
+            where_ = _where(r, _line_at(buf, int(starts[r])))
+            if ends[r] == starts[r]:
+                raise UsageError(f"{name}: {where_} is a blank line; every row needs the header's {k} field(s) (remove the line)")
+            raise UsageError(f"{name}: {where_} has {int(fields[r - a])} field(s), the header has {k}; every row needs one field per column")
+        codes, spans = [], []
+        for var in given:
+            spans.append(_field_spans(where[var], k, commas, st, en, first))
+            codes.append(_codes(problem.variables[var], raw, *spans[-1]))
+        bad = np.zeros(b - a, dtype=bool)
+        for c in codes:
+            bad |= c < 0
+        if bad.any():
+            bad_count += int(bad.sum())
+            if first_bad is None:
+                i = int(np.argmax(bad))
+                j = next(j for j, c in enumerate(codes) if c[i] < 0)
+                fs, fe = spans[j]
+                first_bad = (a + i, given[j], _unquote(raw[int(fs[i]) : int(fe[i])]))
+        elif first_bad is None and codes:
+            cells[a - 1 : b - 1] = np.ravel_multi_index(tuple(codes), shape)
+    if first_bad is not None:
+        _bad_value(problem, *first_bad, bad_count, buf, starts, name)
+    return cells
 
 
 def _field_spans(j, k, commas, starts, ends, first) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) byte offsets of field ``j`` (0-based, of ``k``) in every data record."""
-    rec_first = first[1:]
-    fs = starts[1:] if j == 0 else commas[rec_first + j - 1] + 1
-    fe = ends[1:] if j == k - 1 else commas[rec_first + j]
+    """(start, end) byte offsets of field ``j`` (0-based, of ``k``) in each record given by
+    ``starts``/``ends``, whose first separating comma is ``commas[first]``."""
+    fs = starts if j == 0 else commas[first + j - 1] + 1
+    fe = ends if j == k - 1 else commas[first + j]
     return fs, fe
 
 
@@ -534,22 +568,9 @@ def _codes(variable, raw: bytes, fs: np.ndarray, fe: np.ndarray) -> np.ndarray:
     return np.where(hit >= 0, np.asarray(owner, dtype=np.int64)[np.maximum(hit, 0)], -1)
 
 
-def _check_values(problem, given, codes, spans, raw, buf, starts, name) -> None:
-    """UsageError at the first row (then the first column, in the design's order) whose value
-    is not a label of its variable, quoting the value and listing the labels."""
-    if not codes or codes[0].size == 0:
-        return
-    bad_rows = np.zeros(codes[0].size, dtype=bool)
-    for c in codes:
-        bad_rows |= c < 0
-    bad = np.flatnonzero(bad_rows)
-    if bad.size == 0:
-        return
-    i = int(bad[0])
-    var = next(v for v, c in zip(given, codes) if c[i] < 0)
-    fs, fe = spans[var]
-    r = i + 1
-    text = _unquote(raw[int(fs[i]) : int(fe[i])])
+def _bad_value(problem, r, var, text, count, buf, starts, name) -> None:
+    """Raise the UsageError for row ``r``'s value ``text`` of ``var``, quoting the value
+    (shortened) and listing the labels, with a hint for a near miss."""
     where = _where(r, _line_at(buf, int(starts[r])))
     shown = text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
     labels = list(problem.variables[var].labels)
@@ -559,5 +580,5 @@ def _check_values(problem, given, codes, spans, raw, buf, starts, name) -> None:
         hint = " (values are matched exactly: remove the spaces)"
     elif any(text.casefold() == lab.casefold() for lab in labels):
         hint = " (values are matched exactly, case included)"
-    more = f"; {bad.size} rows have values outside the labels" if bad.size > 1 else ""
+    more = f"; {count} rows have values outside the labels" if count > 1 else ""
     raise UsageError(f"{name}: {where}, column {var}: '{shown}' is not a label of {var} ({listed}){hint}{more}")

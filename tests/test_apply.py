@@ -56,6 +56,16 @@ def rr():
     return problem, problem.solve()
 
 
+@pytest.fixture(params=["default", "tiny"])
+def blocks(request, monkeypatch):
+    """Run a test with the parser's default blocks and with tiny ones (7 bytes, 2 records), so
+    that quotes, CRLF endings and records straddle the block edges."""
+    if request.param == "tiny":
+        monkeypatch.setattr(applying, "BLOCK", 7)
+        monkeypatch.setattr(applying, "ROWS", 2)
+    return request.param
+
+
 def apply_lib(problem, result, data: Path, out: Path, seed: int = 7):
     records = applying.read_records(problem, data)
     return applying.write_release(problem, result, records, out, seed)
@@ -241,7 +251,7 @@ def drawn_labels(out: Path) -> list[str]:
     return [r[-1] for r in rows[1:]]
 
 
-def test_fields_pass_through_byte_for_byte(atr, tmp_path):
+def test_fields_pass_through_byte_for_byte(atr, tmp_path, blocks):
     problem, result = atr
     records = [
         b'\xef\xbb\xbfid,gender,"income",note,amount\r\n',
@@ -262,7 +272,7 @@ def test_fields_pass_through_byte_for_byte(atr, tmp_path):
     assert out.read_bytes() == want
 
 
-def test_bom_before_a_quoted_header_name(atr, tmp_path):
+def test_bom_before_a_quoted_header_name(atr, tmp_path, blocks):
     problem, result = atr
     data = tmp_path / "records.csv"
     data.write_bytes(b'\xef\xbb\xbf"gender",income\nM,mid\n')
@@ -283,7 +293,7 @@ def test_text_is_never_reinterpreted(atr, tmp_path):
 
 
 @pytest.mark.parametrize("text", ["gender,income\n", "gender,income", "gender,income\r\n"])
-def test_header_only(atr, tmp_path, text):
+def test_header_only(atr, tmp_path, blocks, text):
     problem, result = atr
     data = tmp_path / "records.csv"
     data.write_bytes(text.encode())
@@ -293,7 +303,7 @@ def test_header_only(atr, tmp_path, text):
     assert out.read_bytes() == body + b",decision" + term
 
 
-def test_quoted_label_values_match_and_are_quoted_when_drawn(tmp_path):
+def test_quoted_label_values_match_and_are_quoted_when_drawn(tmp_path, blocks):
     spec = tmp_path / "odd.priv"
     spec.write_text(
         'spec "odd labels"\nvar X : data {"a,b", "x y", "caf\u00e9"}\nvar Y : release over X\n'
@@ -313,11 +323,11 @@ def test_quoted_label_values_match_and_are_quoted_when_drawn(tmp_path):
     assert ',"a,b"\n' in out.read_text(encoding="utf-8")  # the drawn label is quoted
 
 
-def test_same_seed_same_bytes_whatever_the_chunk(atr, tmp_path, monkeypatch):
+def test_same_seed_same_bytes_whatever_the_chunk(atr, tmp_path, blocks, monkeypatch):
     problem, result = atr
     data = tmp_path / "records.csv"
     rng = np.random.default_rng(0)
-    n = 5000
+    n = 600
     pd.DataFrame({"gender": rng.choice(["F", "M"], n), "income": rng.choice(["low", "mid", "high"], n)}).to_csv(data, index=False)
     a, b, c, d = (tmp_path / f"{x}.csv" for x in "abcd")
     apply_lib(problem, result, data, a, seed=42)
@@ -407,7 +417,7 @@ def test_missing_column_named_with_the_columns_present(tmp_path):
     assert "The header has: id, gender, salary" in err
 
 
-def test_value_outside_the_domain_names_row_column_value(tmp_path):
+def test_value_outside_the_domain_names_row_column_value(tmp_path, blocks):
     err = expect_error(tmp_path, "gender,income\nF,low\nM,mid\nM,vhigh\nX,low\n", r"records\.csv: row 3, column income: 'vhigh' is not a label of income \(low, mid, high\)")
     assert "2 rows have values outside the labels" in err
     expect_error(tmp_path, "gender,income\nF,poor\nX,low\n", r"row 1, column income: 'poor'")
@@ -420,7 +430,7 @@ def test_control_characters_in_a_value_are_shown_as_escapes(tmp_path):
     assert "\x1b" not in err
 
 
-def test_row_is_counted_in_records_not_lines(tmp_path):
+def test_row_is_counted_in_records_not_lines(tmp_path, blocks):
     expect_error(tmp_path, 'note,gender,income\n"a\nb",F,low\nc,F,poor\n', r"row 2 \(line 4\), column income: 'poor'")
 
 
@@ -452,7 +462,7 @@ def test_duplicate_conditioning_column(tmp_path):
         ('gender,income\nF,low\nM,"mid\n', r"row 2, field 2: a quoted field is never closed"),
     ],
 )
-def test_malformed_files(tmp_path, text, pattern):
+def test_malformed_files(tmp_path, blocks, text, pattern):
     expect_error(tmp_path, text, pattern)
 
 
