@@ -20,9 +20,13 @@ The numbers are recomputed from the tables here, independently of the solver tha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import io
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -32,34 +36,149 @@ from .lower.atr import ATRInstance, lower_atr
 from .measures import fairness as fm
 from .model.problem import Problem
 from .render import visible
-from .results import plain
+from .results import JSON_ROWS, json_values, plain
 
 ROW_SUM_TOL = 1e-6  # a release record's values must sum to 1 within this (the contract)
 RANGE_TOL = 1e-9  # a value this far outside [0, 1] is rounding (privopt's own tables) and is clipped
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Audit:
-    """The audit of one release: ``to_dict()`` is ``privopt audit --json``'s object."""
+    """The audit of one release. ``write_json`` writes ``privopt audit --json``'s object,
+    streaming the per-group attack and the CSP cells (millions of entries at scale) a chunk at a
+    time; ``to_dict`` is that object parsed back. ``groups(which)`` is one table's attack per
+    group as a DataFrame; ``fairness`` holds the measures and Lemma 2 without the CSP cells."""
 
     spec: str | None
     release_from: str
     public: tuple[str, ...]
     private: tuple[str, ...]
     outcome: str
-    attack: dict[str, Any]  # {"D": {...}, "release": {...}}
-    fairness: dict[str, Any]  # {"protected", "given", "D", "release", "lemma2"}
+    attacks: dict[str, fm.Attack]  # "D", "release"
+    fairness: dict[str, Any]  # {"protected", "given", "D", "release", "lemma2"}; pairs without "csp_cells"
+    instance: ATRInstance = field(repr=False)
+    cells: dict[str, list[fm.Pair]] = field(repr=False)  # "D", "release": every pair's CSP cells
+    score_labels: tuple[tuple[str, ...], ...] = field(repr=False)  # labels of each --given variable
+
+    def groups(self, which: str) -> pd.DataFrame:
+        """Per populated group of ``which`` ("D" or "release"): the public labels, ``prior``,
+        ``max_confidence`` and the inference attaining it (``outcome``, ``private``)."""
+        inst, a = self.instance, self.attacks[which]
+        live = np.flatnonzero(a.live)
+        frame = _key_frame(inst, live)
+        best = a.outcome[live]
+        frame["prior"] = a.prior[live]
+        frame["max_confidence"] = a.max_confidence[live]
+        frame["outcome"] = pd.Categorical.from_codes(best, categories=list(inst.outcome_labels))
+        frame["private"] = pd.Categorical.from_codes(a.guess[live, best], categories=_private_labels(inst))
+        return frame
+
+    def write_json(self, out: TextIO, indent: int | None = 2) -> None:
+        """The contract's object as strict JSON text on ``out``."""
+        big: dict[str, Callable[[], None]] = {}
+
+        def slot(writer: Callable[[], None]) -> str:
+            token = f"\x00{len(big)}\x00"
+            big[json.dumps(token)] = writer
+            return token
+
+        attack = {
+            which: {"max_confidence": float(a.max_confidence.max(initial=0.0)),
+                    "groups": slot(lambda which=which: self._write_groups(out, which))}
+            for which, a in self.attacks.items()
+        }
+        fairness = dict(self.fairness)
+        for which in ("D", "release"):
+            m = dict(fairness[which])
+            m["pairs"] = [
+                p | {"csp_cells": slot(lambda pair=pair: self._write_cells(out, pair))}
+                for p, pair in zip(m["pairs"], self.cells[which])
+            ]
+            fairness[which] = m
+        head = plain({
+            "spec": self.spec, "release_from": self.release_from, "public": list(self.public),
+            "private": self.private[0] if len(self.private) == 1 else list(self.private),
+            "outcome": self.outcome, "attack": attack, "fairness": fairness,
+        })
+        text = json.dumps(head, indent=indent, allow_nan=False)
+        pattern = "|".join(re.escape(t) for t in big)
+        pos = 0
+        for match in re.finditer(pattern, text) if big else ():
+            out.write(text[pos : match.start()])
+            big[match.group(0)]()
+            pos = match.end()
+        out.write(text[pos:])
+
+    def to_json(self, indent: int | None = 2) -> str:
+        buf = io.StringIO()
+        self.write_json(buf, indent)
+        return buf.getvalue()
 
     def to_dict(self) -> dict[str, Any]:
-        return plain({
-            "spec": self.spec,
-            "release_from": self.release_from,
-            "public": list(self.public),
-            "private": self.private[0] if len(self.private) == 1 else list(self.private),
-            "outcome": self.outcome,
-            "attack": self.attack,
-            "fairness": self.fairness,
-        })
+        """The --json object as Python values (built by parsing ``to_json``: one renderer)."""
+        return json.loads(self.to_json(indent=None))
+
+    def _write_groups(self, out: TextIO, which: str) -> None:
+        """[GROUP, ...] of the contract, JSON_ROWS groups at a time: each column rendered by
+        ``results.json_values`` and joined by ``str.format``; no Python code per group beyond
+        joining its inferences."""
+        inst, a = self.instance, self.attacks[which]
+        live = np.flatnonzero(a.live)
+        private = _private_labels(inst)
+        private_json = np.array([json.dumps(s) for s in private], dtype=object)
+        outcome_json = [json.dumps(o) for o in inst.outcome_labels]
+        posterior_fmt = "{{" + ", ".join(f"{json.dumps(s).replace('{', '{{').replace('}', '}}')}: {{}}" for s in private) + "}}"
+        inference_fmt = ('{{"outcome": {}, "private": {}, "confidence": {}, "posterior": ' + posterior_fmt + "}}").format
+        keys = [json.dumps(v) for v in inst.public]
+        group_fmt = ('{{"key": {{' + ", ".join(k.replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
+                     + '}}, "prior": {}, "max_confidence": {}, "outcome": {}, "private": {}, "inferences": [{}]}}').format
+        out.write("[")
+        for start in range(0, live.size, JSON_ROWS):
+            g = live[start : start + JSON_ROWS]
+            keys_json = [json_values(_key_frame(inst, g)[v]) for v in inst.public]
+            best = a.outcome[g]
+            parts = []
+            for o in range(inst.n_outcomes):  # outcomes: a handful
+                guess = a.guess[g, o]
+                text = np.array(list(map(
+                    inference_fmt, [outcome_json[o]] * g.size, private_json[guess], _floats(a.confidence[g, o]),
+                    *(_floats(a.posterior[g, o, s]) for s in range(len(private))),
+                )), dtype=object)
+                parts.append(np.where(a.observed[g, o], text, None))
+            inferences = [", ".join(t for t in row if t is not None) for row in zip(*parts)]
+            rows = map(group_fmt, *keys_json, _floats(a.prior[g]), _floats(a.max_confidence[g]),
+                       np.array(outcome_json, dtype=object)[best], private_json[a.guess[g, best]], inferences)
+            out.write((", " if start else "") + ", ".join(rows))
+        out.write("]")
+
+    def _write_cells(self, out: TextIO, pair: fm.Pair) -> None:
+        """[{"given": {var: label, ...}, "bias": b}, ...] for one pair's populated cells."""
+        names = self.fairness["given"]
+        sizes = tuple(len(labels) for labels in self.score_labels)
+        fmt = ('{{"given": {{' + ", ".join(json.dumps(n).replace("{", "{{").replace("}", "}}") + ": {}" for n in names)
+               + '}}, "bias": {}}}').format
+        out.write("[")
+        for start in range(0, pair.cells.size, JSON_ROWS):
+            cells = pair.cells[start : start + JSON_ROWS]
+            idx = np.unravel_index(cells, sizes) if names else ()
+            labels = [np.array([json.dumps(x) for x in lab], dtype=object)[i] for lab, i in zip(self.score_labels, idx)]
+            out.write((", " if start else "") + ", ".join(map(fmt, *labels, _floats(pair.bias[start : start + JSON_ROWS]))))
+        out.write("]")
+
+
+def _floats(x: np.ndarray) -> np.ndarray:
+    """Floats as exact JSON text (``results.json_values``); -0.0 written as 0.0."""
+    return json_values(pd.Series(np.asarray(x, dtype=float) + 0.0))
+
+
+def _key_frame(inst: ATRInstance, groups: np.ndarray) -> pd.DataFrame:
+    """The public labels of ``groups`` (indices), one categorical column per public variable."""
+    sizes = tuple(len(labels) for labels in inst.public_labels)
+    idx = np.unravel_index(groups, sizes) if inst.public else ()
+    return pd.DataFrame({
+        v: pd.Categorical.from_codes(i, categories=list(labels))
+        for v, labels, i in zip(inst.public, inst.public_labels, idx)
+    }, index=pd.RangeIndex(len(groups)))
 
 
 def run_audit(
@@ -102,35 +221,30 @@ def run_audit(
         release_from = "solved"
     T = _dense(problem, inst, table)
     D = inst.reference
-    attack = {"D": _attack_dict(inst, fm.attack(inst.p, D)), "release": _attack_dict(inst, fm.attack(inst.p, T))}
+    attacks = {"D": fm.attack(inst.p, D), "release": fm.attack(inst.p, T)}
 
     sizes = tuple(len(labels) for labels in inst.public_labels + inst.private_labels)
-    codes = np.unravel_index(np.arange(inst.p.size), sizes) if sizes else ()
     k = {name: i for i, name in enumerate(inputs)}
+    codes = np.unravel_index(np.arange(inst.p.size), sizes) if sizes else ()
     zc = codes[k[z]]
     v_sizes = tuple(sizes[k[n]] for n in v)
     vc = np.ravel_multi_index(tuple(codes[k[n]] for n in v), v_sizes) if v else np.zeros(inst.p.size, dtype=np.intp)
+    del codes
     n_v = int(np.prod(v_sizes, dtype=np.int64)) if v else 1
     w = inst.p.ravel()
     A = inst.n_outcomes
-    fair_D = fm.fairness(w, D.reshape(-1, A), zc, sizes[k[z]], vc, n_v)
-    fair_T = fm.fairness(w, T.reshape(-1, A), zc, sizes[k[z]], vc, n_v)
+    fair = {"D": fm.fairness(w, D.reshape(-1, A), zc, sizes[k[z]], vc, n_v),
+            "release": fm.fairness(w, T.reshape(-1, A), zc, sizes[k[z]], vc, n_v)}
     labels = dict(zip(inputs, inst.public_labels + inst.private_labels))
-    v_labels = [labels[n] for n in v]
-    measures = {
-        "D": _measures_dict(fair_D, labels[z], inst.outcome_labels, v, v_labels),
-        "release": _measures_dict(fair_T, labels[z], inst.outcome_labels, v, v_labels),
-    }
+    measures = {which: _measures_dict(f, labels[z], inst.outcome_labels) for which, f in fair.items()}
     delta, alpha = fm.achieved_fidelity(T, D)
     tv_bound, rm_bound = fm.lemma2(delta, alpha)
-    oD, oT = fair_D.overall(), fair_T.overall()
-    sp_change = _change(oT["sp"], oD["sp"])
-    csp_change = _change(oT["csp"], oD["csp"])
-    rm_change = _change(oT["rm"], oD["rm"])
+    oD, oT = fair["D"].overall(), fair["release"].overall()
     lemma = {
         "delta": delta, "alpha": alpha, "tv_bound": tv_bound, "rm_bound": rm_bound,
-        "sp_change": sp_change, "csp_change": csp_change, "rm_change": rm_change,
-        "pairs": [_pair_changes(pD, pT, labels[z], tv_bound, rm_bound) for pD, pT in zip(fair_D.pairs, fair_T.pairs)],
+        "sp_change": _change(oT["sp"], oD["sp"]), "csp_change": _change(oT["csp"], oD["csp"]),
+        "rm_change": _change(oT["rm"], oD["rm"]),
+        "pairs": [_pair_changes(pD, pT, labels[z], tv_bound, rm_bound) for pD, pT in zip(fair["D"].pairs, fair["release"].pairs)],
     }
     lemma["holds"] = (
         _holds(oT["sp"], oD["sp"], tv_bound) and _holds(oT["csp"], oD["csp"], tv_bound)
@@ -138,7 +252,9 @@ def run_audit(
     )
     return Audit(
         spec=problem.title, release_from=release_from, public=m.public, private=m.private, outcome=m.outcome,
-        attack=attack, fairness={"protected": z, "given": list(v)} | measures | {"lemma2": lemma},
+        attacks=attacks, fairness={"protected": z, "given": list(v)} | measures | {"lemma2": lemma},
+        instance=inst, cells={which: f.pairs for which, f in fair.items()},
+        score_labels=tuple(labels[n] for n in v),
     )
 
 
@@ -294,45 +410,20 @@ def _dense(problem: Problem, inst: ATRInstance, arr: np.ndarray) -> np.ndarray:
     return np.transpose(arr, [axes.index(a) for a in order]).reshape(inst.lower.shape)
 
 
-def _private_label(inst: ATRInstance, i: int) -> str:
+def _private_labels(inst: ATRInstance) -> list[str]:
+    """The label of each private combination, in the group's order (several private variables:
+    their labels joined by ',')."""
     sizes = tuple(len(labels) for labels in inst.private_labels)
-    idx = np.unravel_index(i, sizes)
-    return ",".join(labels[j] for labels, j in zip(inst.private_labels, idx))
+    idx = np.unravel_index(np.arange(inst.group_size), sizes)
+    return [",".join(labels[j] for labels, j in zip(inst.private_labels, combo)) for combo in zip(*idx)]
 
 
-def _attack_dict(inst: ATRInstance, a: fm.Attack) -> dict[str, Any]:
-    """{"max_confidence", "groups": [GROUP, ...]} over the groups with population, in solve's order."""
-    private = [_private_label(inst, i) for i in range(inst.group_size)]
-    outcomes = inst.outcome_labels
-    groups = []
-    for g in np.flatnonzero(a.live):  # one entry per populated group: the output is per group
-        inferences = [
-            {"outcome": outcomes[o], "private": private[a.guess[g, o]], "confidence": a.confidence[g, o],
-             "posterior": dict(zip(private, a.posterior[g, o]))}
-            for o in np.flatnonzero(a.observed[g])
-        ]
-        best = a.outcome[g]
-        groups.append({
-            "key": inst.group_key(int(g)), "prior": a.prior[g], "max_confidence": a.max_confidence[g],
-            "outcome": outcomes[best], "private": private[a.guess[g, best]], "inferences": inferences,
-        })
-    return {"max_confidence": float(a.max_confidence.max(initial=0.0)), "groups": groups}
-
-
-def _measures_dict(f: fm.Fairness, z_labels, outcomes, v: tuple[str, ...], v_labels) -> dict[str, Any]:
-    """MEASURES of the contract: rates per populated label, the overall values and every pair."""
+def _measures_dict(f: fm.Fairness, z_labels, outcomes) -> dict[str, Any]:
+    """MEASURES of the contract without the CSP cells (``Audit.write_json`` streams those):
+    rates per populated label, the overall values and every pair."""
     rates = {z_labels[k]: dict(zip(outcomes, f.rates[k])) for k in range(len(z_labels)) if f.mass[k] > 0}
-    v_sizes = tuple(len(labels) for labels in v_labels)
-
-    def cell(c: int) -> dict[str, str]:
-        idx = np.unravel_index(c, v_sizes) if v else ()
-        return {n: labels[i] for n, labels, i in zip(v, v_labels, idx)}
-
-    pairs = [
-        {"groups": [z_labels[p.z1], z_labels[p.z2]], "sp": p.sp, "csp": p.csp, "p_rule": p.p_rule, "rm": p.rm,
-         "csp_cells": [{"given": cell(c), "bias": b} for c, b in p.csp_cells]}
-        for p in f.pairs
-    ]
+    pairs = [{"groups": [z_labels[p.z1], z_labels[p.z2]], "sp": p.sp, "csp": p.csp, "p_rule": p.p_rule, "rm": p.rm}
+             for p in f.pairs]
     return {"rates": rates} | f.overall() | {"pairs": pairs}
 
 

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
 from rich.console import Console
 from rich.table import Table as RichTable
 
@@ -583,56 +584,69 @@ def audit(spec, sets, allow_paths, release, protected, given, as_json):
         _fail(e)
         return
     if as_json:
-        import json
-
-        click.echo(json.dumps(report.to_dict(), indent=2, allow_nan=False))
+        report.write_json(sys.stdout)  # streamed: the groups and CSP cells a chunk at a time
+        sys.stdout.write("\n")
     else:
-        _print_audit(problem, spec, report.to_dict())
+        _print_audit(problem, spec, report)
 
 
-def _print_audit(problem, spec, a: dict) -> None:
+def _print_audit(problem, spec, report) -> None:
     """The audit as a person reads it: the attack per group, then the measures side by side."""
-    where = "the solved release" if a["release_from"] == "solved" else f"the release {a['release_from']}"
+    where = "the solved release" if report.release_from == "solved" else f"the release {report.release_from}"
     out.print(visible(f"{problem.title or spec}: audit of {where} ({problem.design.name}) against the true mapping"),
               markup=False)
-
-    def guess(g: dict) -> str:
-        return f"{g['outcome']} -> {g['private']}"
-
+    gD, gT = report.groups("D"), report.groups("release")
+    keys = list(report.public)
     t = RichTable(title="Inference attack (Sec. 3.2): the adversary's surest guess per group", title_justify="left")
     for col in ("group", "prior (no report)", "D: max confidence", "D: inference", "release: max confidence", "release: inference"):
         t.add_column(escape(col), justify="left" if "inference" in col or col == "group" else "right")
-    for gD, gT in zip(a["attack"]["D"]["groups"], a["attack"]["release"]["groups"]):
-        key = ", ".join(f"{k}={v}" for k, v in gD["key"].items()) or "(all)"
-        t.add_row(escape(key), _fmt(gD["prior"]), _fmt(gD["max_confidence"]), escape(guess(gD)),
-                  _fmt(gT["max_confidence"]), escape(guess(gT)))
+    for (_, d), (_, r) in zip(gD.head(MAX_ROWS).iterrows(), gT.head(MAX_ROWS).iterrows()):
+        key = ", ".join(f"{k}={d[k]}" for k in keys) or "(all)"
+        t.add_row(escape(key), _fmt(d["prior"]), _fmt(d["max_confidence"]), escape(f"{d['outcome']} -> {d['private']}"),
+                  _fmt(r["max_confidence"]), escape(f"{r['outcome']} -> {r['private']}"))
     out.print(t)
-    out.print(f"max confidence: D {_fmt(a['attack']['D']['max_confidence'])}, release {_fmt(a['attack']['release']['max_confidence'])}")
+    if len(gD) > MAX_ROWS:
+        out.print(f"(first {MAX_ROWS} of {len(gD):,} groups; --json lists every group and inference)")
+    out.print(f"max confidence: D {_fmt(gD['max_confidence'].max())}, release {_fmt(gT['max_confidence'].max())}")
 
-    f = a["fairness"]
+    f = report.fairness
     lemma = f["lemma2"]
     given = ", ".join(f["given"]) or "nothing"
     t = RichTable(title=escape(f"Fairness (App. A) of {f['protected']}, CSP given {given}"), title_justify="left")
     for col in ("measure", "D", "release", "change", "Lemma 2 bound", "within"):
         t.add_column(col, justify="left" if col in ("measure", "within") else "right")
-    rm_bound = "none (alpha = 0)" if lemma["rm_bound"] is None else _fmt(lemma["rm_bound"])
     rows = [("SP", "sp", "sp_change", lemma["tv_bound"]), ("CSP", "csp", "csp_change", lemma["tv_bound"]),
             ("p%-rule", "p_rule", None, None), ("rm = -log p", "rm", "rm_change", lemma["rm_bound"])]
     for label, key, change, bound in rows:
         c = lemma.get(change) if change else None
-        shown_bound = "-" if change is None else (rm_bound if key == "rm" else _fmt(bound))
-        ok = "-" if change is None or bound is None or c is None else ("yes" if c <= bound * (1 + 1e-12) + 1e-12 else "NO")
+        if change is None:
+            shown_bound, ok = "-", "-"
+        elif bound is None:
+            shown_bound, ok = "none (alpha = 0)", "-"
+        else:
+            shown_bound, ok = _fmt(bound), "-" if c is None else ("yes" if c <= bound + 1e-12 * max(1.0, bound) else "NO")
         t.add_row(label, _fmt(f["D"][key]), _fmt(f["release"][key]), _fmt(c), shown_bound, ok)
     out.print(t)
     for which in ("D", "release"):
         rates = "; ".join(f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items())
         out.print(visible(f"rates on {which}: {rates}"), markup=False)
-    for pD, pT in zip(f["D"]["pairs"], f["release"]["pairs"]):
-        cells = "; ".join(
-            f"{', '.join(f'{k}={v}' for k, v in cD['given'].items()) or '(all)'}: {_fmt(cD['bias'])} -> {_fmt(cT['bias'])}"
-            for cD, cT in zip(pD["csp_cells"], pT["csp_cells"])
-        )
-        out.print(visible(f"CSP cells, {pD['groups'][0]} vs {pD['groups'][1]} (D -> release): {cells or 'none populated in both'}"),
+    shown = 8
+    for pD, pT in zip(report.cells["D"], report.cells["release"]):
+        names, labels = f["given"], report.score_labels
+        sizes = tuple(len(x) for x in labels)
+
+        def cell(c: int) -> str:
+            idx = np.unravel_index(c, sizes) if names else ()
+            return ", ".join(f"{n}={lab[i]}" for n, lab, i in zip(names, labels, idx)) or "(all)"
+
+        if pD.cells.size <= shown:
+            picked, more = range(pD.cells.size), ""
+        else:  # many cells: those where each table's CSP is attained
+            picked = sorted({int(np.argmax(pD.bias)), int(np.argmax(pT.bias))})
+            more = f" (the largest of {pD.cells.size:,} cells; --json lists them all)"
+        items = [f"{cell(pD.cells[i])}: {_fmt(pD.bias[i])} -> {_fmt(pT.bias[i])}" for i in picked]
+        z1, z2 = (problem.variables[f["protected"]].labels[k] for k in (pD.z1, pD.z2))
+        out.print(visible(f"CSP cells, {z1} vs {z2} (D -> release): {'; '.join(items) or 'none populated in both'}{more}"),
                   markup=False)
     verdict = "hold" if lemma["holds"] else "DO NOT hold"
     out.print(f"Lemma 2: the release achieves delta = {_fmt(lemma['delta'])}, alpha = {_fmt(lemma['alpha'])}; "

@@ -198,7 +198,7 @@ class Result:
 JSON_ROWS = 1 << 16  # rows rendered to text at a time by write_json
 
 
-def _json_values(column: pd.Series) -> np.ndarray:
+def json_values(column: pd.Series) -> np.ndarray:
     """Each entry of ``column`` as JSON text, exactly: a float as its shortest round-trip
     ``repr`` (so a probability of 1e-10 keeps every digit; pandas' writer keeps 15 decimal
     places), a non-finite float as ``null``, an integer or bool as itself, and anything else
@@ -220,25 +220,25 @@ def _json_values(column: pd.Series) -> np.ndarray:
     return escaped[codes]  # code -1 (a missing label) picks the trailing "null"
 
 
-def _template(columns) -> str:
+def json_template(columns) -> str:
     """``"col": {}, ...`` for ``str.format``, with the column names escaped once."""
     return ", ".join(json.dumps(str(c)).replace("{", "{{").replace("}", "}}") + ": {}" for c in columns)
 
 
-def _write_rows(out: TextIO, fmt, columns: list[pd.Series]) -> None:
+def write_rows(out: TextIO, fmt, columns: list[pd.Series]) -> None:
     """``[row, row, ...]``: each row ``fmt`` over the columns' JSON values, a chunk at a time."""
     out.write("[")
     n = len(columns[0]) if columns else 0
     for start in range(0, n, JSON_ROWS):
-        chunk = [_json_values(c.iloc[start : start + JSON_ROWS]) for c in columns]
+        chunk = [json_values(c.iloc[start : start + JSON_ROWS]) for c in columns]
         out.write((", " if start else "") + ", ".join(map(fmt, *chunk)))
     out.write("]")
 
 
 def _write_frame(out: TextIO, df: pd.DataFrame) -> None:
     """The rows of ``df`` as a JSON list of objects (no Python code runs per row)."""
-    fmt = ("{{" + _template(df.columns) + "}}").format
-    _write_rows(out, fmt, [df[c] for c in df.columns])
+    fmt = ("{{" + json_template(df.columns) + "}}").format
+    write_rows(out, fmt, [df[c] for c in df.columns])
 
 
 def _write_groups(out: TextIO, frame: pd.DataFrame) -> None:
@@ -248,8 +248,8 @@ def _write_groups(out: TextIO, frame: pd.DataFrame) -> None:
         return
     measures = [c for c in GROUP_MEASURES if c in frame.columns]
     keys = [c for c in frame.columns if c not in measures]
-    fmt = ('{{"key": {{' + _template(keys) + "}}" + (", " + _template(measures) if measures else "") + "}}").format
-    _write_rows(out, fmt, [frame[c] for c in keys + measures])
+    fmt = ('{{"key": {{' + json_template(keys) + "}}" + (", " + json_template(measures) if measures else "") + "}}").format
+    write_rows(out, fmt, [frame[c] for c in keys + measures])
 
 
 def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:

@@ -131,7 +131,8 @@ class Pair:
     csp: float | None  # None: no score cell has population in both groups
     p_rule: float
     rm: float | None
-    csp_cells: list[tuple[int, float]]  # (cell index, bias) for every cell populated in both
+    cells: np.ndarray  # the score cells populated in both groups (indices, ascending)
+    bias: np.ndarray  # CSP's bias in each of those cells
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ def fairness(w: np.ndarray, T: np.ndarray, z: np.ndarray, n_z: int, v: np.ndarra
             bias = tv(rv[z1, cells], rv[z2, cells])
             pr = p_rule(r[z1], r[z2])
             pairs.append(Pair(z1, z2, float(tv(r[z1], r[z2])), float(bias.max()) if cells.size else None, pr, rm(pr),
-                              [(int(c), float(b)) for c, b in zip(cells, bias)]))
+                              cells, bias))
     return Fairness(r, mass, pairs)
 
 
