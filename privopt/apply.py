@@ -191,16 +191,18 @@ def write_release(problem, result, records: Records, out: Path, seed: int) -> Ap
     out = Path(out)
     rng = np.random.default_rng(int(seed))
     tmp = out.parent / f".{out.name}.privopt-{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        # O_EXCL: a fresh file of our own; mode 0666 less the umask, like any new file
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as fh:
             _write(fh, records, rng, cdf, appended, header_add)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError):
+            raise UsageError(f"--out {visible(out)}: cannot write it ({e.strerror or e}); nothing was written") from None
         raise
     return ApplyReport(records=records.count, target=", ".join(targets), table=design.name, path=out, seed=int(seed))
 

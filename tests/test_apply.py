@@ -377,6 +377,22 @@ def test_interrupt_while_writing_leaves_nothing(atr, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["records.csv", "release.csv"]
 
 
+def test_a_full_disk_is_a_usage_error_with_nothing_written(atr, tmp_path, monkeypatch):
+    problem, result = atr
+    data = tmp_path / "records.csv"
+    data.write_text("gender,income\nF,low\n")
+    records = applying.read_records(problem, data)
+
+    def full(fh, *args):
+        fh.write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(applying, "_write", full)
+    with pytest.raises(UsageError, match=r"cannot write it \(No space left on device\); nothing was written"):
+        applying.write_release(problem, result, records, tmp_path / "release.csv", 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records.csv"]
+
+
 # ---------------------------------------------------------------- the command line
 
 
@@ -519,3 +535,4 @@ def test_a_million_records_in_seconds(atr, tmp_path):
     report = apply_lib(problem, result, data, tmp_path / "out.csv", seed=1)
     assert report.records == n
     assert time.perf_counter() - t0 < 10
+
