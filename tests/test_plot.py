@@ -37,6 +37,12 @@ def svg_texts(path: Path) -> list[str]:
     return ["".join(t.itertext()) for t in root.iter(f"{SVG_NS}text")]
 
 
+def words(path: Path) -> list[str]:
+    """An SVG's texts that are not tick numbers (title, axis labels, legend entries)."""
+    number = re.compile(r"[\u2212+-]?[0-9.]+(e[\u2212+-]?[0-9]+)?%?|[0-9.]+\s*[x\u00d7]\s*10.*")
+    return [t for t in svg_texts(path) if not number.fullmatch(t.strip())]
+
+
 def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -358,8 +364,9 @@ def test_figures_doc_references_exist():
 @pytest.mark.parametrize("argv", list(_doc_cases()))
 def test_figures_doc_commands_run(argv, tmp_path, monkeypatch):
     """Each command of docs/figures.md runs as shown; with --plot into tmp_path, and the figure it
-    draws has the same text (title, labels, ticks, legend) as the committed one, so a stale
-    figure fails."""
+    draws has the same words (title, labels, legend) as the committed one, so a figure whose spec
+    or command changed fails. Tick labels are left out: where matplotlib puts ticks is its
+    choice, and may change with its version (CI installs the newest)."""
     monkeypatch.chdir(ROOT)
     committed = None
     if "--plot" in argv:
@@ -369,4 +376,4 @@ def test_figures_doc_commands_run(argv, tmp_path, monkeypatch):
     r = invoke(*argv)
     assert r.exit_code == 0, r.output
     if committed is not None:
-        assert svg_texts(tmp_path / committed.name) == svg_texts(committed)
+        assert words(tmp_path / committed.name) == words(committed)
