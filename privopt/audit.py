@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,9 +77,10 @@ class Audit:
     def write_json(self, out: TextIO, indent: int | None = 2) -> None:
         """The contract's object as strict JSON text on ``out``."""
         big: dict[str, Callable[[], None]] = {}
+        nonce = secrets.token_hex(8)  # no title or label of the spec can spell a placeholder
 
         def slot(writer: Callable[[], None]) -> str:
-            token = f"\x00{len(big)}\x00"
+            token = f"\x00{nonce}:{len(big)}\x00"
             big[json.dumps(token)] = writer
             return token
 
