@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import outdir
 from .errors import UsageError
 from .render import visible
 
@@ -110,14 +111,8 @@ def check_out(out: Path, data: Path) -> None:
     """Before solving: ``UsageError`` if ``out``'s folder does not exist or cannot be written,
     ``out`` is a folder, or ``out`` is the same file as ``data`` (which must stay untouched)."""
     out = Path(out)
-    parent = out.parent
     shown = visible(out)
-    if out.is_dir():
-        raise UsageError(f"--out {shown}: is a folder; name a CSV file to write")
-    if not parent.is_dir():
-        raise UsageError(f"--out {shown}: the folder {visible(parent)} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {shown}: cannot write in the folder {visible(parent)}")
+    outdir.check_file_target(out, "--out", "name a CSV file to write")
     same = False
     try:
         same = os.path.samefile(out, data)
@@ -190,20 +185,10 @@ def write_release(problem, result, records: Records, out: Path, seed: int) -> Ap
 
     out = Path(out)
     rng = np.random.default_rng(int(seed))
-    tmp = out.parent / f".{out.name}.privopt-{secrets.token_hex(6)}.tmp"
     try:
-        # O_EXCL: a fresh file of our own; mode 0666 less the umask, like any new file
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as fh:
-            _write(fh, records, rng, cdf, appended, header_add)
-        os.replace(tmp, out)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(e, OSError):
-            raise UsageError(f"--out {visible(out)}: cannot write it ({e.strerror or e}); nothing was written") from None
-        raise
+        outdir.write_file(out, lambda fh: _write(fh, records, rng, cdf, appended, header_add))
+    except OSError as e:
+        raise UsageError(f"--out {visible(out)}: cannot write it ({e.strerror or e}); nothing was written") from None
     return ApplyReport(records=records.count, target=", ".join(targets), table=design.name, path=out, seed=int(seed))
 
 

@@ -36,8 +36,10 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import UsageError
+from .render import visible
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
 
@@ -49,8 +51,6 @@ def check_target(out_dir: Path) -> None:
     """Raise ``UsageError`` unless ``out_dir`` is absent, empty, or exactly an earlier privopt
     result (its manifest lists every file in it), is not the working folder or one above it,
     and can be created where it is."""
-    from .render import visible
-
     out_dir = Path(os.path.abspath(out_dir))
     shown = visible(out_dir)
     if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
@@ -101,6 +101,48 @@ def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
     finally:
         with _signals_blocked():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def check_file_target(path: Path, option: str, hint: str) -> None:
+    """Before solving: ``UsageError`` when ``path`` (given as ``option``) is a folder, or its
+    folder is missing or cannot be written; ``hint`` says what to name instead of a folder."""
+    path = Path(path)
+    shown, parent = visible(f"{option} {path}"), path.parent
+    if path.is_dir():
+        raise UsageError(f"{shown}: is a folder; {hint}")
+    if not parent.is_dir():
+        raise UsageError(f"{shown}: the folder {visible(parent)} does not exist; create it first")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{shown}: the folder {visible(parent)} cannot be written")
+
+
+def write_file(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """One file written all or nothing (``apply --out FILE``, ``--plot FILE``): ``write`` fills a
+    fresh hidden temporary file beside ``path`` (same folder, so the rename never crosses a
+    filesystem), which is then renamed over ``path``. On any exception or interrupt the temporary
+    file is removed and ``path`` is as it was. The file keeps the mode of the one it replaces
+    (or a new file's under the umask), as ``--out DIR`` does for folders."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".privopt-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.chmod(tmp, _file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _file_mode(path: Path) -> int:
+    """The mode ``path`` has, or a new file's under the process's umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _folder_mode(out_dir: Path) -> int:

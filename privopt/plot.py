@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from . import outdir
 from .errors import UsageError
 from .render import visible
 
@@ -65,13 +64,7 @@ def check_target(path: Path) -> str:
     if fmt is None:
         got = f"'{visible(path.suffix)}' is not a format privopt draws" if path.suffix else "has no extension"
         raise UsageError(f"--plot {shown}: {got}; name a file ending in .png, .svg or .pdf")
-    if path.is_dir():
-        raise UsageError(f"--plot {shown}: is a folder; name a file ending in .png, .svg or .pdf")
-    parent = path.parent
-    if not parent.is_dir():
-        raise UsageError(f"--plot {shown}: the folder {visible(parent)} does not exist; create it first")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--plot {shown}: the folder {visible(parent)} cannot be written")
+    outdir.check_file_target(path, "--plot", "name a file ending in .png, .svg or .pdf")
     return fmt
 
 
@@ -173,25 +166,5 @@ def _figure() -> Iterator[tuple]:
 
 
 def _write(fig, path: Path, fmt: str) -> None:
-    """Save ``fig`` to ``path`` all or nothing: a temporary file beside it, renamed over it."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".privopt-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, dpi=DPI, metadata=METADATA[fmt])
-        os.chmod(tmp, _mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _mode(path: Path) -> int:
-    """The mode ``path`` has, or a new file's under the process's umask."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    """Save ``fig`` to ``path`` all or nothing (``outdir.write_file``)."""
+    outdir.write_file(path, lambda fh: fig.savefig(fh, format=fmt, dpi=DPI, metadata=METADATA[fmt]))
