@@ -631,14 +631,14 @@ def _print_audit(problem, spec, report) -> None:
         rates = "; ".join(f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items())
         out.print(visible(f"rates on {which}: {rates}"), markup=False)
     shown = 8
+    names, labels = f["given"], report.score_labels
+    sizes = tuple(len(x) for x in labels)
+
+    def cell(c: int) -> str:
+        idx = np.unravel_index(c, sizes) if names else ()
+        return ", ".join(f"{n}={lab[i]}" for n, lab, i in zip(names, labels, idx)) or "(all)"
+
     for pD, pT in zip(report.cells["D"], report.cells["release"]):
-        names, labels = f["given"], report.score_labels
-        sizes = tuple(len(x) for x in labels)
-
-        def cell(c: int) -> str:
-            idx = np.unravel_index(c, sizes) if names else ()
-            return ", ".join(f"{n}={lab[i]}" for n, lab, i in zip(names, labels, idx)) or "(all)"
-
         if pD.cells.size <= shown:
             picked, more = range(pD.cells.size), ""
         else:  # many cells: those where each table's CSP is attained
