@@ -266,13 +266,27 @@ def _long_spec(folder: Path) -> Path:
     return path
 
 
+def _when_solving(p: subprocess.Popen, log: Path, limit: float = 120.0) -> None:
+    """Wait until the solver writes its log (it is then iterating), not a fixed time: on a busy
+    machine start-up alone can take seconds."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        assert p.poll() is None, "the run ended before it could be interrupted: make the spec larger"
+        if log.exists() and log.stat().st_size > 0:
+            time.sleep(0.5)
+            return
+        time.sleep(0.1)
+    raise AssertionError("the solver wrote no log in time")
+
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_ends_a_long_solve_at_once_and_writes_nothing(tmp_path, sig, code):
     spec = _long_spec(tmp_path)
     out = tmp_path / "res"
-    p = subprocess.Popen([PRIVOPT, "solve", str(spec), "--out", str(out), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)  # import, build and lower; HiGHS is then iterating
-    assert p.poll() is None, "the solve ended before it could be interrupted: make the spec larger"
+    log = tmp_path / "solver.log"
+    p = subprocess.Popen([PRIVOPT, "solve", str(spec), "--out", str(out), "--json", "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _when_solving(p, log)  # import, build and lower done; HiGHS is iterating
     sent = time.monotonic()
     p.send_signal(sig)
     stdout, stderr = p.communicate(timeout=60)
@@ -333,9 +347,9 @@ def test_a_stdout_that_cannot_be_written_is_one_line(tmp_path):
 
 def test_sigterm_stops_a_sweep_at_once(tmp_path):
     spec = _long_spec(tmp_path)
-    p = subprocess.Popen([PRIVOPT, "sweep", str(spec), "eps=1,2,3", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)
-    assert p.poll() is None
+    log = tmp_path / "solver.log"
+    p = subprocess.Popen([PRIVOPT, "sweep", str(spec), "eps=1,2,3", "--json", "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _when_solving(p, log)
     p.send_signal(signal.SIGTERM)
     stdout, stderr = p.communicate(timeout=60)
     assert p.returncode == 143 and stdout == "" and "terminated" in stderr
