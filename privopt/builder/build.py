@@ -7,6 +7,7 @@ objective's roles fit the design. Every error carries the span of what the user 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,6 +28,7 @@ from ..model.problem import (
     Table,
     Variable,
 )
+from . import functions
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
 from .values import (
     SCALAR_FUNCS,
@@ -112,6 +114,7 @@ class Builder:
         if len(objectives) > 1:
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
+        self._check_objective_class(objectives[0], is_obfuscation(objectives[0], constraint_decls))
         if is_obfuscation(objectives[0], constraint_decls):
             return ObfuscationBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
         refuse_family_syntax([*constraint_decls, *objectives])
@@ -133,6 +136,59 @@ class Builder:
             data_sha256=dict(self.files.digests),
         )
 
+    def _check_objective_class(self, o: ast.ObjectiveDecl, obfuscation: bool) -> None:
+        """The objective decides the problem class, and the design's role decides it too: a
+        design of an outcome is a transparency report (max_confidence, min_uncertainty), a design
+        of a release is every other class. An objective the language does not know is an unknown
+        function with a did-you-mean; one of the other side is where it applies, unless changing
+        the design's role is what makes the spec build (then the builder's role hint stands:
+        a hint never suggests a change that makes the spec worse)."""
+        e = o.expr
+        name = e.func.name if isinstance(e, ast.Call | ast.Expect) else None
+        span = e.func.span if name is not None else e.span
+        d = self.design
+        outcome = [t for t in d.targets if self.variables[t].role is Role.OUTCOME]
+        here = functions.REPORT if outcome else functions.OBFUSCATION if obfuscation else functions.MECHANISM
+        if name is not None and name not in functions.FUNCTIONS and name not in self.consts:
+            raise functions.unknown(name, here, span)
+        if outcome and name not in MEASURES:
+            if self._builds_with_role(outcome[0], Role.RELEASE):
+                return  # the mechanism builder says: declare it with role release
+            advice = f"{functions.CLASS_NOUN[here]} {functions.CLASS_OBJECTIVE[here]}; {self._objective_example(here)}"
+            if name in functions.FUNCTIONS:
+                raise functions.misplaced(name, here, span, advice)
+            raise UnsupportedError(
+                f"the design {d.name} chooses P({outcome[0]} | ...), an outcome: this is a transparency report", e.span, advice
+            )
+        if not outcome and name in MEASURES:
+            released = d.targets[0]
+            if self._builds_with_role(released, Role.OUTCOME):
+                raise SpecError(
+                    f"{name} is the objective of a transparency report, whose design chooses an outcome; "
+                    f"{d.name} chooses P({released} | ...), and {released} is {self.variables[released].role.value}",
+                    d.span,
+                    f"declare the decision with role outcome: var {released} : outcome {{...}}",
+                )
+            raise functions.misplaced(
+                name, here, span,
+                f"the design {d.name} chooses P({released} | ...), a {self.variables[released].role.value}: "
+                f"{functions.CLASS_NOUN[here]} {functions.CLASS_OBJECTIVE[here]}; {self._objective_example(here)}",
+            )
+
+    def _builds_with_role(self, name: str, role: Role) -> bool:
+        """Whether this spec builds once ``var NAME`` has ``role``: the test a role hint must
+        pass before it is given."""
+        statements = tuple(
+            dataclasses.replace(s, role=ast.Ident(role.value, s.role.span))
+            if isinstance(s, ast.VarDecl) and s.name.name == name else s
+            for s in self.spec.statements
+        )
+        try:
+            Builder(dataclasses.replace(self.spec, statements=statements), self.overrides, self.files.allow_paths).build()
+        except SpecError:
+            return False
+        return True
+
     def _by_role(self, *roles: Role) -> list[str]:
         return [v.name for v in self.variables.values() if v.role in roles]
 
@@ -149,6 +205,14 @@ class Builder:
             "declare what the design chooses (var Y : release over X, or var D : outcome {...}), "
             "then add: design M = P(Y | X)"
         )
+
+    def _objective_example(self, here: str) -> str:
+        """The objective this spec's design takes, written with its own variables."""
+        d = self.design
+        if self.variables[d.targets[0]].role is not Role.OUTCOME and len(d.targets) == len(d.given) == 1:
+            if functions.applies("krcc", here):
+                return f"here: minimize krcc({d.given[0]}, {d.targets[0]})"
+        return "here: " + self._objective_hint().removeprefix("add a line such as: ")
 
     def _objective_hint(self) -> str:
         """What to add for a missing objective, written with the design's own variables."""
@@ -576,7 +640,9 @@ class Builder:
                 if not v.is_const:
                     raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
                 return LinTable.const(v.axes, v.shape, apply_scalar(e.func.name, v.array(), e.span), n)
-            raise SpecError(f"unknown function '{e.func.name}'", e.func.span, suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
+            raise functions.unknown(e.func.name, functions.REPORT, e.func.span)
+        if isinstance(e, ast.Expect):
+            raise functions.unknown(e.func.name, functions.REPORT, e.func.span)
         if isinstance(e, ast.TupleExpr):
             raise UnsupportedError("a tuple is not a value here", e.span)
         raise SpecError("unexpected expression", e.span)

@@ -31,6 +31,7 @@ from ..model.problem import (
     Role,
     Table,
 )
+from . import functions
 from .quadratic import QuadraticTerms, _Quad
 from .values import (
     SCALAR_FUNCS,
@@ -39,7 +40,6 @@ from .values import (
     apply_scalar,
     arith,
     real_values,
-    suggest,
     undefined_hint,
 )
 
@@ -479,7 +479,7 @@ class MechanismBuilder(QuadraticTerms):
                 f"{f}(...) is a privacy budget: bound it in a constraint", e.span, f"write: subject to {f}(...) <= eps"
             )
         if f in NONLINEAR:
-            raise UnsupportedError(NONLINEAR[f], e.span)
+            raise UnsupportedError(NONLINEAR[f], e.span, functions.where_applies(f))
         if f in self.b.consts and e.arrow_args is None:
             # d(X, Y): the const table with its axes bound to these variables, in order
             t = self.b.consts[f]
@@ -494,8 +494,7 @@ class MechanismBuilder(QuadraticTerms):
             if not v.is_const:
                 raise UnsupportedError(f"{f} of the design is not linear", e.span)
             return LinTable(v.axes, v.shape, None, apply_scalar(f, v.b, e.span), n)
-        known = ["tv", "sum", "E"] + list(BUDGETS) + list(SCALAR_FUNCS) + list(self.b.consts)
-        raise SpecError(f"unknown function '{f}'", e.func.span, suggest(f, known))
+        raise functions.unknown(f, functions.MECHANISM, e.func.span, extra=self.b.consts)
 
     def _tv(self, e: ast.Call) -> LinTable:
         """tv(X, Y) = 1 - sum_x P(X = x, Y = x) (Ding et al. App. B, D_TV)."""

@@ -29,6 +29,7 @@ from ..measures.gaussian import CALIBRATIONS, classic_is_private, max_sensitivit
 from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
+from . import functions
 from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
 
 ROLES = ("private", "data")
@@ -246,6 +247,8 @@ class NoiseBuilder:
             if not isinstance(v, float):
                 raise SpecError(f"{e.func.name}(...) takes a number here", e.args[0].span)
             return float(apply_scalar(e.func.name, v, e.span))
+        if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.PLACEMENT):
+            raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span, fallback=_EXPR_HINT)
         raise SpecError("this is not a vector, matrix or number expression", e.span, _EXPR_HINT)
 
     def _name(self, e: ast.Name):
@@ -327,6 +330,9 @@ class NoiseBuilder:
     # ------------------------------------------------------------------ requirement and objective
     def _requirement(self, c: ast.ConstraintDecl) -> tuple[DPRequirement, LinTable]:
         text = c.span.source.text[c.span.start : c.span.end]
+        for x in c.exprs:
+            if isinstance(x, ast.Call | ast.Expect) and not functions.applies(x.func.name, functions.PLACEMENT):
+                raise functions.unknown(x.func.name, functions.PLACEMENT, x.func.span)
         if len(c.ops) != 1 or c.ops[0] != "<=" or not isinstance(c.exprs[0], ast.Call) or c.exprs[0].func.name != "dp":
             raise UnsupportedError(
                 "a noise-placement spec's requirement is dp(x -> O) <= (eps, delta)", c.span,
@@ -396,6 +402,8 @@ class NoiseBuilder:
         e = o.expr
         if o.sense != "minimize":
             raise UnsupportedError("the expected squared error is minimized", o.span, "write minimize E[sum((O - A @ x)^2)]")
+        if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.PLACEMENT):
+            raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span)
         if not (isinstance(e, ast.Expect) and e.func.name == "E" and e.given is None):
             raise UnsupportedError("the objective is an expected squared error E[sum((...)^2)]", e.span, _OBJ_HINT)
         body = e.body
