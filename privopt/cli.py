@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from . import api, outdir, solverlog
+from .builder.params import CommandLineParams
 from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .render import markup as escape
@@ -43,7 +44,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
-    params = {}
+    params = CommandLineParams()  # errors about these values name them as --set NAME=VALUE
     for pair in pairs:
         name, eq, value = pair.partition("=")
         if not eq or not name.strip():

@@ -30,6 +30,7 @@ from ..model.problem import (
 )
 from . import functions
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
+from .params import ConstraintDomains, given_as
 from .values import (
     SCALAR_FUNCS,
     AbsOf,
@@ -45,14 +46,16 @@ PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
 
 
-def parse_param(name: str, raw) -> float:
+def parse_param(name: str, raw, params=None) -> float:
     """A param value from ``--set`` or the API: a finite real number, and as text the spec
-    language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow)."""
+    language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow). Errors
+    name the value as ``params`` (all the overrides) were given (``given_as``)."""
+    given = given_as(params, name, raw)
     if isinstance(raw, str):
         value = parse_number(raw.strip())
         if value is None:
             raise UsageError(
-                f"--set {name}={raw}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
+                f"{given}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
             )
     elif isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, (bool, np.bool_)):
         try:
@@ -60,9 +63,9 @@ def parse_param(name: str, raw) -> float:
         except OverflowError:  # an int beyond the largest double
             value = math.inf
     else:
-        raise UsageError(f"param {name}: the value must be a number, not {type(raw).__name__}")
+        raise UsageError(f"{given}: the value must be a number, not {type(raw).__name__}")
     if not math.isfinite(value):
-        raise UsageError(f"--set {name}={raw}: the value must be a finite number (at most 1.8e308 in magnitude)")
+        raise UsageError(f"{given}: the value must be a finite number (at most 1.8e308 in magnitude)")
     return value
 
 
@@ -71,6 +74,9 @@ class Builder:
         self.spec = spec
         self.source = spec.source
         self.overrides = dict(params or {})
+        self.given_params = params  # as given: --set on the command line, params={...} in Python
+        self.param_decls: dict[str, ast.ParamDecl] = {}
+        self.domains = ConstraintDomains(self)
         self.files = DataFiles(spec.source.folder, allow_paths)
         self.variables: dict[str, Variable] = {}
         self.params: dict[str, float] = {}
@@ -144,7 +150,7 @@ class Builder:
         the design's role is what makes the spec build (then the builder's role hint stands:
         a hint never suggests a change that makes the spec worse)."""
         e = o.expr
-        name = e.func.name if isinstance(e, ast.Call | ast.Expect) else None
+        name = e.func.name if isinstance(e, ast.Call) or (isinstance(e, ast.Expect) and e.func.name == "E") else None
         span = e.func.span if name is not None else e.span
         d = self.design
         outcome = [t for t in d.targets if self.variables[t].role is Role.OUTCOME]
@@ -306,14 +312,17 @@ class Builder:
         declared = {d.name.name for d in decls}
         unknown = [k for k in self.overrides if k not in declared]
         if unknown:
+            name = unknown[0]
+            close = suggest(str(name), declared)
             raise UsageError(
-                f"--set {unknown[0]}: the spec has no param '{unknown[0]}'"
-                + (f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
+                f"{given_as(self.given_params, name)}: the spec has no param '{name}'"
+                + (f"; {close}" if close else f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
             )
         for d in decls:
             self._declare(d.name, "param")
+            self.param_decls[d.name.name] = d
             if d.name.name in self.overrides:
-                value = parse_param(d.name.name, self.overrides[d.name.name])
+                value = parse_param(d.name.name, self.overrides[d.name.name], self.given_params)
             else:
                 self.in_use = frozenset(ast.names_in(d.expr))
                 value = self._scalar(d.expr)
@@ -470,6 +479,9 @@ class Builder:
         if fname == "bsc":
             if len(src.args) != 1:
                 raise SpecError("bsc takes one argument, the crossover probability: bsc(p)", src.span)
+            self.domains.require(
+                src.args[0], 0, 1, "the crossover probability of bsc(p)", "bsc(p) flips a bit with probability p", src.span, literals=False
+            )
             p = self._scalar(src.args[0])
             if not 0 <= p <= 1:
                 raise SpecError(f"bsc({p}): the crossover probability must lie in [0, 1]", src.span)
@@ -543,6 +555,7 @@ class Builder:
         """Elementwise constraints on the design: every value is a ``LinTable`` over (a subset
         of) the design's axes whose decision vector is the design itself, so cell ``c`` depends
         on ``X[c]`` alone (``coef * X + const``)."""
+        self.domains.constraint(c, self.is_probability)
         self.in_use = frozenset(ast.names_in(c.exprs))
         vals = [self._value(e) for e in c.exprs]
         out = []
@@ -563,6 +576,13 @@ class Builder:
             else:
                 out.append(self._cell(lv - rv, op, c))
         return out
+
+    def is_probability(self, e: ast.Expr) -> bool:
+        """Whether ``e`` denotes a table of probabilities: the design, a known table, ``P(...)``."""
+        if isinstance(e, ast.Prob):
+            return True
+        design = getattr(self, "design", None)
+        return isinstance(e, ast.Name) and (e.name in self.known or (design is not None and e.name == design.name))
 
     def _cell(self, diff: LinTable, sense, c: ast.ConstraintDecl) -> CellConstraint:
         """``diff (<= | ==) 0`` cell by cell: its coefficients (the diagonal) and constants

@@ -189,10 +189,12 @@ def unknown(name: str, here: str, span, extra=(), fallback: str | None = None) -
         if here not in f.classes:
             return misplaced(name, here, span)
         return SpecError(f"{name} is not written this way here", span, f"write {f.signature}")
-    hint = suggest(name, here, extra) or fallback or f"{CLASS_NOUN[here]} uses: {', '.join(names_for(here))}"
+    listed = ", ".join(names_for(here, ("expression", "budget", "scalar")))
+    hint = suggest(name, here, extra) or fallback or f"the functions of {CLASS_NOUN[here]}'s expressions: {listed}"
     return SpecError(f"unknown function '{name}'", span, hint)
 
 
-def names_for(here: str) -> list[str]:
-    """The function names that apply in class ``here``, in the table's order."""
-    return [n for n, f in FUNCTIONS.items() if here in f.classes]
+def names_for(here: str, uses=None) -> list[str]:
+    """The function names that apply in class ``here`` (of the kinds ``uses``, or all), in the
+    table's order."""
+    return [n for n, f in FUNCTIONS.items() if here in f.classes and (uses is None or f.use in uses)]

@@ -526,6 +526,7 @@ class MechanismBuilder(QuadraticTerms):
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl):
+        self.b.domains.constraint(c, self.b.is_probability)
         self.b.in_use = frozenset(ast.names_in(c.exprs))
         text = c.exprs[0].span.to(c.exprs[-1].span).text()
         if any(isinstance(x, ast.Call) and x.func.name in BUDGETS for x in c.exprs):
@@ -693,7 +694,7 @@ class MechanismBuilder(QuadraticTerms):
                 else f"after '->' name the released variable: {', '.join(self.design.targets)}"
             )
             raise SpecError(f"{target.name} is not chosen by the design {self.design.name}", plain[0].span, hint)
-        eps, delta = self._budget_bound(bound, kind)
+        eps, delta = self._budget_bound(bound, kind, c.span)
         src = tuple(v.name for v in source)
         cond = self.induced((target.name,), src, call.span)
         pairs = weights = None
@@ -710,17 +711,23 @@ class MechanismBuilder(QuadraticTerms):
             weights = marginal(kaxes, kdata, src).ravel()
         return Budget(kind, src, target.name, eps, delta, cond, pairs, weights, c.span, text)
 
-    def _budget_bound(self, bound: ast.Expr, kind: str) -> tuple[float, float]:
+    def _budget_bound(self, bound: ast.Expr, kind: str, use: Span) -> tuple[float, float]:
+        """``eps`` or ``(eps, delta)``: a privacy budget eps >= 0 and a DP delta in [0, 1) (delta = 1
+        bounds nothing), each checked at the param that sets it (builder/params.py)."""
+        domains = self.b.domains
         if isinstance(bound, ast.TupleExpr):
             if kind != "dp" or len(bound.items) != 2:
                 raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
+            eps_e, delta_e = bound.items
+            domains.require(delta_e, 0, 1, "dp's delta", "delta is the probability the e^eps bound may fail; 1 bounds nothing", use, hi_open=True, literals=False)
             eps, delta = (self.b._scalar(x) for x in bound.items)
         else:
-            eps, delta = self.b._scalar(bound), 0.0
+            eps_e, eps, delta = bound, self.b._scalar(bound), 0.0
+        domains.require(eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use, literals=False)
         if not (math.isfinite(eps) and eps >= 0):
             raise SpecError(f"the budget must be a number >= 0 (it is {eps:g})", bound.span)
-        if not (0 <= delta <= 1):
-            raise SpecError(f"delta must lie in [0, 1] (it is {delta:g})", bound.span)
+        if not (0 <= delta < 1):
+            raise SpecError(f"delta must lie in [0, 1) (it is {delta:g})", bound.span)
         return eps, delta
 
     def _adjacency(self, kw: ast.KwArg, v) -> np.ndarray:

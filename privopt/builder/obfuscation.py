@@ -15,6 +15,8 @@ looks), leakage as the objective, krcc on a variable with more than two values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import SpecError, UnsupportedError
@@ -208,6 +210,7 @@ class ObfuscationBuilder:
                 "write <= eps: the optimum lies on I = eps whenever the bound binds (proof of Theorem 2), and "
                 "I = eps has no solution when eps exceeds the largest leakage",
             )
+        self.b.domains.require(right, 0, math.inf, "the leakage bound", "mutual information is >= 0 bits", c.span, literals=False)
         eps = self._bits(right)
         if eps < 0:
             raise SpecError(f"the leakage bound is {eps:g} bits; it must be >= 0", right.span)
