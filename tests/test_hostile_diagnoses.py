@@ -227,6 +227,14 @@ def test_a_param_in_no_domain_sensitive_place_is_free(tmp_path):
     assert code == 0, out
 
 
+def test_relative_bounds_and_written_numbers_are_not_refused(tmp_path):
+    # an upper bound k * D with k > 1 is a relative bound, not alpha-fidelity; a number written
+    # in place (a vacuous Dt <= 1.5) is what the user meant: neither has a param domain
+    path = edited(tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to Dt <= delta * D\nsubject to Dt <= 1.5")
+    code, out = solve(path, "--set", "delta=2")
+    assert code == 0 and "optimal" in out, out
+
+
 # ------------------------------------------------------------------ 4. API errors in API terms
 
 

@@ -480,7 +480,7 @@ class Builder:
             if len(src.args) != 1:
                 raise SpecError("bsc takes one argument, the crossover probability: bsc(p)", src.span)
             self.domains.require(
-                src.args[0], 0, 1, "the crossover probability of bsc(p)", "bsc(p) flips a bit with probability p", src.span, literals=False
+                src.args[0], 0, 1, "the crossover probability of bsc(p)", "bsc(p) flips a bit with probability p", src.span
             )
             p = self._scalar(src.args[0])
             if not 0 <= p <= 1:

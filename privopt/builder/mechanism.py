@@ -719,11 +719,11 @@ class MechanismBuilder(QuadraticTerms):
             if kind != "dp" or len(bound.items) != 2:
                 raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
             eps_e, delta_e = bound.items
-            domains.require(delta_e, 0, 1, "dp's delta", "delta is the probability the e^eps bound may fail; 1 bounds nothing", use, hi_open=True, literals=False)
+            domains.require(delta_e, 0, 1, "dp's delta", "delta is the probability the e^eps bound may fail; 1 bounds nothing", use, hi_open=True)
             eps, delta = (self.b._scalar(x) for x in bound.items)
         else:
             eps_e, eps, delta = bound, self.b._scalar(bound), 0.0
-        domains.require(eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use, literals=False)
+        domains.require(eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use)
         if not (math.isfinite(eps) and eps >= 0):
             raise SpecError(f"the budget must be a number >= 0 (it is {eps:g})", bound.span)
         if not (0 <= delta < 1):

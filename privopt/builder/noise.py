@@ -378,8 +378,8 @@ class NoiseBuilder:
             )
         self.b.in_use = frozenset(ast.names_in(bound))
         why = "Gaussian noise gives (eps, delta)-DP for eps > 0 and 0 < delta < 1"
-        self.b.domains.require(items[0], 0, math.inf, "dp's eps", why, c.span, lo_open=True, literals=False)
-        self.b.domains.require(items[1], 0, 1, "dp's delta", why, c.span, lo_open=True, hi_open=True, literals=False)
+        self.b.domains.require(items[0], 0, math.inf, "dp's eps", why, c.span, lo_open=True)
+        self.b.domains.require(items[1], 0, 1, "dp's delta", why, c.span, lo_open=True, hi_open=True)
         eps, delta = (self._eval(i) for i in items)
         if not (isinstance(eps, float) and 0 < eps < math.inf):
             raise SpecError("eps must be a number > 0", items[0].span)

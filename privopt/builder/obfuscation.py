@@ -210,7 +210,7 @@ class ObfuscationBuilder:
                 "write <= eps: the optimum lies on I = eps whenever the bound binds (proof of Theorem 2), and "
                 "I = eps has no solution when eps exceeds the largest leakage",
             )
-        self.b.domains.require(right, 0, math.inf, "the leakage bound", "mutual information is >= 0 bits", c.span, literals=False)
+        self.b.domains.require(right, 0, math.inf, "the leakage bound", "mutual information is >= 0 bits", c.span)
         eps = self._bits(right)
         if eps < 0:
             raise SpecError(f"the leakage bound is {eps:g} bits; it must be >= 0", right.span)

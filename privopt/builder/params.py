@@ -88,21 +88,22 @@ class ParamDomains:
 
     def require(
         self, e: ast.Expr, lo: float, hi: float, what: str, why: str, use, lo_open: bool = False, hi_open: bool = False,
-        literals: bool = True,
     ) -> None:
-        """``e`` (a number expression) must lie in the interval; ``what`` names it in a sentence
-        (``the bound 1 - delta``), ``why`` says what math gives the interval, ``use`` is the span
-        of the statement that uses it. Nothing happens when ``e`` is not a number expression, nor
-        for an expression without params when ``literals`` is false (the caller checks those)."""
+        """``e`` (a number expression with params) must lie in the interval; ``what`` names it in
+        a sentence (``the bound 1 - delta``), ``why`` says what math gives the interval, ``use`` is
+        the span of the statement that uses it. Nothing happens when ``e`` is not a number
+        expression or has no param: a number written in place is what the user meant (a vacuous
+        ``Dt <= 1.5`` is not refused; a literal that breaks the math is refused where the
+        builder reads it, e.g. ``bsc(1.5)``, ``ldp(S -> Y) <= -1``)."""
         value = self.scalar(e)
         if value is None or _inside(value, lo, hi, lo_open, hi_open):
             return
         params = sorted(n for n in ast.names_in(e) if n in self.b.params)
-        if not params and not literals:
+        if not params:
             return
         dom = interval(lo, hi, lo_open, hi_open)
         at = f"line {use.line}, {' '.join(use.text().split()).removeprefix('= ')}"
-        if len(params) != 1:  # a literal, or several params: the expression itself is wrong
+        if len(params) != 1:  # several params: the expression itself is wrong
             raise SpecError(f"{what} is {value:g}; it {must(dom)}", e.span, why)
         p = params[0]
         p_dom = self._solve(e, p, lo, hi, lo_open, hi_open)
@@ -163,20 +164,23 @@ class ConstraintDomains(ParamDomains):
                     self.require(b, 0, 1, f"the bound {_text(b)}", DELTA_FIDELITY, c.span)
                 elif probability(a):
                     self.require(b, 0, 1, f"the bound {_text(b)}", f"{_text(a)} is a probability", c.span)
-                    self._fidelity(b, probability, c.span)
+                    if op != "==":
+                        self._fidelity(b, not smaller, probability, c.span)
         for e in c.exprs:
             self._mixture(e, c.span)
 
-    def _fidelity(self, b: ast.Expr, probability, use) -> None:
-        """``alpha * D`` (or ``D * alpha``) and ``D / alpha`` bounding a probability."""
+    def _fidelity(self, b: ast.Expr, lower: bool, probability, use) -> None:
+        """Def. 6's two halves: ``alpha * D`` (or ``D * alpha``) as a lower bound and ``D / alpha``
+        as an upper bound of a probability. (An upper bound ``k * D`` or a lower bound ``D / k``
+        with k > 1 is a plain relative bound, not alpha-fidelity: no domain.)"""
         if not isinstance(b, ast.BinOp) or b.op not in "*/":
             return
         if b.op == "/":
-            if probability(b.left):
+            if not lower and probability(b.left):
                 self.require(b.right, 0, 1, f"the divisor {_text(b.right)}", ALPHA_FIDELITY, use, lo_open=True)
             return
         for k, t in ((b.left, b.right), (b.right, b.left)):
-            if probability(t):
+            if lower and probability(t):
                 self.require(k, 0, 1, f"the factor {_text(k)}", ALPHA_FIDELITY, use)
 
     def _mixture(self, e: ast.Expr, use) -> None:
