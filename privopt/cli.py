@@ -354,7 +354,7 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:
                 try:
-                    p = api.load(spec, base | {name: v}, allow_paths)
+                    p = api.load(spec, base.sweeping(name, v), allow_paths)
                     rows.append((v, p.solve(method=method, backend=backend, time_limit=time_limit)))
                 except (PrivoptError, Exception) as e:  # noqa: BLE001 - one value's failure is its row
                     rows.append((v, e))

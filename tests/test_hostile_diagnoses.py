@@ -177,6 +177,13 @@ def test_set_value_outside_its_domain_names_the_option(tmp_path):
     assert "line 19" in out and "infeasible" not in out
 
 
+def test_swept_value_outside_its_domain_names_the_sweep():
+    result = CliRunner().invoke(main, ["sweep", str(SPECS / "count_query_dp.priv"), "eps=0.5,-1", "--json"])
+    assert result.exit_code == 2, result.output
+    assert "the swept value eps=-1: eps = -1 is outside its domain: eps must be >= 0" in result.stdout
+    assert "--set" not in result.stdout
+
+
 def test_api_value_outside_its_domain_names_params(tmp_path):
     with pytest.raises(privopt.UsageError) as e:
         privopt.load(SPECS / "atr_table4.priv", params={"delta": 1.5})

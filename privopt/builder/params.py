@@ -33,17 +33,24 @@ from ..language import ast
 
 class CommandLineParams(dict):
     """Param values written on the command line (``--set NAME=VALUE``): errors about them name
-    the option. A plain dict is the Python API's ``params={...}``."""
+    the option. ``swept`` is the param whose value comes from ``privopt sweep NAME=...``. A plain
+    dict is the Python API's ``params={...}``."""
 
-    def __or__(self, other):
-        return CommandLineParams(dict.__or__(self, other))
+    swept: str | None = None
+
+    def sweeping(self, name: str, value) -> CommandLineParams:
+        """These values with ``name`` set to one value of a sweep."""
+        out = CommandLineParams(self | {name: value})
+        out.swept = name
+        return out
 
 
 def given_as(params, name: str, raw=...) -> str:
-    """How the user gave the value of param ``name``: ``--set delta=1.5`` or ``params={'delta':
-    1.5}`` (``...`` for the value when it does not matter)."""
+    """How the user gave the value of param ``name``: ``--set delta=1.5``, the swept value
+    ``delta=1.5`` or ``params={'delta': 1.5}`` (``...`` for the value when it does not matter)."""
     if isinstance(params, CommandLineParams):
-        return f"--set {name}={'...' if raw is ... else raw}"
+        shown = "..." if raw is ... else f"{raw:g}" if isinstance(raw, float) else raw
+        return f"the swept value {name}={shown}" if params.swept == name else f"--set {name}={shown}"
     return f"params={{{name!r}: {'...' if raw is ... else repr(raw)}}}"
 
 
