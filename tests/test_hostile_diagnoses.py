@@ -264,6 +264,21 @@ def test_api_bad_value_in_api_words():
     assert str(e.value).startswith("params={'delta': 'high'}: the value must be a number"), str(e.value)
 
 
+def test_api_params_not_a_dict_is_a_usage_error():
+    with pytest.raises(privopt.UsageError, match=r"params= is a dict from param names to values, like \{'delta': 0.9\}, not str"):
+        privopt.load(SPECS / "atr_table4.priv", params="delta=0.9")
+
+
+def test_api_path_outside_the_folder_names_the_keyword(tmp_path):
+    text = (SPECS / "atr_table4.priv").read_text().replace(
+        "known P(gender, income) = counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}",
+        'known P(gender, income) = counts from "../x.csv" column n',
+    )
+    with pytest.raises(privopt.SpecError) as e:
+        privopt.loads(text, path=tmp_path / "spec.priv")
+    assert "--allow-paths (allow_paths=True in Python)" in str(e.value), str(e.value)
+
+
 def test_api_unknown_method_and_backend_have_did_you_mean():
     problem = privopt.load(SPECS / "atr_table4.priv")
     with pytest.raises(privopt.UsageError, match=r"unknown method 'closed_form'.*did you mean 'closed-form'\?"):
