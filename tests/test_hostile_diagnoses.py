@@ -130,6 +130,19 @@ def test_report_objective_in_obfuscation_names_the_class_objective(tmp_path):
            "here: minimize krcc(X, Y)")
 
 
+def test_obfuscation_constraint_functions_are_diagnosed(tmp_path):
+    path = edited(tmp_path, "obfuscation_bsc.priv", "subject to mutual_info(Y; F) <= eps", "subject to mutualinfo(Y; F) <= eps")
+    expect(path, 9, 12, "unknown function 'mutualinfo'", "did you mean 'mutual_info'?")
+    path = edited(tmp_path, "obfuscation_bsc.priv", "subject to mutual_info(Y; F) <= eps", "subject to ldp(X -> Y) <= eps")
+    expect(path, 9, 12, "ldp applies to mechanism (sanitization) and shaped-noise specs, not to a rank-preserving obfuscation spec")
+
+
+def test_report_objective_in_an_expression_says_it_stands_alone(tmp_path):
+    path = edited(tmp_path, "atr_table4.priv", ATR_OBJECTIVE, ATR_OBJECTIVE + " + 1")
+    expect(path, 20, 10, "a transparency report's objective is max_confidence(...) or min_uncertainty(...) alone",
+           absent=("role release",))
+
+
 # ------------------------------------------------------------------ role hints only where they are the fix
 
 

@@ -443,7 +443,7 @@ ERROR_CASES = [
     case("usage_method_lp_on_atr", ATR, "does not apply", "--method", "lp"),
     case("usage_method_qp_on_mechanism", MECH, "does not apply", "--method", "qp"),
     case("usage_unknown_backend", ATR, "unknown backend 'gurobi'", "--method", "lfp", "--backend", "gurobi"),
-    case("usage_solver_without_inner_solvers", ATR, "--solver applies to backends with inner solvers", "--method", "lfp", "--backend", "highs", "--solver", "SCS"),
+    case("usage_solver_without_inner_solvers", ATR, "an inner solver (--solver, solver=) applies to backends with inner solvers", "--method", "lfp", "--backend", "highs", "--solver", "SCS"),
     case("usage_unknown_inner_solver", ATR, "has no solver 'FOO'", "--method", "lfp", "--backend", "cvxpy", "--solver", "FOO"),
 ]
 

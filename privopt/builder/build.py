@@ -164,7 +164,9 @@ class Builder:
             if name in functions.FUNCTIONS:
                 raise functions.misplaced(name, here, span, advice)
             raise UnsupportedError(
-                f"the design {d.name} chooses P({outcome[0]} | ...), an outcome: this is a transparency report", e.span, advice
+                f"a transparency report's objective is max_confidence(...) or min_uncertainty(...) alone "
+                f"(the design {d.name} chooses P({outcome[0]} | ...), an outcome)",
+                e.span, advice,
             )
         if not outcome and name in MEASURES:
             released = d.targets[0]

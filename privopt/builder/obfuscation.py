@@ -23,6 +23,7 @@ from ..errors import SpecError, UnsupportedError
 from ..language import ast
 from ..model.obfuscation import LeakageBound, ObfuscationModel, RankObjective
 from ..model.problem import Problem, Role
+from . import functions
 from .values import suggest
 
 FUNCS = ("krcc", "mutual_info")
@@ -164,6 +165,9 @@ class ObfuscationBuilder:
 
     # ------------------------------------------------------------------ constraints
     def _constraint_kind(self, c: ast.ConstraintDecl) -> str:
+        for e in c.exprs:
+            if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.OBFUSCATION):
+                raise functions.unknown(e.func.name, functions.OBFUSCATION, e.func.span)
         if any(isinstance(e, ast.Call) and e.func.name == "mutual_info" for e in c.exprs):
             return "leakage"
         if len(c.exprs) == 2 and all(isinstance(e, ast.Prob) for e in c.exprs):
