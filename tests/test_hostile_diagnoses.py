@@ -247,6 +247,11 @@ def test_a_param_in_no_domain_sensitive_place_is_free(tmp_path):
     assert code == 0, out
 
 
+def test_param_in_a_nonlinear_bound_names_the_bound_value(tmp_path):
+    path = edited(tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to |Dt - D| <= exp(delta) - 1")
+    expect(path, 18, 15, "delta = 0.9 puts the bound exp(delta) - 1 at 1.4596, outside [0, 1]", "line 19")
+
+
 def test_relative_bounds_and_written_numbers_are_not_refused(tmp_path):
     # an upper bound k * D with k > 1 is a relative bound, not alpha-fidelity; a number written
     # in place (a vacuous Dt <= 1.5) is what the user meant: neither has a param domain

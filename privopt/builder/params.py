@@ -29,6 +29,7 @@ import math
 
 from ..errors import SpecError, UsageError
 from ..language import ast
+from .values import SCALAR_FUNCS
 
 
 class CommandLineParams(dict):
@@ -83,10 +84,11 @@ class ParamDomains:
 
     def scalar(self, e: ast.Expr) -> float | None:
         """``e``'s value when it is a number expression of numbers and params, else None."""
-        names = ast.names_in(e)
-        if not names <= set(self.b.params) or ast.nodes_in(e, kind=(ast.Prob, ast.Expect, ast.TupleExpr)):
+        calls = ast.nodes_in(e, kind=ast.Call)
+        if any(c.func.name not in SCALAR_FUNCS for c in calls):
             return None
-        if any(c.func.name not in ("exp", "log", "sqrt", "abs") for c in ast.nodes_in(e, kind=ast.Call)):
+        names = ast.names_in(e) - {c.func.name for c in calls}
+        if not names <= set(self.b.params) or ast.nodes_in(e, kind=(ast.Prob, ast.Expect, ast.TupleExpr)):
             return None
         try:
             return self.b._scalar(e)
