@@ -163,6 +163,31 @@ def test_outcome_role_hint_for_a_report_whose_decision_is_declared_release(tmp_p
     assert code == 0 and "optimal" in out, out
 
 
+def hint_of(out: str) -> str:
+    return out.split("\nhint: ", 1)[1].strip()
+
+
+def test_a_measure_missing_its_outcome_is_not_echoed_back(tmp_path):
+    path = edited(tmp_path, "atr_table4.priv", ATR_OBJECTIVE, "minimize max_confidence(gender -> income)")
+    out = expect(path, 20, 10, "max_confidence needs exactly one outcome variable before '->'")
+    fix = hint_of(out).removeprefix("write ")
+    assert fix == "max_confidence(gender, decision -> income)", out
+    path.write_text(path.read_text().replace("max_confidence(gender -> income)", fix))
+    code, out = solve(path)
+    assert code == 0 and "max confidence: 0.675" in out, out
+
+
+def test_a_design_missing_a_condition_is_told_to_add_it(tmp_path):
+    design = "design Dt = P(decision | gender, income)"
+    path = edited(tmp_path, "atr_table4.priv", design, "design Dt = P(decision | gender)")
+    out = expect(path, 19, 18, "D has axis 'income', which the design Dt does not have")
+    fix = hint_of(out).rsplit("condition the design on income: ", 1)[1]
+    assert fix == design, out
+    path.write_text(path.read_text().replace("design Dt = P(decision | gender)", fix))
+    code, out = solve(path)
+    assert code == 0 and "max confidence: 0.675" in out, out
+
+
 # ------------------------------------------------------------------ 3. params outside their domain
 
 

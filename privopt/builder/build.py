@@ -186,13 +186,17 @@ class Builder:
     def _builds_with_role(self, name: str, role: Role) -> bool:
         """Whether this spec builds once ``var NAME`` has ``role``: the test a role hint must
         pass before it is given."""
-        statements = tuple(
-            dataclasses.replace(s, role=ast.Ident(role.value, s.role.span))
+        return self._builds_with(
+            lambda s: dataclasses.replace(s, role=ast.Ident(role.value, s.role.span))
             if isinstance(s, ast.VarDecl) and s.name.name == name else s
-            for s in self.spec.statements
         )
+
+    def _builds_with(self, change) -> bool:
+        """Whether this spec builds with every statement ``s`` replaced by ``change(s)``: the
+        test a hint that rewrites the spec must pass before it is given."""
+        statements = tuple(change(s) for s in self.spec.statements)
         try:
-            Builder(dataclasses.replace(self.spec, statements=statements), self.overrides, self.files.allow_paths).build()
+            Builder(dataclasses.replace(self.spec, statements=statements), self.given_params, self.files.allow_paths).build()
         except SpecError:
             return False
         return True
@@ -609,10 +613,21 @@ class Builder:
         axes = self.design.axes
         extra = [a for a in table.axes if a not in axes]
         if extra:
+            d = self.design
+            missing = tuple(a for a in extra if a in self.variables and a not in d.targets)
+            hint = f"tables in a constraint must be indexed by {d.name}'s variables ({', '.join(axes)})"
+            if missing and self._builds_with(
+                lambda s: dataclasses.replace(s, prob=dataclasses.replace(
+                    s.prob, given=s.prob.given + tuple(ast.Ident(a, s.prob.span) for a in missing)))
+                if isinstance(s, ast.DesignDecl) else s
+            ):
+                hint = (
+                    f"tables in a constraint are indexed by {d.name}'s variables ({', '.join(axes)}); condition "
+                    f"the design on {', '.join(missing)}: design {d.name} = P({', '.join(d.targets)} | "
+                    f"{', '.join(d.given + missing)})"
+                )
             raise UnsupportedError(
-                f"{table.name} has axis '{extra[0]}', which the design {self.design.name} does not have",
-                span,
-                f"tables in a constraint must be indexed by {self.design.name}'s variables ({', '.join(axes)})",
+                f"{table.name} has axis '{extra[0]}', which the design {d.name} does not have", span, hint
             )
         present = tuple(a for a in axes if a in table.axes)
         arr = table.aligned(present)
@@ -768,6 +783,15 @@ class Builder:
         """How to write this measure call: with its own variables sorted by role when they all
         are variables (``max_confidence(income -> gender, decision)`` -> ``write
         max_confidence(gender, decision -> income)``), else the general form."""
+        d = self.design
+        roles = {a: self.variables[a].role for a in (*d.targets, *d.given)}
+        outcome = [t for t in d.targets if roles[t] is Role.OUTCOME]
+        if len(d.targets) == len(outcome) == 1 and all(roles[a] in (Role.PUBLIC, Role.PRIVATE) for a in d.given):
+            # the call this design takes, so a call missing its outcome is not echoed back
+            public = [a for a in d.given if roles[a] is Role.PUBLIC]
+            private = [a for a in d.given if roles[a] is Role.PRIVATE]
+            if private:
+                return f"write {e.func.name}({', '.join(public + outcome)} -> {', '.join(private)})"
         names = [a.name for a in (*e.args, *(e.arrow_args or ())) if isinstance(a, ast.Name)]
         vs = [self.variables[n] for n in names if n in self.variables]
         before = [v.name for v in vs if v.role is Role.PUBLIC] + [v.name for v in vs if v.role is Role.OUTCOME]
