@@ -40,6 +40,7 @@ from .values import (
     apply_scalar,
     arith,
     real_values,
+    suggest,
     undefined_hint,
 )
 
@@ -463,7 +464,14 @@ class MechanismBuilder(QuadraticTerms):
         return body.scale(weights).sum_over((v,)) if body.axes else body.scale(LinTable.scalar(float(t.data.sum()), self.n))
 
     def _var_arg(self, a: ast.Expr):
-        if not isinstance(a, ast.Name) or a.name not in self.vars:
+        if isinstance(a, ast.Name) and a.name not in self.vars:
+            if a.name in self.b.names:
+                raise SpecError(f"'{a.name}' is not a variable here", a.span, f"variables: {', '.join(self.vars)}")
+            raise SpecError(
+                f"unknown variable '{a.name}'", a.span,
+                suggest(a.name, self.vars, self.b.in_use) or f"variables: {', '.join(self.vars)}",
+            )
+        if not isinstance(a, ast.Name):
             raise SpecError("expected a variable name", a.span)
         return self.vars[a.name]
 
