@@ -342,7 +342,11 @@ class NoiseBuilder:
         positional = [a for a in call.args if not isinstance(a, ast.KwArg)]
         if len(positional) != 1 or not isinstance(positional[0], ast.Name) or positional[0].name not in self.inputs:
             where = positional[0].span if positional else call.span
-            raise SpecError("dp(x -> O) needs the continuous input before '->'", where, f"inputs: {', '.join(self.inputs)}")
+            written = positional[0].name if positional and isinstance(positional[0], ast.Name) else ""
+            raise SpecError(
+                "dp(x -> O) needs the continuous input before '->'", where,
+                suggest(written, self.inputs) or f"inputs: {', '.join(self.inputs)}",
+            )
         arrow = [a for a in call.arrow_args or () if not isinstance(a, ast.KwArg)]
         if len(arrow) != 1:
             raise SpecError("dp(x -> O) needs the released vector after '->'", call.span)
