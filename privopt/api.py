@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from . import pipeline
 from .builder.build import build
 from .classify import Analysis, analyse
+from .errors import UsageError
 from .language.ast import SpecFile
 from .language.parser import parse, parse_file
 from .model import problem as model
@@ -51,7 +53,9 @@ class Problem(model.Problem):
 
 
 def load(path: str | Path, params: dict[str, str | float] | None = None, allow_paths: bool = False) -> Problem:
-    """Read, parse and check a spec file. ``params`` overrides ``param`` values (as ``--set``)."""
+    """Read, parse and check a spec file. ``params`` overrides ``param`` values (as ``--set``);
+    an unknown name, a value that is not a number or one outside the param's domain is a
+    ``UsageError`` naming it as ``params={'delta': 1.5}``, with a did-you-mean for a name."""
     t0 = time.perf_counter()
     return _checked(parse_file(path), params, allow_paths, t0)
 
@@ -65,6 +69,8 @@ def loads(text: str, params: dict[str, str | float] | None = None, allow_paths: 
 def _checked(spec: SpecFile, params, allow_paths: bool, t0: float) -> Problem:
     """The spec's ``Problem``, carrying the SHA-256 of its text as read (UTF-8, without a
     byte-order mark: ``sha256sum FILE`` for a file without one) and the parse time."""
+    if params is not None and not isinstance(params, Mapping):
+        raise UsageError(f"params= is a dict from param names to values, like {{'delta': 0.9}}, not {type(params).__name__}")
     built = build(spec, params, allow_paths)
     digest = hashlib.sha256(spec.source.text.encode("utf-8")).hexdigest()
     fields = {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}

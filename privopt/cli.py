@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from . import api, outdir, solverlog
+from .builder.params import CommandLineParams
 from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .render import markup as escape
@@ -43,7 +44,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
-    params = {}
+    params = CommandLineParams()  # errors about these values name them as --set NAME=VALUE
     for pair in pairs:
         name, eq, value = pair.partition("=")
         if not eq or not name.strip():
@@ -353,7 +354,7 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:
                 try:
-                    p = api.load(spec, base | {name: v}, allow_paths)
+                    p = api.load(spec, base.sweeping(name, v), allow_paths)
                     rows.append((v, p.solve(method=method, backend=backend, time_limit=time_limit)))
                 except (PrivoptError, Exception) as e:  # noqa: BLE001 - one value's failure is its row
                     rows.append((v, e))

@@ -21,6 +21,7 @@ from typing import Protocol
 from .render import visible
 
 __all__ = [
+    "did_you_mean",
     "PrivoptError",
     "SpecError",
     "UnsupportedError",
@@ -29,6 +30,15 @@ __all__ = [
     "SolverError",
     "VerificationError",
 ]
+
+
+def did_you_mean(name, options) -> str:
+    """``"; did you mean 'highs'?"`` for a misspelt ``name`` among ``options`` (difflib's closest
+    match), or "" when none is close: the tail of an "unknown NAME" message."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(o) for o in options], n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 class Located(Protocol):

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
+from .errors import did_you_mean
 
 GROUP_MEASURES = ("objective", "beta", "beta_min", "c_star", "case")  # the rest of a group row is its key
 
@@ -118,7 +119,7 @@ class Result:
         try:
             return self.tables[name]
         except KeyError:
-            raise KeyError(f"no table '{name}'; tables: {', '.join(self.tables)}") from None
+            raise KeyError(f"no table '{name}'{did_you_mean(name, self.tables)}; tables: {', '.join(self.tables)}") from None
 
     def group_records(self) -> list[dict[str, Any]]:
         """Per-group results as plain dicts: {key: {public var: label}, objective, beta, ...}

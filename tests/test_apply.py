@@ -487,7 +487,9 @@ def test_noise_spec_refused(tmp_path):
 
 
 def test_infeasible_spec_writes_nothing(tmp_path):
-    err = expect_error(tmp_path, "gender,income\nF,low\n", r"infeasible", "--set", "delta=1.5", code=3)
+    spec = tmp_path / "infeasible.priv"  # Dt >= 0.6 where D = 0 and |Dt - D| <= 0.1: no table
+    spec.write_text(ATR.read_text() + "subject to Dt >= 0.6\n")
+    err = expect_error(tmp_path, "gender,income\nF,low\n", r"infeasible", spec=spec, code=3)
     assert "nothing was written" in err
 
 

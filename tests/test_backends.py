@@ -121,7 +121,7 @@ def test_registry_errors():
         get_backend("gurobi")
     with pytest.raises(UsageError, match="no solver 'MOSEK'; choose: CLARABEL, HIGHS, SCS, OSQP"):
         get_backend("cvxpy", "MOSEK")
-    with pytest.raises(UsageError, match="--solver applies to backends with inner solvers"):
+    with pytest.raises(UsageError, match=r"an inner solver \(--solver, solver=\) applies to backends with inner solvers"):
         get_backend("highs", "CLARABEL")
 
 

@@ -336,7 +336,8 @@ def test_depth_limit_is_exact(tmp_path):
     from privopt.language.parser import MAX_DEPTH
 
     # a number under MAX_DEPTH - 1 minus signs is MAX_DEPTH levels: accepted; one more is refused
-    ok = replace("param delta = 0.9", "param delta = " + "-" * (MAX_DEPTH - 1) + "0.9")
+    # (an odd count makes delta -0.9, so the bound is written 1 + delta to stay in [0, 1])
+    ok = replace("param delta = 0.9", "param delta = " + "-" * (MAX_DEPTH - 1) + "0.9").replace("1 - delta", "1 + delta")
     result, _ = run(tmp_path, ok, "--json", "--no-tables")
     assert result.exit_code == 0, result.output
     expect_error(tmp_path, replace("param delta = 0.9", "param delta = " + "-" * MAX_DEPTH + "0.9"), 16, "nested more than")

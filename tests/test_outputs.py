@@ -167,7 +167,9 @@ def test_failed_or_infeasible_runs_leave_out_as_it_was(tmp_path):
     out = tmp_path / "res"
     assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
     before = _listing(out)
-    r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--set", "delta=1.5")  # infeasible
+    infeasible = tmp_path / "infeasible.priv"  # Dt >= 0.6 where D = 0 and |Dt - D| <= 0.1: no table
+    infeasible.write_text((SPECS / "atr_table4.priv").read_text() + "subject to Dt >= 0.6\n")
+    r = run("solve", infeasible, "--out", out)
     assert r.returncode == 3
     r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--set", "nosuch=1")  # a usage error
     assert r.returncode == 2
@@ -306,7 +308,7 @@ def test_sweep_gives_every_value_its_own_row_and_status():
     rows = strict_json(r.stdout)
     assert [row["eps"] for row in rows] == [0.5, -1.0, 1.0]
     assert [row["status"] for row in rows] == ["optimal", "failed", "optimal"]
-    assert "the budget must be a number >= 0" in rows[1]["error"]
+    assert "eps = -1 is outside its domain: eps must be >= 0" in rows[1]["error"]
     r = run("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1")
     assert r.returncode == 2
     assert r.stdout.count("optimal") == 2 and "failed" in r.stdout and "eps=-1: failed:" in r.stdout

@@ -26,8 +26,10 @@ privopt/builder/build.py
   * ``_objective``: "unknown measure '...'" and "this objective is not supported yet" are
     unreachable: ``Builder.build`` sends every objective that is not a call of
     max_confidence/min_uncertainty to the mechanism builder (``_is_atr_objective``), so
-    ``_objective`` only ever sees those two calls (a misspelt measure reaches the mechanism
-    builder instead: case ``atr_mechanism_objective_on_outcome_design``).
+    ``_objective`` only ever sees those two calls (a misspelt measure is an unknown function
+    with a did-you-mean, ``_check_objective_class``: case ``atr_misspelt_measure``).
+  * ``_value``: the final "unexpected expression" fallback: every expression kind the parser
+    produces is handled before it (an E[...] says where it applies: ``atr_expectation_in_constraint``).
   * ``_const``: "has a cell that is not a finite number": inline cells are refused by
     ``tables._value`` (too large / not a number) and file cells by ``read_long_table`` (not a
     finite number) before this check.
@@ -39,7 +41,7 @@ privopt/builder/mechanism.py
     known variables crashes there instead (see ``test_budget_on_variable_without_distribution``,
     an xfail: an internal error, a bug).
   * ``value`` / ``_call``: the final "unexpected expression" fallback: every expression kind the
-    parser produces is handled before it (ATR's fallback is covered: ``atr_expectation_in_constraint``).
+    parser produces is handled before it.
 privopt/builder/quadratic.py
   * ``_plain_value``: the |...| refusal: ``_term`` evaluates |e| through ``value``/``_plain``,
     which refuse it first ("|...| of the design may only appear as |e| <= bound").
@@ -339,7 +341,7 @@ ERROR_CASES = [
     case("atr_function_of_design", edit(ATR, "|Dt - D| <= 1 - delta", "exp(Dt) <= 2"), "exp of the design is not linear"),
     case("atr_unknown_function", edit(ATR, "|Dt - D| <= 1 - delta", "clip(Dt) <= 2"), "unknown function 'clip'"),
     case("atr_tuple_in_constraint", edit(ATR, "|Dt - D| <= 1 - delta", "Dt <= (1, 2)"), "a tuple is not a value here"),
-    case("atr_expectation_in_constraint", edit(ATR, "|Dt - D| <= 1 - delta", "E[Dt] <= 1"), "unexpected expression"),
+    case("atr_expectation_in_constraint", edit(ATR, "|Dt - D| <= 1 - delta", "E[Dt] <= 1"), "E applies to mechanism (sanitization), shaped-noise and noise-placement specs"),
     case("atr_product_of_design", edit(ATR, "|Dt - D| <= 1 - delta", "Dt * Dt <= 1"), "a product of two design terms is not linear"),
     case("atr_divide_by_design", edit(ATR, "|Dt - D| <= 1 - delta", "1 / Dt <= 2"), "dividing by the design is not linear"),
     case("atr_divide_by_zero_cell", edit(ATR, "|Dt - D| <= 1 - delta", "Dt / D <= 2"), "division by zero (a divisor cell is 0)"),
@@ -360,7 +362,9 @@ ERROR_CASES = [
     case("atr_measure_variable_twice", edit(ATR, "max_confidence(gender, decision -> income)", "max_confidence(gender, gender, decision -> income)"), "a variable appears twice"),
     case("atr_measure_not_the_design", edit(ATR, "max_confidence(gender, decision -> income)", "max_confidence(decision -> income)"), "needs the design"),
     case("atr_measure_without_prior", edit(ATR, "known P(gender, income) " + PRIOR_TABLE + "\n", ""), "needs the adversary's prior"),
-    case("atr_mechanism_objective_on_outcome_design", edit(ATR, "minimize max_confidence(gender, decision -> income)", "minimize max_confidense(gender, decision -> income)"), "but decision is outcome"),
+    case("atr_misspelt_measure", edit(ATR, "minimize max_confidence(gender, decision -> income)", "minimize max_confidense(gender, decision -> income)"), "unknown function 'max_confidense'"),
+    case("atr_mechanism_objective_on_outcome_design", edit(ATR, "minimize max_confidence(gender, decision -> income)", "minimize tv(gender, decision)"), "tv applies to mechanism (sanitization) and shaped-noise specs, not to a transparency report"),
+    case("mech_release_declared_outcome", edit(MECH, "var Y : release over X", "var Y : outcome over X"), "but Y is outcome"),
     # ------------------------------------------------------------ builder/mechanism.py
     case("mech_no_design", edit(MECH, "design M = P(Y | S, X)\n", ""), "the spec has no design"),
     case("mech_no_objective", edit(MECH, "minimize tv(X, Y)\n", ""), "no objective"),
@@ -411,7 +415,7 @@ ERROR_CASES = [
     case("mech_adjacency_empty", edit(COUNT, "adjacent: |n - n'| <= 1", "adjacent: |n - n'| <= 0.5"), "no two values are adjacent"),
     case("mech_budget_tuple_not_dp", edit(MECH, "ldp(S -> Y) <= eps", "ldp(S -> Y) <= (eps, 0.1)"), "bounds dp only"),
     case("mech_budget_negative", edit(MECH, "ldp(S -> Y) <= eps", "ldp(S -> Y) <= -1"), "the budget must be a number >= 0"),
-    case("mech_dp_delta_outside", edit(COUNT, "<= 1) <= eps", "<= 1) <= (eps, 2)"), "delta must lie in [0, 1]"),
+    case("mech_dp_delta_outside", edit(COUNT, "<= 1) <= eps", "<= 1) <= (eps, 2)"), "delta must lie in [0, 1)"),
     case("mech_design_chooses_non_release", edit(MECH, "var Y : release over X", "var Y : data over X"), "but Y is data"),
     case("mech_objective_budget", edit(MECH, "minimize tv(X, Y)", "minimize ldp(S -> Y)"), "is not a linear program"),
     case("mech_objective_is_a_table", edit(MECH, "minimize tv(X, Y)", "minimize P(Y | S, X)"), "not a number"),
@@ -439,7 +443,7 @@ ERROR_CASES = [
     case("usage_method_lp_on_atr", ATR, "does not apply", "--method", "lp"),
     case("usage_method_qp_on_mechanism", MECH, "does not apply", "--method", "qp"),
     case("usage_unknown_backend", ATR, "unknown backend 'gurobi'", "--method", "lfp", "--backend", "gurobi"),
-    case("usage_solver_without_inner_solvers", ATR, "--solver applies to backends with inner solvers", "--method", "lfp", "--backend", "highs", "--solver", "SCS"),
+    case("usage_solver_without_inner_solvers", ATR, "an inner solver (--solver, solver=) applies to backends with inner solvers", "--method", "lfp", "--backend", "highs", "--solver", "SCS"),
     case("usage_unknown_inner_solver", ATR, "has no solver 'FOO'", "--method", "lfp", "--backend", "cvxpy", "--solver", "FOO"),
 ]
 

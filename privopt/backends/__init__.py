@@ -6,7 +6,7 @@ it never stops the others.
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from .base import Backend, LinearProgram, LPSolution
 from .cvxpy import CvxpyBackend
 from .highs import HighsBackend
@@ -26,9 +26,9 @@ def get_backend(name: str, solver: str | None = None) -> Backend:
     try:
         cls = BACKENDS[name]
     except KeyError:
-        raise UsageError(f"unknown backend '{name}'; available: {', '.join(BACKENDS)}") from None
+        raise UsageError(f"unknown backend '{name}'{did_you_mean(name, BACKENDS)}; available: {', '.join(BACKENDS)}") from None
     if solver is not None and not cls.solvers:
-        raise UsageError(f"--solver applies to backends with inner solvers (cvxpy), not '{name}'")
+        raise UsageError(f"an inner solver (--solver, solver=) applies to backends with inner solvers (cvxpy), not '{name}'")
     backend = cls(solver)
     ok, why = backend.available()
     if not ok:

@@ -7,6 +7,7 @@ objective's roles fit the design. Every error carries the span of what the user 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,7 +28,9 @@ from ..model.problem import (
     Table,
     Variable,
 )
+from . import functions
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
+from .params import ConstraintDomains, given_as
 from .values import (
     SCALAR_FUNCS,
     AbsOf,
@@ -43,14 +46,16 @@ PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
 
 
-def parse_param(name: str, raw) -> float:
+def parse_param(name: str, raw, params=None) -> float:
     """A param value from ``--set`` or the API: a finite real number, and as text the spec
-    language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow)."""
+    language's own number syntax only (no ``0_9``, ``nan``, ``inf``, hex or overflow). Errors
+    name the value as ``params`` (all the overrides) were given (``given_as``)."""
+    given = given_as(params, name, raw)
     if isinstance(raw, str):
         value = parse_number(raw.strip())
         if value is None:
             raise UsageError(
-                f"--set {name}={raw}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
+                f"{given}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
             )
     elif isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, (bool, np.bool_)):
         try:
@@ -58,9 +63,9 @@ def parse_param(name: str, raw) -> float:
         except OverflowError:  # an int beyond the largest double
             value = math.inf
     else:
-        raise UsageError(f"param {name}: the value must be a number, not {type(raw).__name__}")
+        raise UsageError(f"{given}: the value must be a number, not {type(raw).__name__}")
     if not math.isfinite(value):
-        raise UsageError(f"--set {name}={raw}: the value must be a finite number (at most 1.8e308 in magnitude)")
+        raise UsageError(f"{given}: the value must be a finite number (at most 1.8e308 in magnitude)")
     return value
 
 
@@ -69,6 +74,9 @@ class Builder:
         self.spec = spec
         self.source = spec.source
         self.overrides = dict(params or {})
+        self.given_params = params  # as given: --set on the command line, params={...} in Python
+        self.param_decls: dict[str, ast.ParamDecl] = {}
+        self.domains = ConstraintDomains(self)
         self.files = DataFiles(spec.source.folder, allow_paths)
         self.variables: dict[str, Variable] = {}
         self.params: dict[str, float] = {}
@@ -112,6 +120,7 @@ class Builder:
         if len(objectives) > 1:
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
+        self._check_objective_class(objectives[0], is_obfuscation(objectives[0], constraint_decls))
         if is_obfuscation(objectives[0], constraint_decls):
             return ObfuscationBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
         refuse_family_syntax([*constraint_decls, *objectives])
@@ -133,6 +142,65 @@ class Builder:
             data_sha256=dict(self.files.digests),
         )
 
+    def _check_objective_class(self, o: ast.ObjectiveDecl, obfuscation: bool) -> None:
+        """The objective decides the problem class, and the design's role decides it too: a
+        design of an outcome is a transparency report (max_confidence, min_uncertainty), a design
+        of a release is every other class. An objective the language does not know is an unknown
+        function with a did-you-mean; one of the other side is where it applies, unless changing
+        the design's role is what makes the spec build (then the builder's role hint stands:
+        a hint never suggests a change that makes the spec worse)."""
+        e = o.expr
+        name = e.func.name if isinstance(e, ast.Call) or (isinstance(e, ast.Expect) and e.func.name == "E") else None
+        span = e.func.span if name is not None else e.span
+        d = self.design
+        outcome = [t for t in d.targets if self.variables[t].role is Role.OUTCOME]
+        here = functions.REPORT if outcome else functions.OBFUSCATION if obfuscation else functions.MECHANISM
+        if name is not None and name not in functions.FUNCTIONS and name not in self.consts:
+            raise functions.unknown(name, here, span)
+        if outcome and name not in MEASURES:
+            if self._builds_with_role(outcome[0], Role.RELEASE):
+                return  # the mechanism builder says: declare it with role release
+            advice = f"{functions.CLASS_NOUN[here]} {functions.CLASS_OBJECTIVE[here]}; {self._objective_example(here)}"
+            if name in functions.FUNCTIONS:
+                raise functions.misplaced(name, here, span, advice)
+            raise UnsupportedError(
+                f"a transparency report's objective is max_confidence(...) or min_uncertainty(...) alone "
+                f"(the design {d.name} chooses P({outcome[0]} | ...), an outcome)",
+                e.span, advice,
+            )
+        if not outcome and name in MEASURES:
+            released = d.targets[0]
+            if self._builds_with_role(released, Role.OUTCOME):
+                raise SpecError(
+                    f"{name} is the objective of a transparency report, whose design chooses an outcome; "
+                    f"{d.name} chooses P({released} | ...), and {released} is {self.variables[released].role.value}",
+                    d.span,
+                    f"declare the decision with role outcome: var {released} : outcome {{...}}",
+                )
+            raise functions.misplaced(
+                name, here, span,
+                f"the design {d.name} chooses P({released} | ...), a {self.variables[released].role.value}: "
+                f"{functions.CLASS_NOUN[here]} {functions.CLASS_OBJECTIVE[here]}; {self._objective_example(here)}",
+            )
+
+    def _builds_with_role(self, name: str, role: Role) -> bool:
+        """Whether this spec builds once ``var NAME`` has ``role``: the test a role hint must
+        pass before it is given."""
+        return self._builds_with(
+            lambda s: dataclasses.replace(s, role=ast.Ident(role.value, s.role.span))
+            if isinstance(s, ast.VarDecl) and s.name.name == name else s
+        )
+
+    def _builds_with(self, change) -> bool:
+        """Whether this spec builds with every statement ``s`` replaced by ``change(s)``: the
+        test a hint that rewrites the spec must pass before it is given."""
+        statements = tuple(change(s) for s in self.spec.statements)
+        try:
+            Builder(dataclasses.replace(self.spec, statements=statements), self.given_params, self.files.allow_paths).build()
+        except SpecError:
+            return False
+        return True
+
     def _by_role(self, *roles: Role) -> list[str]:
         return [v.name for v in self.variables.values() if v.role in roles]
 
@@ -149,6 +217,14 @@ class Builder:
             "declare what the design chooses (var Y : release over X, or var D : outcome {...}), "
             "then add: design M = P(Y | X)"
         )
+
+    def _objective_example(self, here: str) -> str:
+        """The objective this spec's design takes, written with its own variables."""
+        d = self.design
+        if self.variables[d.targets[0]].role is not Role.OUTCOME and len(d.targets) == len(d.given) == 1:
+            if functions.applies("krcc", here):
+                return f"here: minimize krcc({d.given[0]}, {d.targets[0]})"
+        return "here: " + self._objective_hint().removeprefix("add a line such as: ")
 
     def _objective_hint(self) -> str:
         """What to add for a missing objective, written with the design's own variables."""
@@ -242,14 +318,17 @@ class Builder:
         declared = {d.name.name for d in decls}
         unknown = [k for k in self.overrides if k not in declared]
         if unknown:
+            name = unknown[0]
+            close = suggest(str(name), declared)
             raise UsageError(
-                f"--set {unknown[0]}: the spec has no param '{unknown[0]}'"
-                + (f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
+                f"{given_as(self.given_params, name)}: the spec has no param '{name}'"
+                + (f"; {close}" if close else f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
             )
         for d in decls:
             self._declare(d.name, "param")
+            self.param_decls[d.name.name] = d
             if d.name.name in self.overrides:
-                value = parse_param(d.name.name, self.overrides[d.name.name])
+                value = parse_param(d.name.name, self.overrides[d.name.name], self.given_params)
             else:
                 self.in_use = frozenset(ast.names_in(d.expr))
                 value = self._scalar(d.expr)
@@ -406,6 +485,9 @@ class Builder:
         if fname == "bsc":
             if len(src.args) != 1:
                 raise SpecError("bsc takes one argument, the crossover probability: bsc(p)", src.span)
+            self.domains.require(
+                src.args[0], 0, 1, "the crossover probability of bsc(p)", "bsc(p) flips a bit with probability p", src.span
+            )
             p = self._scalar(src.args[0])
             if not 0 <= p <= 1:
                 raise SpecError(f"bsc({p}): the crossover probability must lie in [0, 1]", src.span)
@@ -479,6 +561,7 @@ class Builder:
         """Elementwise constraints on the design: every value is a ``LinTable`` over (a subset
         of) the design's axes whose decision vector is the design itself, so cell ``c`` depends
         on ``X[c]`` alone (``coef * X + const``)."""
+        self.domains.constraint(c, self.is_probability)
         self.in_use = frozenset(ast.names_in(c.exprs))
         vals = [self._value(e) for e in c.exprs]
         out = []
@@ -499,6 +582,13 @@ class Builder:
             else:
                 out.append(self._cell(lv - rv, op, c))
         return out
+
+    def is_probability(self, e: ast.Expr) -> bool:
+        """Whether ``e`` denotes a table of probabilities: the design, a known table, ``P(...)``."""
+        if isinstance(e, ast.Prob):
+            return True
+        design = getattr(self, "design", None)
+        return isinstance(e, ast.Name) and (e.name in self.known or (design is not None and e.name == design.name))
 
     def _cell(self, diff: LinTable, sense, c: ast.ConstraintDecl) -> CellConstraint:
         """``diff (<= | ==) 0`` cell by cell: its coefficients (the diagonal) and constants
@@ -523,10 +613,21 @@ class Builder:
         axes = self.design.axes
         extra = [a for a in table.axes if a not in axes]
         if extra:
+            d = self.design
+            missing = tuple(a for a in extra if a in self.variables and a not in d.targets)
+            hint = f"tables in a constraint must be indexed by {d.name}'s variables ({', '.join(axes)})"
+            if missing and self._builds_with(
+                lambda s: dataclasses.replace(s, prob=dataclasses.replace(
+                    s.prob, given=s.prob.given + tuple(ast.Ident(a, s.prob.span) for a in missing)))
+                if isinstance(s, ast.DesignDecl) else s
+            ):
+                hint = (
+                    f"tables in a constraint are indexed by {d.name}'s variables ({', '.join(axes)}); condition "
+                    f"the design on {', '.join(missing)}: design {d.name} = P({', '.join(d.targets)} | "
+                    f"{', '.join(d.given + missing)})"
+                )
             raise UnsupportedError(
-                f"{table.name} has axis '{extra[0]}', which the design {self.design.name} does not have",
-                span,
-                f"tables in a constraint must be indexed by {self.design.name}'s variables ({', '.join(axes)})",
+                f"{table.name} has axis '{extra[0]}', which the design {d.name} does not have", span, hint
             )
         present = tuple(a for a in axes if a in table.axes)
         arr = table.aligned(present)
@@ -576,7 +677,9 @@ class Builder:
                 if not v.is_const:
                     raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
                 return LinTable.const(v.axes, v.shape, apply_scalar(e.func.name, v.array(), e.span), n)
-            raise SpecError(f"unknown function '{e.func.name}'", e.func.span, suggest(e.func.name, list(SCALAR_FUNCS) + list(MEASURES)))
+            raise functions.unknown(e.func.name, functions.REPORT, e.func.span)
+        if isinstance(e, ast.Expect):
+            raise functions.unknown(e.func.name, functions.REPORT, e.func.span)
         if isinstance(e, ast.TupleExpr):
             raise UnsupportedError("a tuple is not a value here", e.span)
         raise SpecError("unexpected expression", e.span)
@@ -680,6 +783,15 @@ class Builder:
         """How to write this measure call: with its own variables sorted by role when they all
         are variables (``max_confidence(income -> gender, decision)`` -> ``write
         max_confidence(gender, decision -> income)``), else the general form."""
+        d = self.design
+        roles = {a: self.variables[a].role for a in (*d.targets, *d.given)}
+        outcome = [t for t in d.targets if roles[t] is Role.OUTCOME]
+        if len(d.targets) == len(outcome) == 1 and all(roles[a] in (Role.PUBLIC, Role.PRIVATE) for a in d.given):
+            # the call this design takes, so a call missing its outcome is not echoed back
+            public = [a for a in d.given if roles[a] is Role.PUBLIC]
+            private = [a for a in d.given if roles[a] is Role.PRIVATE]
+            if private:
+                return f"write {e.func.name}({', '.join(public + outcome)} -> {', '.join(private)})"
         names = [a.name for a in (*e.args, *(e.arrow_args or ())) if isinstance(a, ast.Name)]
         vs = [self.variables[n] for n in names if n in self.variables]
         before = [v.name for v in vs if v.role is Role.PUBLIC] + [v.name for v in vs if v.role is Role.OUTCOME]

@@ -31,6 +31,7 @@ from ..model.problem import (
     Role,
     Table,
 )
+from . import functions
 from .quadratic import QuadraticTerms, _Quad
 from .values import (
     SCALAR_FUNCS,
@@ -463,7 +464,14 @@ class MechanismBuilder(QuadraticTerms):
         return body.scale(weights).sum_over((v,)) if body.axes else body.scale(LinTable.scalar(float(t.data.sum()), self.n))
 
     def _var_arg(self, a: ast.Expr):
-        if not isinstance(a, ast.Name) or a.name not in self.vars:
+        if isinstance(a, ast.Name) and a.name not in self.vars:
+            if a.name in self.b.names:
+                raise SpecError(f"'{a.name}' is not a variable here", a.span, f"variables: {', '.join(self.vars)}")
+            raise SpecError(
+                f"unknown variable '{a.name}'", a.span,
+                suggest(a.name, self.vars, self.b.in_use) or f"variables: {', '.join(self.vars)}",
+            )
+        if not isinstance(a, ast.Name):
             raise SpecError("expected a variable name", a.span)
         return self.vars[a.name]
 
@@ -479,7 +487,7 @@ class MechanismBuilder(QuadraticTerms):
                 f"{f}(...) is a privacy budget: bound it in a constraint", e.span, f"write: subject to {f}(...) <= eps"
             )
         if f in NONLINEAR:
-            raise UnsupportedError(NONLINEAR[f], e.span)
+            raise UnsupportedError(NONLINEAR[f], e.span, functions.where_applies(f))
         if f in self.b.consts and e.arrow_args is None:
             # d(X, Y): the const table with its axes bound to these variables, in order
             t = self.b.consts[f]
@@ -494,8 +502,7 @@ class MechanismBuilder(QuadraticTerms):
             if not v.is_const:
                 raise UnsupportedError(f"{f} of the design is not linear", e.span)
             return LinTable(v.axes, v.shape, None, apply_scalar(f, v.b, e.span), n)
-        known = ["tv", "sum", "E"] + list(BUDGETS) + list(SCALAR_FUNCS) + list(self.b.consts)
-        raise SpecError(f"unknown function '{f}'", e.func.span, suggest(f, known))
+        raise functions.unknown(f, functions.MECHANISM, e.func.span, extra=self.b.consts)
 
     def _tv(self, e: ast.Call) -> LinTable:
         """tv(X, Y) = 1 - sum_x P(X = x, Y = x) (Ding et al. App. B, D_TV)."""
@@ -527,6 +534,7 @@ class MechanismBuilder(QuadraticTerms):
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl):
+        self.b.domains.constraint(c, self.b.is_probability)
         self.b.in_use = frozenset(ast.names_in(c.exprs))
         text = c.exprs[0].span.to(c.exprs[-1].span).text()
         if any(isinstance(x, ast.Call) and x.func.name in BUDGETS for x in c.exprs):
@@ -694,7 +702,7 @@ class MechanismBuilder(QuadraticTerms):
                 else f"after '->' name the released variable: {', '.join(self.design.targets)}"
             )
             raise SpecError(f"{target.name} is not chosen by the design {self.design.name}", plain[0].span, hint)
-        eps, delta = self._budget_bound(bound, kind)
+        eps, delta = self._budget_bound(bound, kind, c.span)
         src = tuple(v.name for v in source)
         cond = self.induced((target.name,), src, call.span)
         pairs = weights = None
@@ -711,17 +719,23 @@ class MechanismBuilder(QuadraticTerms):
             weights = marginal(kaxes, kdata, src).ravel()
         return Budget(kind, src, target.name, eps, delta, cond, pairs, weights, c.span, text)
 
-    def _budget_bound(self, bound: ast.Expr, kind: str) -> tuple[float, float]:
+    def _budget_bound(self, bound: ast.Expr, kind: str, use: Span) -> tuple[float, float]:
+        """``eps`` or ``(eps, delta)``: a privacy budget eps >= 0 and a DP delta in [0, 1) (delta = 1
+        bounds nothing), each checked at the param that sets it (builder/params.py)."""
+        domains = self.b.domains
         if isinstance(bound, ast.TupleExpr):
             if kind != "dp" or len(bound.items) != 2:
                 raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
+            eps_e, delta_e = bound.items
+            domains.require(delta_e, 0, 1, "dp's delta", "delta is the probability the e^eps bound may fail; 1 bounds nothing", use, hi_open=True)
             eps, delta = (self.b._scalar(x) for x in bound.items)
         else:
-            eps, delta = self.b._scalar(bound), 0.0
+            eps_e, eps, delta = bound, self.b._scalar(bound), 0.0
+        domains.require(eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use)
         if not (math.isfinite(eps) and eps >= 0):
             raise SpecError(f"the budget must be a number >= 0 (it is {eps:g})", bound.span)
-        if not (0 <= delta <= 1):
-            raise SpecError(f"delta must lie in [0, 1] (it is {delta:g})", bound.span)
+        if not (0 <= delta < 1):
+            raise SpecError(f"delta must lie in [0, 1) (it is {delta:g})", bound.span)
         return eps, delta
 
     def _adjacency(self, kw: ast.KwArg, v) -> np.ndarray:

@@ -29,6 +29,7 @@ from ..measures.gaussian import CALIBRATIONS, classic_is_private, max_sensitivit
 from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
+from . import functions
 from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
 
 ROLES = ("private", "data")
@@ -246,6 +247,8 @@ class NoiseBuilder:
             if not isinstance(v, float):
                 raise SpecError(f"{e.func.name}(...) takes a number here", e.args[0].span)
             return float(apply_scalar(e.func.name, v, e.span))
+        if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.PLACEMENT):
+            raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span, fallback=_EXPR_HINT)
         raise SpecError("this is not a vector, matrix or number expression", e.span, _EXPR_HINT)
 
     def _name(self, e: ast.Name):
@@ -327,6 +330,9 @@ class NoiseBuilder:
     # ------------------------------------------------------------------ requirement and objective
     def _requirement(self, c: ast.ConstraintDecl) -> tuple[DPRequirement, LinTable]:
         text = c.span.source.text[c.span.start : c.span.end]
+        for x in c.exprs:
+            if isinstance(x, ast.Call | ast.Expect) and not functions.applies(x.func.name, functions.PLACEMENT):
+                raise functions.unknown(x.func.name, functions.PLACEMENT, x.func.span)
         if len(c.ops) != 1 or c.ops[0] != "<=" or not isinstance(c.exprs[0], ast.Call) or c.exprs[0].func.name != "dp":
             raise UnsupportedError(
                 "a noise-placement spec's requirement is dp(x -> O) <= (eps, delta)", c.span,
@@ -336,7 +342,11 @@ class NoiseBuilder:
         positional = [a for a in call.args if not isinstance(a, ast.KwArg)]
         if len(positional) != 1 or not isinstance(positional[0], ast.Name) or positional[0].name not in self.inputs:
             where = positional[0].span if positional else call.span
-            raise SpecError("dp(x -> O) needs the continuous input before '->'", where, f"inputs: {', '.join(self.inputs)}")
+            written = positional[0].name if positional and isinstance(positional[0], ast.Name) else ""
+            raise SpecError(
+                "dp(x -> O) needs the continuous input before '->'", where,
+                suggest(written, self.inputs) or f"inputs: {', '.join(self.inputs)}",
+            )
         arrow = [a for a in call.arrow_args or () if not isinstance(a, ast.KwArg)]
         if len(arrow) != 1:
             raise SpecError("dp(x -> O) needs the released vector after '->'", call.span)
@@ -371,6 +381,9 @@ class NoiseBuilder:
                 "write dp(x -> O) <= (eps, delta) with delta > 0",
             )
         self.b.in_use = frozenset(ast.names_in(bound))
+        why = "Gaussian noise gives (eps, delta)-DP for eps > 0 and 0 < delta < 1"
+        self.b.domains.require(items[0], 0, math.inf, "dp's eps", why, c.span, lo_open=True)
+        self.b.domains.require(items[1], 0, 1, "dp's delta", why, c.span, lo_open=True, hi_open=True)
         eps, delta = (self._eval(i) for i in items)
         if not (isinstance(eps, float) and 0 < eps < math.inf):
             raise SpecError("eps must be a number > 0", items[0].span)
@@ -396,6 +409,8 @@ class NoiseBuilder:
         e = o.expr
         if o.sense != "minimize":
             raise UnsupportedError("the expected squared error is minimized", o.span, "write minimize E[sum((O - A @ x)^2)]")
+        if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.PLACEMENT):
+            raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span)
         if not (isinstance(e, ast.Expect) and e.func.name == "E" and e.given is None):
             raise UnsupportedError("the objective is an expected squared error E[sum((...)^2)]", e.span, _OBJ_HINT)
         body = e.body

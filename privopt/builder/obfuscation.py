@@ -15,12 +15,15 @@ looks), leakage as the objective, krcc on a variable with more than two values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import SpecError, UnsupportedError
 from ..language import ast
 from ..model.obfuscation import LeakageBound, ObfuscationModel, RankObjective
 from ..model.problem import Problem, Role
+from . import functions
 from .values import suggest
 
 FUNCS = ("krcc", "mutual_info")
@@ -162,6 +165,9 @@ class ObfuscationBuilder:
 
     # ------------------------------------------------------------------ constraints
     def _constraint_kind(self, c: ast.ConstraintDecl) -> str:
+        for e in c.exprs:
+            if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.OBFUSCATION):
+                raise functions.unknown(e.func.name, functions.OBFUSCATION, e.func.span)
         if any(isinstance(e, ast.Call) and e.func.name == "mutual_info" for e in c.exprs):
             return "leakage"
         if len(c.exprs) == 2 and all(isinstance(e, ast.Prob) for e in c.exprs):
@@ -208,6 +214,7 @@ class ObfuscationBuilder:
                 "write <= eps: the optimum lies on I = eps whenever the bound binds (proof of Theorem 2), and "
                 "I = eps has no solution when eps exceeds the largest leakage",
             )
+        self.b.domains.require(right, 0, math.inf, "the leakage bound", "mutual information is >= 0 bits", c.span)
         eps = self._bits(right)
         if eps < 0:
             raise SpecError(f"the leakage bound is {eps:g} bits; it must be >= 0", right.span)

@@ -5,7 +5,7 @@ dask."""
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 
 ENGINES = ("local", "dask")
 
@@ -16,4 +16,4 @@ def solve_with(engine: str, spec, **kw):
         from .dask import solve
 
         return solve(spec, **kw)
-    raise UsageError(f"unknown engine '{engine}'; choose one of: {', '.join(ENGINES)}")
+    raise UsageError(f"unknown engine '{engine}'{did_you_mean(engine, ENGINES)}; choose one of: {', '.join(ENGINES)}")

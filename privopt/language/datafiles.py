@@ -73,7 +73,7 @@ class DataFiles:
             raise SpecError(
                 "absolute paths are not allowed in a spec",
                 span,
-                "give the path relative to the spec's folder, or pass --allow-paths",
+                "give the path relative to the spec's folder, or pass --allow-paths (allow_paths=True in Python)",
             )
         if not Path(os.path.normpath(folder / raw)).is_relative_to(folder):
             raise _leaves(span)
@@ -312,7 +312,7 @@ def _leaves(span: Span) -> SpecError:
     return SpecError(
         "this path leaves the spec's folder",
         span,
-        "keep data files beside the spec (or below it), or pass --allow-paths",
+        "keep data files beside the spec (or below it), or pass --allow-paths (allow_paths=True in Python)",
     )
 
 

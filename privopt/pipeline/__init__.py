@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 
 from ..classify import METHODS, analyse
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
 from ..results import Result, versions
 from . import atr, mechanism, noise, obfuscation
@@ -48,7 +48,7 @@ def solve(
         raise UsageError(f"workers must be a whole number >= 1 (or None for the machine's cores), not {workers!r}")
     t0 = time.perf_counter()
     if method not in ("auto",) + METHODS:
-        raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
+        raise UsageError(f"unknown method '{method}'{did_you_mean(method, ('auto',) + METHODS)}; choose one of: auto, {', '.join(METHODS)}")
     analysis = analyse(problem)
     if backend == "auto":
         backend, solver = default_backend(problem, solver)

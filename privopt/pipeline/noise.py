@@ -48,7 +48,7 @@ def run(problem: Problem, analysis, method: str, backend: str, time_limit, solve
     model = problem.noise
     be = get_backend(backend, solver)
     if not be.supports_conic:
-        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs --backend cvxpy")
+        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs the cvxpy backend (--backend cvxpy, backend='cvxpy')")
     t0 = time.perf_counter()
     program = lower_noise(model)
     lower_s = time.perf_counter() - t0
