@@ -1,11 +1,21 @@
 """The docs stand on their own: every relative link resolves inside the repository, nothing
 points at files outside it, and the papers are cited in full in one place."""
 
+import json
+import math
 import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from tests.conftest import ROOT
+from privopt.cli import main
+from tests.conftest import ROOT, SPECS
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -137,3 +147,300 @@ def test_the_path_rules_catch_what_they_should():
     assert path_exists("routes_*.py", ROOT) and not path_exists("nosuch_*.py", ROOT)
     # the README's layout is among the paths checked
     assert {p for d, _, p in PAGE_PATHS if d.name == "README.md"} >= {"privopt/builder/", "privopt/pipeline/"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command a page shows runs, with the outcome the page documents (issue 19, item 8).
+#
+# A command is a line of a code block that starts with `privopt SUBCOMMAND` (after an optional
+# `$ ` prompt, `.venv/bin/`, or `... && `), or `python -m privopt SUBCOMMAND`, or one written in
+# backticks in prose that names a spec (`privopt solve specs/noise_placement.priv`).
+# A command is a template, and not run, when it has a placeholder (SPEC, NAME=VALUE, FILE.csv,
+# N, ...), an optional `[...]`, alternatives `|` or an ellipsis. One on a file in a generated
+# folder (GENERATED) is run by its benchmark, not here.
+#
+# Each runs in a temporary folder holding a copy of specs/ (commands write figures and files),
+# with the page's own example inputs (a `$ cat FILE` the page shows before FILE is written).
+# What is checked:
+#   * the exit code: 0 unless SHOWN says otherwise;
+#   * a `$ ` command's output as the page prints it: every line shown is in the output, in
+#     order (white space collapsed, so a line the page wraps still matches);
+#   * a `$ cat FILE` after the command that wrote FILE: the file, byte for byte;
+#   * `--json`: stdout is one strict JSON value;
+#   * SHOWN: the figures the page's prose gives for the command, each at the precision written.
+# ---------------------------------------------------------------------------------------------
+
+SUBCOMMANDS = r"(?:solve|explain|sweep|simulate|audit|apply|check)\b"
+PROGRAM = r"(?:\.venv/bin/)?(?P<prog>privopt|python3? -m privopt)"
+BLOCK_COMMAND = re.compile(r"^(?:\$ |.*&& )?" + PROGRAM + r" (?P<args>" + SUBCOMMANDS + r".*)$")
+INLINE_COMMAND = re.compile(r"`" + PROGRAM + r" (?P<args>" + SUBCOMMANDS + r"[^`]*\bspecs/[^`]*)`")
+TEMPLATE = re.compile(r"\b(?:SPEC|NAME|VALUE|VALUES|FILE|DIR|RECORDS|VAR|N|M|T|S|B|V1|START|ADDRESS)\b|\[|\||\.\.\.")
+CAT = re.compile(r"^\$ cat (\S+)$")
+
+
+@dataclass
+class DocCommand:
+    page: Path
+    line: int
+    args: list[str]
+    module: bool  # python -m privopt
+    shown: list[str] = field(default_factory=list)  # the output the page prints under a `$ ` command
+    files: dict[str, str] = field(default_factory=dict)  # FILE -> its text as a later `$ cat FILE` shows it
+
+    @property
+    def text(self) -> str:
+        return "privopt " + " ".join(self.args)
+
+    @property
+    def key(self) -> str:
+        return f"{self.page.name}: {self.text}"
+
+
+def _code_blocks(text: str):
+    """``(line number, lines)`` of each fenced code block."""
+    block, start = None, 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            if block is None:
+                block, start = [], n + 1
+            else:
+                yield start, block
+                block = None
+        elif block is not None:
+            block.append(line)
+
+
+def doc_commands(page: Path) -> tuple[list[DocCommand], dict[str, str]]:
+    """The commands ``page`` shows, and the example input files it shows with `$ cat FILE`
+    (``{FILE: text}``) before any of its commands writes FILE."""
+    text = page.read_text()
+    commands: list[DocCommand] = []
+    inputs: dict[str, str] = {}
+    for start, lines in _code_blocks(text):
+        current, shown, cat, written = None, None, None, set()
+        for i, line in enumerate(lines):
+            m = BLOCK_COMMAND.match(line.strip())
+            c = CAT.match(line.strip())
+            if m:
+                current = DocCommand(page, start + i, shlex.split(m["args"]), m["prog"] != "privopt")
+                commands.append(current)
+                written |= {a for a in current.args if not a.startswith("-")}
+                shown, cat = (current.shown if line.startswith("$ ") else None), None
+            elif c:
+                cat, shown = c[1], None
+                (current.files if current is not None and cat in written else inputs)[cat] = ""
+            elif line.startswith("$ "):
+                shown = cat = None
+            elif cat is not None:
+                files = current.files if current is not None and cat in current.files else inputs
+                files[cat] += line + "\n"
+            elif shown is not None and line.strip():
+                shown.append(line)
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in INLINE_COMMAND.finditer(line):
+            commands.append(DocCommand(page, n, shlex.split(m["args"]), m["prog"] != "privopt"))
+    for files in [inputs] + [c.files for c in commands]:  # a blank line ends what `cat` shows
+        files.update({name: text.rstrip("\n") + "\n" for name, text in files.items()})
+    return commands, inputs
+
+
+def runnable(cmd: DocCommand) -> bool:
+    if TEMPLATE.search(" ".join(cmd.args)):
+        return False
+    return not any(a.startswith(folder) for a in cmd.args for folder in GENERATED)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a page's prose says a command shows: its exit code, figures that appear in the
+    output in this order, and table rows (``{first cell: [figures in that row]}``)."""
+
+    exit: int = 0
+    numbers: tuple[str, ...] = ()
+    rows: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    varies: str | None = None  # a regex for what the page shows that changes run to run
+
+
+SHOWN = {
+    # README: "The first solves the paper's worked example (Sec. 8, Table 4): beta* = 0.675"
+    "README.md: privopt solve specs/atr_table4.priv": Shown(numbers=("0.675",), rows={"F": ("0.675",), "M": ("0.637795",)}),
+    "api.md: privopt solve specs/atr_table4.priv --json --no-tables --set delta=0.95": Shown(
+        numbers=("0.7702702702702701", "0.95")),
+    "noise-placement.md: privopt solve specs/noise_placement.priv": Shown(
+        numbers=("37.11",), rows={"inputs only (local DP)": ("55.67",), "answers only": ("55.67",)}),
+    "obfuscation.md: privopt solve specs/obfuscation_bsc.priv": Shown(
+        numbers=("0.138950634898", "0.2", "5.8e-10"), rows={"P(Y = 1 | X = 0)": ("0.178755",), "P(Y = 0 | X = 1)": ("0.178755",)}),
+    "obfuscation.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 400 --trials 40 --seed 7": Shown(
+        rows={"analytic Q (m -> infinity, Theorem 1)": ("0.138951",), "exact expectation at m = 400": ("0.125193",),
+              "empirical mean": ("0.125523",), "standard deviation / error of the mean": ("0.0013",)}),
+    "apply.md: privopt apply specs/atr_table4.priv --data records.csv --out release.csv": Shown(varies=r"seed \d+"),
+    "shaped-noise.md: privopt solve specs/shaped_noise_means.priv --set alpha=0.3 --set eps=0.25": Shown(exit=3),
+    # figures.md, from the prose under each figure
+    "figures.md: privopt sweep specs/atr_table4.priv delta=0:1:101 --plot docs/figures/atr_table4_delta.svg": Shown(
+        rows={"0": ("0.6",), "0.72": ("0.6",), "0.9": ("0.675",), "1": ("1",)}),
+    "figures.md: privopt sweep specs/atr_table4_male.priv delta=0:1:101 --plot docs/figures/atr_table4_male_delta.svg": Shown(
+        rows={"0.65": ("0.45",), "0.9": ("0.6378",), "1": ("0.72",)}),
+    "figures.md: privopt sweep specs/atr_alpha_fidelity.priv alpha=0.05:1:20": Shown(
+        rows={"0.05": ("1",), "0.5": ("1",), "1": ("1",)}),
+    "figures.md: privopt sweep specs/atr_alpha_fidelity_male.priv alpha=0.05:1:96 --plot docs/figures/atr_alpha_fidelity_male.svg": Shown(
+        rows={"0.05": ("0.65",), "0.6": ("0.65",), "1": ("0.72",)}),
+    "figures.md: privopt sweep specs/sanitize_nonmarkov_tv.priv alpha=0:1:21 --plot docs/figures/sanitize_nonmarkov_tv.svg": Shown(
+        rows={"0": ("0", "1.609", "0.875"), "0.5": ("0.105", "0.811", "0.492"), "1": ("0.21", "0", "0")}),
+    "figures.md: privopt sweep specs/sanitize_markov_tv.priv alpha=0:1:21 --plot docs/figures/sanitize_markov_tv.svg": Shown(
+        rows={"0.5": ("0.2178",), "1": ("0.4355",)}),
+    "figures.md: privopt sweep specs/sanitize_distortion.priv alpha=0:1:21 --plot docs/figures/sanitize_distortion.svg": Shown(
+        rows={"0.5": ("0.189",), "1": ("0.378",)}),
+    "figures.md: privopt sweep specs/sanitize_markov_distortion.priv alpha=0:1:21 --plot docs/figures/sanitize_markov_distortion.svg": Shown(
+        rows={"1": ("0.7372",)}),
+    "figures.md: privopt sweep specs/shaped_noise_sweep.priv eps=0.05:3:60 --plot docs/figures/shaped_noise_eps.svg": Shown(
+        rows={"0.45": ("infeasible",), "0.5": ("31.63",), "1": ("22.34",), "3": ("20.01",)}),
+    "figures.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 10 --trials 40 --plot docs/figures/obfuscation_bsc_m10.svg": Shown(
+        rows={"analytic Q (m -> infinity, Theorem 1)": ("0.1390",), "exact expectation at m = 10": ("0.0645",),
+              "empirical mean": ("0.0649",)}),
+    "figures.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 100 --trials 40 --plot docs/figures/obfuscation_bsc_m100.svg": Shown(
+        rows={"exact expectation at m = 100": ("0.1121",), "empirical mean": ("0.1103",)}),
+    "figures.md: privopt sweep specs/obfuscation_bsc.priv eps=0:0.55:12 --plot docs/figures/obfuscation_bsc_eps.svg": Shown(
+        rows={"0": ("0.25",), "0.55": ("0",)}),
+}
+
+_FOUND = [doc_commands(page) for page in DOCS]
+COMMANDS = [c for cmds, _ in _FOUND for c in cmds if runnable(c)]
+INPUTS = {page: inputs for page, (_, inputs) in zip(DOCS, _FOUND)}
+# commands measured at over ~5 s in-process on 2 cores run only with -m slow (none today: the
+# longest, the 101-point sweeps with --plot, take about 4 s with matplotlib's import)
+SLOW: set[str] = set()
+
+
+def _number_matches(written: str, value: str) -> bool:
+    """Whether ``value`` (from the output) is ``written`` (from the page) at the precision the
+    page writes it: 0.675 is [0.6745, 0.6755]; 5.8e-10 is [5.75e-10, 5.85e-10]; 16 is 16."""
+    try:
+        x, y = float(written), float(value)
+    except ValueError:
+        return written == value
+    mantissa, _, exp = written.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    half = 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
+    return math.isclose(x, y, rel_tol=0, abs_tol=half * (1 + 1e-9))
+
+
+NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _in_order(wanted, found, match) -> bool:
+    it = iter(found)
+    return all(any(match(w, f) for f in it) for w in wanted)
+
+
+def _table_row(output: str, first: str) -> list[str] | None:
+    """The words of the rest of the table row whose first cell is ``first`` (``0.0083 / 0.00131``
+    is two words)."""
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│┃").split("│")]
+        if len(cells) > 1 and cells[0] == first:
+            return [word for cell in cells[1:] for word in re.split(r"[\s/,]+", cell) if word]
+    return None
+
+
+def _shown_line(line: str, varies: str | None) -> re.Pattern:
+    """A pattern for a line the page shows: the line itself, with what ``varies`` matches in it
+    free to be anything ``varies`` matches."""
+    if not varies:
+        return re.compile(re.escape(line))
+    parts = re.split(f"({varies})", line)
+    return re.compile("".join(varies if i % 2 else re.escape(p) for i, p in enumerate(parts)))
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [pytest.param(c, marks=[pytest.mark.slow] if c.key in SLOW else []) for c in COMMANDS],
+    ids=[f"{c.page.relative_to(ROOT)}:{c.line}:{c.text}" for c in COMMANDS],
+)
+def test_every_command_a_page_shows_runs_as_documented(cmd, tmp_path, monkeypatch):
+    shutil.copytree(SPECS, tmp_path / "specs")
+    (tmp_path / "docs" / "figures").mkdir(parents=True)
+    for name, text in INPUTS[cmd.page].items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    if cmd.module:
+        run = subprocess.run([sys.executable, "-m", "privopt", *cmd.args], capture_output=True, text=True, timeout=120)
+        exit_code, stdout, output = run.returncode, run.stdout, run.stdout + run.stderr
+    else:
+        r = CliRunner().invoke(main, cmd.args)
+        exit_code, stdout, output = r.exit_code, r.stdout, r.output
+    shown = SHOWN.get(cmd.key, Shown())
+    where = f"{cmd.page.name}:{cmd.line}: {cmd.text}"
+    assert exit_code == shown.exit, f"{where}: exit {exit_code}, the page says {shown.exit}\n{output}"
+    if "--json" in cmd.args:
+        json.loads(stdout, parse_constant=lambda c: pytest.fail(f"{where}: {c} in --json output"))
+    if cmd.shown:
+        found, pos = _collapse(output), 0
+        for line in cmd.shown:
+            m = _shown_line(_collapse(line), shown.varies).search(found, pos)
+            assert m is not None, f"{where}: the page shows {line.strip()!r}, not in the output (in order)\n{output}"
+            pos = m.end()
+    for name, text in cmd.files.items():
+        assert (tmp_path / name).read_text() == text, f"{where}: {name} is not what the page shows"
+    numbers = NUMBER.findall(output)
+    assert _in_order(shown.numbers, numbers, _number_matches), f"{where}: the page says it shows {shown.numbers}\n{output}"
+    for first, values in shown.rows.items():
+        row = _table_row(output, first)
+        assert row is not None, f"{where}: no table row {first!r}\n{output}"
+        assert _in_order(values, row, _number_matches), f"{where}: row {first!r} is {row}, the page says {values}"
+
+
+def test_the_commands_found_are_the_pages_commands():
+    texts = {c.key for c in COMMANDS}
+    assert not set(SHOWN) - texts, f"SHOWN names commands no page shows: {sorted(set(SHOWN) - texts)}"
+    assert not SLOW - texts
+    # templates are recognized, and the README's usage is all templates
+    readme = [c for c in doc_commands(ROOT / "README.md")[0]]
+    assert any(c.text.startswith("privopt solve SPEC") for c in readme) and not any(
+        runnable(c) and "SPEC" in c.text for c in readme)
+    # the apply example's input is the page's own records.csv, and its release is compared
+    apply_page = ROOT / "docs" / "apply.md"
+    assert "records.csv" in INPUTS[apply_page]
+    assert any("release.csv" in c.files for c in COMMANDS if c.page == apply_page)
+
+
+def test_the_command_rules_catch_what_they_should(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("\n".join([
+        "Run `privopt solve specs/a.priv --json` or `privopt explain` (no spec: prose, not a command).",
+        "```bash",
+        "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/privopt solve specs/a.priv",
+        "python -m privopt check specs/a.priv --tol 1e-7",
+        "privopt solve SPEC [--json]",
+        "privopt sweep specs/a.priv NAME=V1,V2,...",
+        "privopt/builder/   a layout line, not a command",
+        "```",
+        "```",
+        "$ cat in.csv",
+        "x,y",
+        "",
+        "$ privopt apply specs/a.priv --data in.csv --out out.csv --seed 7",
+        "wrote 1 records to out.csv",
+        "",
+        "$ cat out.csv",
+        "x,y,z",
+        "```",
+    ]))
+    commands, inputs = doc_commands(page)
+    assert [(c.line, c.text, c.module) for c in commands] == [
+        (3, "privopt solve specs/a.priv", False),
+        (4, "privopt check specs/a.priv --tol 1e-7", True),
+        (5, "privopt solve SPEC [--json]", False),
+        (6, "privopt sweep specs/a.priv NAME=V1,V2,...", False),
+        (13, "privopt apply specs/a.priv --data in.csv --out out.csv --seed 7", False),
+        (1, "privopt solve specs/a.priv --json", False),
+    ]
+    assert [runnable(c) for c in commands] == [True, True, False, False, True, True]
+    assert inputs == {"in.csv": "x,y\n"}
+    assert commands[4].shown == ["wrote 1 records to out.csv"] and commands[4].files == {"out.csv": "x,y,z\n"}
+    assert _number_matches("0.675", "0.6749") and not _number_matches("0.675", "0.6756")
+    assert _number_matches("5.8e-10", "5.83e-10") and not _number_matches("5.8e-10", "5.9e-10")
+    assert _number_matches("16", "16") and not _number_matches("16", "16.6")
