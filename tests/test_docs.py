@@ -444,3 +444,125 @@ def test_the_command_rules_catch_what_they_should(tmp_path):
     assert _number_matches("0.675", "0.6749") and not _number_matches("0.675", "0.6756")
     assert _number_matches("5.8e-10", "5.83e-10") and not _number_matches("5.8e-10", "5.9e-10")
     assert _number_matches("16", "16") and not _number_matches("16", "16.6")
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/language.md covers the whole language (issue 19, item 8): every example marked ```priv
+# parses (one that starts with `spec "..."` is a whole spec and loads), every keyword and operator
+# of the grammar is on the page, every statement has its row in the Statements table, and the
+# error messages the page quotes are the ones privopt prints.
+# ---------------------------------------------------------------------------------------------
+
+import privopt  # noqa: E402
+from privopt.language.parser import parse  # noqa: E402
+
+LANGUAGE = ROOT / "docs" / "language.md"
+GRAMMAR = (ROOT / "privopt" / "language" / "grammar.lark").read_text()
+
+
+def spec_examples(text: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of each code block whose info string is ``priv``."""
+    found, block, start = [], None, 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if block is None and line.strip() == "```priv":
+            block, start = [], n + 1
+        elif block is not None and line.strip() == "```":
+            found.append((start, "\n".join(block) + "\n"))
+            block = None
+        elif block is not None:
+            block.append(line)
+    return found
+
+
+EXAMPLES = spec_examples(LANGUAGE.read_text())
+
+
+@pytest.mark.parametrize("line, text", EXAMPLES, ids=[f"docs/language.md:{n}" for n, _ in EXAMPLES])
+def test_every_spec_example_on_the_language_page_parses(line, text):
+    spec = parse(text, path=f"language.md:{line}")
+    assert spec.statements
+    if text.startswith('spec "'):  # a whole spec: it also builds, with every name and table checked
+        problem = privopt.loads(text)
+        assert problem.explain().chosen
+
+
+def _grammar_rule(name: str) -> str:
+    m = re.search(rf"^{name}:(.*?)(?=^\S|\Z)", GRAMMAR, re.M | re.S)
+    assert m, name
+    return m.group(1)
+
+
+def statement_keywords() -> set[str]:
+    """The word each statement of the grammar starts with (both of SENSE's)."""
+    words = set()
+    for rule in re.findall(r"^(\w+_stmt):", GRAMMAR, re.M):
+        first = re.match(r'\s*(?:"(\w+)"|([A-Z]+))', _grammar_rule(rule))
+        words |= {first[1]} if first[1] else set(re.findall(r'"(\w+)"', _grammar_rule(first[2])))
+    return words
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"\n## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def test_every_statement_and_keyword_of_the_grammar_is_on_the_language_page():
+    page = LANGUAGE.read_text()
+    statements = statement_keywords()
+    assert statements >= {"spec", "var", "param", "known", "const", "design", "subject", "minimize", "maximize",
+                          "noise", "let"}
+    table = _section(page, "Statements")
+    missing = [w for w in sorted(statements) if not re.search(rf"^\| `{w}\b|/ `{w}\b", table, re.M)]
+    assert not missing, f"statements without a row in the Statements table: {missing}"
+    keywords = set(re.findall(r'"([A-Za-z]+)"', GRAMMAR))
+    listed = re.search(r"\* Keywords: `([^`]*)`", page)[1].split()
+    assert not keywords - set(listed), f"keywords missing from the Keywords line: {sorted(keywords - set(listed))}"
+    for word in ("real", "matrix", "noise", "let", "in"):
+        assert word in keywords
+    # every section the issue named, each with an example
+    for construct in ("noise eta : gaussian", "let O =", "= matrix", "real[3] in [0, 1]", " @ "):
+        assert any(construct in text for _, text in EXAMPLES), construct
+
+
+def test_every_operator_of_the_grammar_is_on_the_language_page():
+    page = LANGUAGE.read_text()
+    code = " ".join(re.findall(r"`([^`]+)`", page))
+    rules = "\n".join(  # the grammar's rules, without comments, regex terminals and %ignore lines
+        line.split("//")[0] for line in GRAMMAR.splitlines() if not re.match(r"[A-Z_]+: /|%ignore", line))
+    operators = set(re.findall(r'"([^\w\s"]+)"', rules))
+    for terminal in ("COMPARE", "ARROW"):
+        operators |= set(re.findall(r'"([^"]+)"', _grammar_rule(terminal)))
+    assert operators >= {"+", "-", "*", "/", "@", "^", "<=", ">=", "==", "->", "|", ";"}
+    missing = sorted(op for op in operators if op not in code)
+    assert not missing, f"operators the page never shows: {missing}"
+    operator_line = re.search(r"\* Operators, (.*?)(?=\n\* |\n\n)", page, re.S)[1]
+    for op in ("<=", ">=", "==", "+", "-", "*", "/", "@", "^"):
+        assert f"{op}" in operator_line, op
+
+
+def _readme_spec() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return _section(readme, "A spec").split("```\n", 2)[1]
+
+
+def test_the_errors_the_language_page_quotes_are_privopts(tmp_path, monkeypatch):
+    """The page's two examples are the README's spec with `subject` misspelt, and with
+    `subject to Dt >= 0.6` added as line 18: privopt prints what the page shows."""
+    page = _section(LANGUAGE.read_text(), "Errors")
+    shown = page.split("```\n", 2)[1].splitlines()
+    lines = _readme_spec().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("subject to"))
+    assert at + 1 == int(re.search(r":(\d+):1: error", shown[0])[1]), "the misspelt line is not the page's"
+    (tmp_path / "specs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    bad = lines[:at] + ["subjet" + lines[at][len("subject"):]] + lines[at + 1:]
+    Path("specs/bad.priv").write_text("\n".join(bad) + "\n")
+    r = CliRunner().invoke(main, ["solve", "specs/bad.priv"])
+    assert r.exit_code == 2
+    assert r.stderr.splitlines() == shown, r.stderr
+    infeasible = lines[:at + 1] + ["subject to Dt >= 0.6"] + lines[at + 1:]
+    Path("specs/inf.priv").write_text("\n".join(infeasible) + "\n")
+    r = CliRunner().invoke(main, ["solve", "specs/inf.priv"])
+    quoted = _collapse(re.search(r"collide \(the\nREADME's.*?\):\n`([^`]*)`", page, re.S)[1])
+    assert r.exit_code == 3 and quoted in _collapse(r.stderr), r.stderr
