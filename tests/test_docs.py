@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import privopt
+from privopt.classify import METHODS
 from privopt.cli import main
+from privopt.language.parser import parse
+from privopt.pipeline import FAMILIES
 from tests.conftest import ROOT, SPECS
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
@@ -453,8 +457,6 @@ def test_the_command_rules_catch_what_they_should(tmp_path):
 # error messages the page quotes are the ones privopt prints.
 # ---------------------------------------------------------------------------------------------
 
-import privopt  # noqa: E402
-from privopt.language.parser import parse  # noqa: E402
 
 LANGUAGE = ROOT / "docs" / "language.md"
 GRAMMAR = (ROOT / "privopt" / "language" / "grammar.lark").read_text()
@@ -566,3 +568,76 @@ def test_the_errors_the_language_page_quotes_are_privopts(tmp_path, monkeypatch)
     r = CliRunner().invoke(main, ["solve", "specs/inf.priv"])
     quoted = _collapse(re.search(r"collide \(the\nREADME's.*?\):\n`([^`]*)`", page, re.S)[1])
     assert r.exit_code == 3 and quoted in _collapse(r.stderr), r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/api.md documents every problem class, method and objective kind the code has (issue 19,
+# item 8). Methods are privopt.classify.METHODS; classes and objective kinds are what the code
+# says for the shipped specs, which cover every family of privopt.pipeline.FAMILIES.
+# ---------------------------------------------------------------------------------------------
+
+
+API = ROOT / "docs" / "api.md"
+API_REGISTRY = "Problem classes, methods and objective kinds"
+
+
+def _shipped() -> dict[str, tuple[str, str, str]]:
+    """``{spec: (family, problem class, objective kind)}`` for every spec in specs/."""
+    out = {}
+    for spec in sorted(SPECS.glob("*.priv")):
+        problem = privopt.load(spec)
+        out[spec.name] = (problem.family, problem.explain().problem_class, problem.objective.kind)
+    return out
+
+
+SHIPPED = _shipped()
+CLASSES = sorted({c for _, c, _ in SHIPPED.values()})
+KINDS = sorted({k for _, _, k in SHIPPED.values()})
+
+
+def _result_row(field_name: str) -> str:
+    return re.search(rf"^\| `{field_name}` \|.*$", _section(API.read_text(), "`Result`"), re.M)[0]
+
+
+def test_the_shipped_specs_cover_every_family():
+    assert {f for f, _, _ in SHIPPED.values()} == set(FAMILIES)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_api_page_documents_every_method(method):
+    registry = _section(API.read_text(), API_REGISTRY)
+    assert re.search(rf"^\| `{method}` \| \w", registry, re.M), f"no row for {method} in the methods table"
+    assert f"`{method}`" in _result_row("method")
+    solve_row = re.search(r"^\| `solve\(.*$", _section(API.read_text(), "`Problem`"), re.M)[0]
+    assert f"`{method}`" in solve_row
+
+
+@pytest.mark.parametrize("problem_class", CLASSES)
+def test_the_api_page_documents_every_problem_class(problem_class):
+    assert f"`{problem_class}`" in _section(API.read_text(), API_REGISTRY)
+    assert f"`{problem_class}`" in _result_row("problem_class")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_api_page_documents_every_objective_kind(kind):
+    assert f"`{kind}`" in _section(API.read_text(), API_REGISTRY)
+    assert f"`{kind}`" in _result_row("objective_kind")
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_api_page_documents_every_family(family):
+    assert f'"{family}"' in re.search(r"^\| `family` \|.*$", API.read_text(), re.M)[0]
+    assert f"| `{family}` |" in _section(API.read_text(), API_REGISTRY)
+
+
+def test_the_api_registry_table_matches_the_code():
+    """Each row of the classes table states the family, classes, objective kinds and methods
+    of one class; what the code says for the shipped specs must be in the row that names it."""
+    rows = [r for r in _section(API.read_text(), API_REGISTRY).splitlines() if r.count("|") == 7][2:]
+    table = [[cell.strip() for cell in r.strip("|").split("|")] for r in rows]
+    for spec, (family, cls, kind) in SHIPPED.items():
+        holding = [r for r in table if f"`{cls}`" in r[1] and f"`{kind}`" in r[3]]
+        assert holding, f"{spec}: no row with class {cls} and objective kind {kind}"
+        assert any(f"`{family}`" == r[2] for r in holding), f"{spec}: family {family}"
+        chosen = privopt.load(SPECS / spec).explain().chosen
+        assert any(f"`{chosen}`" in r[4] for r in holding), f"{spec}: method {chosen} is not in its row"
