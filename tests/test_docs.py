@@ -641,3 +641,50 @@ def test_the_api_registry_table_matches_the_code():
         assert any(f"`{family}`" == r[2] for r in holding), f"{spec}: family {family}"
         chosen = privopt.load(SPECS / spec).explain().chosen
         assert any(f"`{chosen}`" in r[4] for r in holding), f"{spec}: method {chosen} is not in its row"
+
+
+# ---------------------------------------------------------------------------------------------
+# The options a page writes exist, and the Python a page shows runs.
+# ---------------------------------------------------------------------------------------------
+
+ALL_COMMANDS = [c for cmds, _ in _FOUND for c in cmds]
+
+
+@pytest.mark.parametrize("cmd", ALL_COMMANDS, ids=[f"{c.page.relative_to(ROOT)}:{c.line}:{c.text}" for c in ALL_COMMANDS])
+def test_every_option_a_page_writes_exists(cmd):
+    """Templates included: `privopt sweep SPEC ... [--plot FILE]` names real options."""
+    sub = main.commands.get(cmd.args[0])
+    assert sub is not None, f"{cmd.page.name}:{cmd.line}: no command {cmd.args[0]!r}"
+    options = {o for p in sub.params for o in p.opts + p.secondary_opts}
+    written = re.findall(r"(?<![\w-])--[a-z][a-z-]*", " ".join(cmd.args))
+    assert not set(written) - options, f"{cmd.page.name}:{cmd.line}: privopt {cmd.args[0]} has no {set(written) - options}"
+
+
+def python_examples(page: Path) -> list[tuple[int, str]]:
+    text, found = page.read_text(), []
+    for start, lines in _code_blocks(text):
+        if text.splitlines()[start - 2].strip() == "```python":
+            found.append((start, "\n".join(lines) + "\n"))
+    return found
+
+
+PYTHON = [(page, n, code) for page in DOCS for n, code in python_examples(page)]
+# what a page says its example prints, line by line (README: `print(...)   # 0.7703 optimal False`)
+PRINTS = {"README.md": ["0.7703 optimal False", "{'delta': 0.95}"]}
+
+
+@pytest.mark.parametrize("page, line, code", PYTHON, ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _ in PYTHON])
+def test_every_python_example_runs(page, line, code, tmp_path, monkeypatch, capsys):
+    shutil.copytree(SPECS, tmp_path / "specs")
+    for inputs in INPUTS.values():  # the example files the pages show (docs/apply.md's records.csv)
+        for name, text in inputs.items():
+            (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, f"{page.name}:{line}", "exec"), {"__name__": "__doc_example__"})
+    printed = capsys.readouterr().out.splitlines()
+    for want in PRINTS.get(page.name, []):
+        assert want in printed, f"{page.name}:{line}: the page says it prints {want!r}; it printed {printed}"
+
+
+def test_python_examples_are_found():
+    assert {p.name for p, _, _ in PYTHON} >= {"README.md", "api.md"} and set(PRINTS) <= {p.name for p, _, _ in PYTHON}
