@@ -688,3 +688,56 @@ def test_every_python_example_runs(page, line, code, tmp_path, monkeypatch, caps
 
 def test_python_examples_are_found():
     assert {p.name for p, _, _ in PYTHON} >= {"README.md", "api.md"} and set(PRINTS) <= {p.name for p, _, _ in PYTHON}
+
+
+# ---------------------------------------------------------------------------------------------
+# A spec a page shows is the spec it names: a block that starts with a shipped spec's title
+# (`spec "credit-card transparency report"`), or that a line ending in `(`specs/NAME.priv`):`
+# introduces, has that file's statements (comments and blank lines aside; the title may be left
+# out). Any other block that starts with `spec "..."` is a whole spec of its own and loads.
+# ---------------------------------------------------------------------------------------------
+
+def _statements(text: str) -> list[str]:
+    return [" ".join(line.split("#")[0].split()) for line in text.splitlines() if line.split("#")[0].strip()]
+
+
+SPEC_TITLES = {m[1]: f for f in SPECS.glob("*.priv") if (m := re.search(r'^spec "([^"]*)"', f.read_text(), re.M))}
+
+
+def shown_specs() -> list[tuple[Path, int, str, Path | None]]:
+    """``(page, line, block, the spec file it shows or None)`` for every spec block of the pages."""
+    found = []
+    for page in DOCS:
+        text = page.read_text()
+        lines = text.splitlines()
+        for start, block in _code_blocks(text):
+            body = _statements("\n".join(block))
+            before = next((x for x in reversed(lines[:start - 2]) if x.strip()), "")  # the text above the fence
+            named = re.search(r"\(`(specs/[\w-]+\.priv)`\):$", before)
+            title = re.match(r'spec "([^"]*)"$', body[0]) if body else None
+            if named:
+                found.append((page, start, "\n".join(block), ROOT / named[1]))
+            elif title:
+                found.append((page, start, "\n".join(block), SPEC_TITLES.get(title[1])))
+    return found
+
+
+SHOWN_SPECS = shown_specs()
+
+
+@pytest.mark.parametrize("page, line, block, spec", SHOWN_SPECS,
+                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in SHOWN_SPECS])
+def test_a_spec_a_page_shows_is_the_file_it_names(page, line, block, spec):
+    if spec is None:
+        assert privopt.loads(block).explain().chosen
+        return
+    shown, actual = _statements(block), _statements(spec.read_text())
+    if not shown[0].startswith("spec "):
+        actual = [s for s in actual if not s.startswith("spec ")]
+    assert shown == actual, f"{page.name}:{line} differs from {spec.relative_to(ROOT)}"
+
+
+def test_the_shown_specs_are_found():
+    names = {(p.name, s.name if s else None) for p, _, _, s in SHOWN_SPECS}
+    assert {("README.md", "atr_table4.priv"), ("shaped-noise.md", "shaped_noise_means.priv"),
+            ("noise-placement.md", "noise_placement.priv"), ("obfuscation.md", "obfuscation_bsc.priv")} <= names
