@@ -741,3 +741,24 @@ def test_the_shown_specs_are_found():
     names = {(p.name, s.name if s else None) for p, _, _, s in SHOWN_SPECS}
     assert {("README.md", "atr_table4.priv"), ("shaped-noise.md", "shaped_noise_means.priv"),
             ("noise-placement.md", "noise_placement.priv"), ("obfuscation.md", "obfuscation_bsc.priv")} <= names
+
+
+def test_the_architecture_pages_layers_are_the_enforced_ones():
+    """docs/architecture.md draws the import layers; tests/test_layers.py enforces its own table.
+    Every top-level module or folder of privopt/ the drawing names sits in the layer the test
+    enforces, and every enforced one is drawn."""
+    from tests.test_layers import LAYERS, TOP_LAYER
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    drawing = next(lines for _, lines in _code_blocks(text) if any(line.lstrip().startswith("layer 8") for line in lines))
+    drawn, layer = {}, None
+    for line in drawing:
+        m = re.match(r"\s*layer (\d+)\s", line)
+        layer = int(m[1]) if m else layer
+        for name in re.findall(r"(?<![\w/.])(?:privopt/)?(\w+)(?:\.py\b|/)", re.sub(r"\([^)]*\)", "", line)):
+            if name == "__init__":
+                drawn["privopt"] = layer
+            elif (ROOT / "privopt" / f"{name}.py").exists() or (ROOT / "privopt" / name).is_dir():
+                drawn[f"privopt.{name}"] = layer
+    assert drawn.pop("privopt") == TOP_LAYER
+    assert drawn == LAYERS
