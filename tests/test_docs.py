@@ -310,9 +310,12 @@ SHOWN = {
 _FOUND = [doc_commands(page) for page in DOCS]
 COMMANDS = [c for cmds, _ in _FOUND for c in cmds if runnable(c)]
 INPUTS = {page: inputs for page, (_, inputs) in zip(DOCS, _FOUND)}
-# commands measured at over ~5 s in-process on 2 cores run only with -m slow (none today: the
-# longest, the 101-point sweeps with --plot, take about 4 s with matplotlib's import)
-SLOW: set[str] = set()
+# the longest commands, about 4 s each in-process on 2 cores (a 101-point and a 60-point sweep
+# with --plot), run only with -m slow, to keep this file's default run under ~30 s
+SLOW = {
+    "figures.md: privopt sweep specs/atr_table4.priv delta=0:1:101 --plot docs/figures/atr_table4_delta.svg",
+    "figures.md: privopt sweep specs/shaped_noise_sweep.priv eps=0.05:3:60 --plot docs/figures/shaped_noise_eps.svg",
+}
 
 
 def _number_matches(written: str, value: str) -> bool:
