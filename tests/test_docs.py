@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import privopt
+from privopt.backends import BACKENDS
 from privopt.classify import METHODS
 from privopt.cli import main
 from privopt.language.parser import parse
@@ -765,3 +766,12 @@ def test_the_architecture_pages_layers_are_the_enforced_ones():
                 drawn[f"privopt.{name}"] = layer
     assert drawn.pop("privopt") == TOP_LAYER
     assert drawn == LAYERS
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_every_backend_is_documented(backend):
+    assert re.search(rf"^\| `{backend}` \| \S", (ROOT / "docs" / "backends.md").read_text(), re.M), "no row in backends.md"
+    solve_row = re.search(r"^\| `solve\(.*$", _section(API.read_text(), "`Problem`"), re.M)[0]
+    assert f"`{backend}`" in solve_row, "not in api.md's Problem.solve row"
+    for solver in BACKENDS[backend].solvers:  # cvxpy's inner solvers
+        assert f"`{solver}`" in solve_row and solver in (ROOT / "docs" / "backends.md").read_text(), solver
