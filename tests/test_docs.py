@@ -775,3 +775,18 @@ def test_every_backend_is_documented(backend):
     assert f"`{backend}`" in solve_row, "not in api.md's Problem.solve row"
     for solver in BACKENDS[backend].solvers:  # cvxpy's inner solvers
         assert f"`{solver}`" in solve_row and solver in (ROOT / "docs" / "backends.md").read_text(), solver
+
+
+def test_every_function_of_the_language_is_on_the_language_page():
+    """The builder's own registries (scalar functions, budgets, the transparency-report
+    measures) and the functions each family reads by name are written on the page as calls."""
+    from privopt.builder.build import MEASURES
+    from privopt.builder.mechanism import BUDGETS
+    from privopt.builder.values import SCALAR_FUNCS
+
+    page = LANGUAGE.read_text()
+    named = {"tv", "krcc", "mutual_info", "sum", "uniform", "bsc"}  # read by name in builder/
+    missing = [f for f in sorted(set(SCALAR_FUNCS) | set(BUDGETS) | set(MEASURES) | named)
+               if not re.search(rf"`[^`]*\b{f}\b[^`]*`", page)]
+    assert not missing, f"functions the language page never shows: {missing}"
+    assert re.search(r"`E\[[^`]*\]`", page)
