@@ -215,6 +215,11 @@ def _code_blocks(text: str):
             block.append(line)
 
 
+def _outputs(cmd: DocCommand) -> set[str]:
+    """The files ``cmd`` writes: the values of --out and --plot."""
+    return {cmd.args[i + 1] for i, a in enumerate(cmd.args[:-1]) if a in ("--out", "--plot")}
+
+
 def doc_commands(page: Path) -> tuple[list[DocCommand], dict[str, str]]:
     """The commands ``page`` shows, and the example input files it shows with `$ cat FILE`
     (``{FILE: text}``) before any of its commands writes FILE."""
@@ -222,25 +227,25 @@ def doc_commands(page: Path) -> tuple[list[DocCommand], dict[str, str]]:
     commands: list[DocCommand] = []
     inputs: dict[str, str] = {}
     for start, lines in _code_blocks(text):
-        current, shown, cat, written = None, None, None, set()
+        shown, cat, files, run = None, None, None, []
         for i, line in enumerate(lines):
             m = BLOCK_COMMAND.match(line.strip())
             c = CAT.match(line.strip())
             if m:
-                current = DocCommand(page, start + i, shlex.split(m["args"]), m["prog"] != "privopt")
-                commands.append(current)
-                written |= {a for a in current.args if not a.startswith("-")}
-                shown, cat = (current.shown if line.startswith("$ ") else None), None
-            elif c:
+                run.append(DocCommand(page, start + i, shlex.split(m["args"]), m["prog"] != "privopt"))
+                shown, cat = (run[-1].shown if line.startswith("$ ") else None), None
+            elif c:  # the output of the last command in this block that wrote it, else an input
                 cat, shown = c[1], None
-                (current.files if current is not None and cat in written else inputs)[cat] = ""
+                writer = next((w for w in reversed(run) if cat in _outputs(w)), None)
+                files = writer.files if writer is not None else inputs
+                files[cat] = ""
             elif line.startswith("$ "):
                 shown = cat = None
             elif cat is not None:
-                files = current.files if current is not None and cat in current.files else inputs
                 files[cat] += line + "\n"
             elif shown is not None and line.strip():
                 shown.append(line)
+        commands += run
     for n, line in enumerate(text.splitlines(), 1):
         for m in INLINE_COMMAND.finditer(line):
             commands.append(DocCommand(page, n, shlex.split(m["args"]), m["prog"] != "privopt"))
