@@ -167,7 +167,8 @@ def test_the_path_rules_catch_what_they_should():
 # Each runs in a temporary folder holding a copy of specs/ (commands write figures and files),
 # with the page's own example inputs (a `$ cat FILE` the page shows before FILE is written).
 # What is checked:
-#   * the exit code: 0 unless SHOWN says otherwise;
+#   * the exit code: 2 when the output the page shows is an error, 3 when it is infeasible,
+#     else 0, unless SHOWN says otherwise;
 #   * a `$ ` command's output as the page prints it: every line shown is in the output, in
 #     order (white space collapsed, so a line the page wraps still matches);
 #   * a `$ cat FILE` after the command that wrote FILE: the file, byte for byte;
@@ -262,10 +263,11 @@ def runnable(cmd: DocCommand) -> bool:
 
 @dataclass(frozen=True)
 class Shown:
-    """What a page's prose says a command shows: its exit code, figures that appear in the
-    output in this order, and table rows (``{first cell: [figures in that row]}``)."""
+    """What a page's prose says a command shows: its exit code (None: the one its shown output
+    implies, see ``implied_exit``), figures that appear in the output in this order, and table
+    rows (``{first cell: [figures in that row]}``)."""
 
-    exit: int = 0
+    exit: int | None = None
     numbers: tuple[str, ...] = ()
     rows: dict[str, tuple[str, ...]] = field(default_factory=dict)
     varies: str | None = None  # a regex for what the page shows that changes run to run
@@ -284,7 +286,6 @@ SHOWN = {
         rows={"analytic Q (m -> infinity, Theorem 1)": ("0.138951",), "exact expectation at m = 400": ("0.125193",),
               "empirical mean": ("0.125523",), "standard deviation / error of the mean": ("0.0013",)}),
     "apply.md: privopt apply specs/atr_table4.priv --data records.csv --out release.csv": Shown(varies=r"seed \d+"),
-    "shaped-noise.md: privopt solve specs/shaped_noise_means.priv --set alpha=0.3 --set eps=0.25": Shown(exit=3),
     # figures.md, from the prose under each figure
     "figures.md: privopt sweep specs/atr_table4.priv delta=0:1:101 --plot docs/figures/atr_table4_delta.svg": Shown(
         rows={"0": ("0.6",), "0.72": ("0.6",), "0.9": ("0.675",), "1": ("1",)}),
@@ -322,6 +323,17 @@ SLOW = {
     "figures.md: privopt sweep specs/atr_table4.priv delta=0:1:101 --plot docs/figures/atr_table4_delta.svg",
     "figures.md: privopt sweep specs/shaped_noise_sweep.priv eps=0.05:3:60 --plot docs/figures/shaped_noise_eps.svg",
 }
+
+
+def implied_exit(shown: list[str]) -> int:
+    """The exit code the output a page shows implies: an error (`FILE:LINE:COL: error: ...`,
+    `error: ...`) is 2, an infeasible spec (`infeasible: ...`, `status: infeasible`) is 3,
+    anything else (or nothing shown) 0."""
+    if any(re.search(r"(^|: )error: ", line) for line in shown):
+        return 2
+    if any(re.match(r"\s*(infeasible: |status: infeasible)", line) for line in shown):
+        return 3
+    return 0
 
 
 def _number_matches(written: str, value: str) -> bool:
@@ -387,7 +399,8 @@ def test_every_command_a_page_shows_runs_as_documented(cmd, tmp_path, monkeypatc
         exit_code, stdout, output = r.exit_code, r.stdout, r.output
     shown = SHOWN.get(cmd.key, Shown())
     where = f"{cmd.page.name}:{cmd.line}: {cmd.text}"
-    assert exit_code == shown.exit, f"{where}: exit {exit_code}, the page says {shown.exit}\n{output}"
+    expected = implied_exit(cmd.shown) if shown.exit is None else shown.exit
+    assert exit_code == expected, f"{where}: exit {exit_code}, the page says {expected}\n{output}"
     if "--json" in cmd.args:
         json.loads(stdout, parse_constant=lambda c: pytest.fail(f"{where}: {c} in --json output"))
     if cmd.shown:
@@ -457,6 +470,9 @@ def test_the_command_rules_catch_what_they_should(tmp_path):
     assert _number_matches("0.675", "0.6749") and not _number_matches("0.675", "0.6756")
     assert _number_matches("5.8e-10", "5.83e-10") and not _number_matches("5.8e-10", "5.9e-10")
     assert _number_matches("16", "16") and not _number_matches("16", "16.6")
+    assert implied_exit(["bad.priv:3:1: error: unknown statement 'x'"]) == 2 and implied_exit(["error: --out x"]) == 2
+    assert implied_exit(["infeasible: the constraints cannot hold together"]) == 3
+    assert implied_exit(["wrote 6 records to release.csv (decision drawn from Dt, seed 7)"]) == implied_exit([]) == 0
 
 
 # ---------------------------------------------------------------------------------------------
