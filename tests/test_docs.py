@@ -811,3 +811,13 @@ def test_every_function_of_the_language_is_on_the_language_page():
                if not re.search(rf"`[^`]*\b{f}\b[^`]*`", page)]
     assert not missing, f"functions the language page never shows: {missing}"
     assert re.search(r"`E\[[^`]*\]`", page)
+
+
+def test_the_readme_layout_names_every_part_of_the_package():
+    """README's Layout matches the real tree: every module and folder of privopt/ is named (the
+    dunder files __init__.py and __main__.py aside), and everything it names exists (above)."""
+    layout = _section((ROOT / "README.md").read_text(), "Layout")
+    named = {p.rstrip("/").split("/")[-1] for _, p in doc_paths(layout)}
+    parts = {p.name for p in (ROOT / "privopt").iterdir()
+             if not p.name.startswith(("__", ".")) and (p.suffix == ".py" or (p.is_dir() and any(p.glob("*.py"))))}
+    assert not parts - named, f"README's Layout does not name {sorted(parts - named)}"
