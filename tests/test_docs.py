@@ -1,5 +1,16 @@
-"""The docs stand on their own: every relative link resolves inside the repository, nothing
-points at files outside it, and the papers are cited in full in one place."""
+"""The docs as tests (issue 19, item 8): README.md and docs/ say what the code does.
+
+* every relative link resolves inside the repository, nothing points at files outside it, and
+  the papers are cited in full in one place;
+* every path a page names exists (one case per path);
+* every command a page shows runs, in-process, with the exit code, output, files and figures
+  the page gives (one case per command); every option a page writes exists; every Python
+  example runs; a spec a page shows is the file it names;
+* docs/language.md covers the grammar (statements, keywords, operators, functions; its examples
+  parse and its quoted errors are privopt's own); docs/api.md covers every problem class,
+  method, objective kind, family and backend the code has; README's Layout and
+  docs/architecture.md's layers match the package.
+"""
 
 import json
 import math
