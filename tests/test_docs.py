@@ -832,3 +832,35 @@ def test_the_readme_layout_names_every_part_of_the_package():
     parts = {p.name for p in (ROOT / "privopt").iterdir()
              if not p.name.startswith(("__", ".")) and (p.suffix == ".py" or (p.is_dir() and any(p.glob("*.py"))))}
     assert not parts - named, f"README's Layout does not name {sorted(parts - named)}"
+
+
+# one shipped spec per problem class (the first by name)
+CLASS_SPECS = {cls: next(s for s, (_, c, _) in sorted(SHIPPED.items()) if c == cls) for cls in CLASSES}
+
+
+def _json_table_keys() -> set[str]:
+    table = _section(API.read_text(), "JSON output")
+    return {k for row in re.findall(r"^\| ([^|]*) \|", table, re.M) for k in re.findall(r"`(\w+)`", row)}
+
+
+@pytest.mark.parametrize("problem_class", CLASSES, ids=[f"{c}:{CLASS_SPECS[c]}" for c in CLASSES])
+def test_the_api_page_documents_every_json_key(problem_class):
+    """Every key of `solve --json` is a row of api.md's JSON table, every key of its
+    `verification` is named in the `Result.verification` row, and the keys that row says are
+    always there are."""
+    result = privopt.load(SPECS / CLASS_SPECS[problem_class]).solve()
+    data = json.loads(result.to_json())
+    assert not set(data) - _json_table_keys(), f"undocumented JSON keys: {sorted(set(data) - _json_table_keys())}"
+    row = _result_row("verification")
+    named = set(re.findall(r"`(\w+)`", row))
+    assert not set(data["verification"]) - named, f"undocumented: {sorted(set(data['verification']) - named)}"
+    always = set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", re.search(r"Always (.*?)\. ", row)[1])))
+    assert always >= {"passed", "failures", "optimality"} and not always - set(data["verification"])
+
+
+def test_an_infeasible_results_verification_is_as_documented():
+    result = privopt.load(SPECS / "shaped_noise_means.priv", params={"alpha": 0.3, "eps": 0.25}).solve()
+    data = json.loads(result.to_json())
+    assert data["status"] == "infeasible" and data["verification"] == {"passed": False}
+    assert 'an infeasible result has only `{"passed": false}`' in _section(API.read_text(), "JSON output")
+    assert "measures" in _json_table_keys() and "measures" not in data and data["reasons"]
