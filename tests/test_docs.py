@@ -864,3 +864,41 @@ def test_an_infeasible_results_verification_is_as_documented():
     assert data["status"] == "infeasible" and data["verification"] == {"passed": False}
     assert 'an infeasible result has only `{"passed": false}`' in _section(API.read_text(), "JSON output")
     assert "measures" in _json_table_keys() and "measures" not in data and data["reasons"]
+
+
+def _api_paragraph(starts: str) -> str:
+    text = API.read_text()
+    at = text.index(starts)
+    end = text.find("\n\n", at)
+    return text[at:end if end > 0 else None]
+
+
+def _invoke_json(*args):
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    return r.exit_code, json.loads(r.stdout)
+
+
+def test_sweep_json_is_as_the_api_page_says():
+    """A list, one object per value: {NAME: value} plus solve's keys without tables, groups null;
+    a value that did not solve is {NAME: value, status: failed, error}."""
+    assert "`groups` set to `null`" in " ".join(_api_paragraph("`privopt sweep SPEC NAME=VALUES --json`").split())
+    code, rows = _invoke_json("sweep", SPECS / "atr_table4.priv", "delta=0.9,2", "--json")
+    assert code == 0 and [r["status"] for r in rows] == ["optimal", "infeasible"]
+    for r in rows:
+        assert "tables" not in r and r["groups"] is None and not set(r) - _json_table_keys() - {"delta"}
+    code, rows = _invoke_json("sweep", SPECS / "atr_alpha_fidelity.priv", "alpha=0", "--json")
+    # exit 2: every failed value was a spec error (docs/outputs.md, Exit codes)
+    assert code == 2 and set(rows[0]) == {"alpha", "status", "error"} and rows[0]["status"] == "failed"
+    assert "every failed value was a spec or usage error" in (ROOT / "docs" / "outputs.md").read_text()
+
+
+def test_check_and_audit_json_keys_are_on_the_api_page():
+    documented = set(re.findall(r"`(\w+)`", _api_paragraph("`privopt check SPEC --json` prints")))
+    code, data = _invoke_json("check", SPECS / "atr_table4.priv", "--backends", "highs", "--json")
+    assert code == 0 and data["verdict"] == "agree"
+    assert not set(data) - documented, sorted(set(data) - documented)
+    for path in data["paths"]:
+        assert not set(path) - documented, sorted(set(path) - documented)
+    documented = set(re.findall(r"`(\w+)`", _api_paragraph("`privopt audit SPEC --json` prints")))
+    code, data = _invoke_json("audit", SPECS / "atr_table4.priv", "--json")
+    assert code == 0 and not set(data) - documented, sorted(set(data) - documented)
