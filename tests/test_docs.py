@@ -902,3 +902,39 @@ def test_check_and_audit_json_keys_are_on_the_api_page():
     documented = set(re.findall(r"`(\w+)`", _api_paragraph("`privopt audit SPEC --json` prints")))
     code, data = _invoke_json("audit", SPECS / "atr_table4.priv", "--json")
     assert code == 0 and not set(data) - documented, sorted(set(data) - documented)
+
+
+def _pairs(obj, skip=("versions",)):
+    """Every (key, scalar value) at any depth of a JSON value, outside the ``skip`` keys."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in skip:
+                continue
+            if isinstance(v, (dict, list)):
+                yield from _pairs(v, skip)
+            else:
+                yield k, v
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _pairs(v, skip)
+
+
+def test_the_json_example_on_the_api_page_is_what_solve_prints(tmp_path, monkeypatch):
+    """The example after `privopt solve specs/atr_table4.priv --json --no-tables --set
+    delta=0.95`: every key with a value written out (not `<...>`, not the versions, which are
+    the machine's) has that value in the output."""
+    text = API.read_text()
+    command = "privopt solve specs/atr_table4.priv --json --no-tables --set delta=0.95"
+    block = text[text.index("```json", text.index(command)):]
+    block = block[:block.index("```", 3)]
+    versions = block.index('"versions"')
+    shown = [(k, json.loads(v)) for k, v in re.findall(r'"(\w+)": ("[^"<]*"|-?[\d.]+(?:e[-+]?\d+)?|true|false|null)', block)
+             if block.index(f"\"{k}\"") < versions]
+    assert ("objective", 0.7702702702702701) in shown and ("delta", 0.95) in shown and len(shown) >= 5
+    shutil.copytree(SPECS, tmp_path / "specs")
+    monkeypatch.chdir(tmp_path)
+    code, data = _invoke_json(*command.split()[1:])
+    actual = list(_pairs(data))
+    assert code == 0
+    for pair in shown:
+        assert pair in actual, f"the page shows {pair}; solve prints {[p for p in actual if p[0] == pair[0]]}"
