@@ -202,7 +202,7 @@ def _progress():
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for the LP solves (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the released values as CSV here (docs/outputs.md lists the files).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes for the LFP method (default: the machine's cores), or the Dask workers of a local cluster.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="dask: solve the QID groups on a Dask cluster (pip install 'privopt[dask]').")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="With --engine dask: an existing cluster's scheduler (default: a local cluster).")
@@ -223,20 +223,20 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
-        if out_dir is not None and result.status == "optimal":
-            _write_out(out_dir, result)
+        written = _write_out(out_dir, result) if out_dir is not None and result.status == "optimal" else None
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
         _fail(e)
         return
     if as_json:
         result.write_json(sys.stdout, tables=not no_tables)  # streamed: no copy of the whole text
         sys.stdout.write("\n")
-    elif problem is None:
-        _print_engine_summary(result)
     else:
-        _print_summary(problem, result, tables=not no_tables)
-        if out_dir is not None and result.status == "optimal":
-            out.print(f"wrote {escape(out_dir)}/result.json and the tables as CSV")
+        if problem is None:
+            _print_engine_summary(result)
+        else:
+            _print_summary(problem, result, tables=not no_tables)
+        if written:
+            out.print(_wrote(out_dir, written), markup=False)
     if result.status == "infeasible":
         if not as_json:
             _say("infeasible: " + "; ".join(result.reasons) + ("\n(nothing was written)" if out_dir is not None else ""))
@@ -380,7 +380,8 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
     if as_json:
         import json
 
-        items = [{name: v} | (_failed_row(r) if isinstance(r, BaseException) else r.to_dict(tables=False, groups=False)) for v, r in rows]
+        items = [{name: v} | (_failed_row(r) | {"spec": problem.provenance() | {"params": problem.params | {name: v}}}
+                              if isinstance(r, BaseException) else r.to_dict(tables=False, groups=False)) for v, r in rows]
         click.echo(json.dumps(items, indent=2, allow_nan=False))
     else:
         _print_sweep(problem, spec, name, rows)
@@ -547,6 +548,7 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
         "trials": [float(v) for v in values],
         "rows": rows, "cols": cols, "seed": seed, "draw": mode,
         "channel": {"p1": d["p1"], "p2": d["p2"]},
+        "spec": result.spec,  # what was simulated, as in every command's JSON
     }
     if as_json:
         import json
@@ -612,7 +614,8 @@ def _print_audit(problem, spec, report) -> None:
                   _fmt(r["max_confidence"]), escape(f"{r['outcome']} -> {r['private']}"))
     _print_table(t)
     if len(gD) > MAX_ROWS:
-        out.print(f"(first {MAX_ROWS} of {len(gD):,} groups; --json lists every group and inference)")
+        out.print(f"(the first {MAX_ROWS} of {len(gD):,} groups in spec order, {len(gD) - MAX_ROWS:,} not shown; "
+                  "--json lists every group and inference)")
     out.print(f"max confidence: D {_fmt(gD['max_confidence'].max())}, release {_fmt(gT['max_confidence'].max())}")
 
     f = report.fairness
@@ -706,18 +709,24 @@ def _explain_noise(problem) -> None:
                       f"({req.calibration} calibration)"), markup=False)
 
 
-def _write_out(out_dir: Path, result) -> None:
-    """result.json, one CSV per released table and groups.csv, all or nothing (privopt.outdir)."""
+def _write_out(out_dir: Path, result) -> list[str]:
+    """Write ``result`` to ``out_dir``, all or nothing (privopt.outdir), and return the names of
+    the files written, the manifest last (``outdir.out_files`` says which files each class gets)."""
+    files = outdir.out_files(result)
+    written: list[str] = []
 
     def write(stage: Path) -> None:
-        with (stage / "result.json").open("w", encoding="utf-8") as fh:
-            result.write_json(fh, tables=False)
-        for name, df in result.tables.items():
-            df.to_csv(stage / f"{name}.csv", index=False)
-        if not result.groups.empty:
-            result.groups.to_csv(stage / "groups.csv", index=False)
+        for name, writer in files.items():
+            writer(stage / name)
+        written[:] = sorted(p.name for p in stage.iterdir())
 
     outdir.write_atomic(Path(out_dir), write)
+    return [*written, outdir.MANIFEST]
+
+
+def _wrote(out_dir: Path, names: list[str]) -> str:
+    """The line that names exactly the files ``--out`` wrote."""
+    return visible(f"wrote {len(names)} files to {out_dir}: {', '.join(names)}")
 
 
 def _print_table(t: RichTable, console: Console | None = None, names: list[str] | None = None) -> None:
@@ -839,12 +848,17 @@ def _print_summary(problem, result, tables: bool) -> None:
     cols = [c for c in g.columns]
     for c in cols:
         gt.add_column(escape(c), justify="right" if c not in problem.variables and c != "case" else "left")
-    order = g.sort_values("beta", ascending=False).head(MAX_ROWS)
-    for _, row in order.iterrows():
+    for _, row in g.head(MAX_ROWS).iterrows():  # spec order, as in --json and groups.csv
         gt.add_row(*[_fmt(row[c]) if c not in problem.variables and c != "case" else escape(row[c]) for c in cols])
     _print_table(gt)
     if len(g) > MAX_ROWS:
-        out.print(f"(the {MAX_ROWS} groups with the largest beta; --out DIR writes all of them)")
+        out.print(f"(the first {MAX_ROWS} of {len(g):,} groups in spec order, {len(g) - MAX_ROWS:,} not shown; "
+                  "--json or --out DIR lists every group)")
+    if len(g) > MAX_ROWS and g["beta"].notna().any():
+        top = g["beta"].idxmax()
+        out.print(visible("the group with the largest beta: "
+                          + ", ".join(f"{c}={g.at[top, c]}" for c in cols if c in problem.variables)
+                          + f" (beta {_fmt(g.at[top, 'beta'])})"), markup=False)
     if tables:
         _print_tables(problem, result)
 
@@ -960,7 +974,8 @@ def _print_tables(problem, result) -> None:
             t.add_row(*[escape(i) for i in idx], *[_fmt(x) for x in row.to_numpy()])
         _print_table(t, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in wide.columns])
         if len(wide) > MAX_ROWS:
-            out.print(f"(first {MAX_ROWS} of {len(wide):,} rows; --out DIR writes the whole table)")
+            out.print(f"(the first {MAX_ROWS} of {len(wide):,} rows in spec order, {len(wide) - MAX_ROWS:,} not shown; "
+                      "--out DIR writes the whole table)")
 
 
 def run() -> None:

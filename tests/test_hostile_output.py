@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import pty
@@ -46,6 +47,12 @@ def run(*args, columns: int | None = None, timeout=300, **kw) -> subprocess.Comp
     if columns is not None:
         env["COLUMNS"] = str(columns)
     return subprocess.run([PRIVOPT, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, **kw)
+
+
+@functools.cache
+def wide(*args) -> subprocess.CompletedProcess:
+    """``run(*args)`` at the default width, once per test session (the reference output)."""
+    return run(*args)
 
 
 def numbers(text: str) -> list[str]:
@@ -99,11 +106,11 @@ def test_solve_at_narrow_widths_cuts_nothing(klass, width):
     numbers as the 160-column output prints (a number broken across lines would leave pieces that
     the wide output does not have; the vertical layout repeats headers, so compared as sets)."""
     spec = SPECS / CLASSES[klass]
-    narrow, wide = run("solve", spec, columns=width), run("solve", spec)
-    assert narrow.returncode == wide.returncode == 0, narrow.stderr
+    narrow, reference = run("solve", spec, columns=width), wide("solve", spec)
+    assert narrow.returncode == reference.returncode == 0, narrow.stderr
     assert_nothing_cut(narrow.stdout, width)
-    assert set(numbers(narrow.stdout)) == set(numbers(wide.stdout))
-    objective = json.loads(run("solve", spec, "--json", "--no-tables").stdout)["objective"]
+    assert set(numbers(narrow.stdout)) == set(numbers(reference.stdout))
+    objective = json.loads(wide("solve", spec, "--json", "--no-tables").stdout)["objective"]
     assert f"{objective:.12g}" in numbers(narrow.stdout)
 
 
@@ -121,10 +128,10 @@ def test_solve_at_narrow_widths_cuts_nothing(klass, width):
     ids=["explain-noise", "explain-mechanism", "audit", "sweep-mechanism", "sweep-obfuscation", "simulate"],
 )
 def test_other_commands_at_narrow_widths_cut_nothing(args, width):
-    narrow, wide = run(*args, columns=width), run(*args)
-    assert narrow.returncode == wide.returncode == 0, narrow.stderr
+    narrow, reference = run(*args, columns=width), wide(*args)
+    assert narrow.returncode == reference.returncode == 0, narrow.stderr
     assert_nothing_cut(narrow.stdout, width)
-    assert set(numbers(narrow.stdout)) == set(numbers(wide.stdout))
+    assert set(numbers(narrow.stdout)) == set(numbers(reference.stdout))
 
 
 def test_check_at_80_columns_cuts_no_status_backend_or_number():
@@ -165,3 +172,144 @@ def test_a_real_terminal_of_60_columns_is_honoured():
     text = ANSI.sub("", b"".join(chunks).decode()).replace("\r", "")
     assert_nothing_cut(text, 60)
     assert "0.161875" in text and "14.794640409" in text  # a cell of f and the objective, whole
+
+
+# ================================================================== 2. --out for every class
+
+OUT_FILES = {
+    "atr": ["Dt.csv", "groups.csv", "result.json", ".privopt-files"],
+    "mechanism": ["R.csv", "result.json", ".privopt-files"],
+    "shaped noise": ["f.csv", "result.json", ".privopt-files"],
+    "noise placement": ["losses.csv", "noise.csv", "result.json", ".privopt-files"],
+    "obfuscation": ["W.csv", "result.json", ".privopt-files"],
+}
+
+
+@pytest.mark.parametrize("klass", list(CLASSES))
+def test_out_writes_every_class_values_as_csv_and_names_exactly_the_files(klass, tmp_path):
+    """noise placement said "wrote result.json and the tables as CSV" and wrote no CSV."""
+    out = tmp_path / "out"
+    r = run("solve", SPECS / CLASSES[klass], "--out", out)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip().splitlines()[-1]
+    assert line == f"wrote {len(OUT_FILES[klass])} files to {out}: " + ", ".join(OUT_FILES[klass])
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUT_FILES[klass])
+    assert sorted((out / ".privopt-files").read_text().split()) == sorted(OUT_FILES[klass][:-1])
+    result = json.loads((out / "result.json").read_text())
+    assert "tables" not in result and result["spec"]["path"] == str(SPECS / CLASSES[klass])
+    for name in OUT_FILES[klass]:
+        if name.endswith(".csv"):
+            with (out / name).open(newline="") as fh:
+                rows = list(csv.DictReader(fh))
+            assert rows, name
+            numeric = [k for k in rows[0] if k in ("value", "variance", "covariance", "loss", "beta")]
+            assert numeric, (name, rows[0])
+            assert all(float(row[k]) == float(row[k]) for row in rows for k in numeric)  # every cell a number
+
+
+def test_noise_placement_csv_holds_the_variances_of_the_json(tmp_path):
+    """noise.csv holds every coordinate's variance at full precision, covariance_NAME.csv the
+    whole covariance of a correlated vector, losses.csv the optimum and the baselines."""
+    out = tmp_path / "out"
+    r = run("solve", SPECS / "noise_placement_correlated.priv", "--out", out)
+    assert r.returncode == 0, r.stderr
+    result = json.loads((out / "result.json").read_text())
+    with (out / "noise.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    expect = []
+    for name, S in result["noise"].items():
+        diag = [S[i][i] for i in range(len(S))] if isinstance(S[0], list) else S
+        expect += [(name, str(i + 1), v) for i, v in enumerate(diag)]
+    assert [(row["noise"], row["i"], float(row["variance"])) for row in rows] == expect  # exact: repr round-trips
+    with (out / "covariance_eta.csv").open(newline="") as fh:
+        cov = list(csv.DictReader(fh))
+    S = result["noise"]["eta"]
+    assert len(cov) == len(S) ** 2
+    assert all(float(c["covariance"]) == S[int(c["i"]) - 1][int(c["j"]) - 1] for c in cov)
+    with (out / "losses.csv").open(newline="") as fh:
+        losses = {row["placement"]: float(row["loss"]) for row in csv.DictReader(fh)}
+    assert losses["optimized"] == result["objective"]
+    assert losses["inputs only"] == result["baselines"]["input_only"]
+    assert losses["answers only"] == result["baselines"]["output_only"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["covariance_eta.csv", "losses.csv", "noise.csv", "result.json", ".privopt-files"])
+
+
+def test_a_design_named_like_another_file_does_not_overwrite_it(tmp_path):
+    """A design called `groups` would have been overwritten by groups.csv: it becomes table_groups.csv."""
+    text = (SPECS / "atr_table4.priv").read_text().replace("Dt", "groups")
+    spec = tmp_path / "groups.priv"
+    spec.write_text(text)
+    out = tmp_path / "out"
+    r = run("solve", spec, "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(["table_groups.csv", "groups.csv", "result.json", ".privopt-files"])
+    with (out / "table_groups.csv").open(newline="") as fh:
+        assert list(csv.DictReader(fh))[0].keys() == {"gender", "income", "decision", "value"}
+    with (out / "groups.csv").open(newline="") as fh:
+        assert "beta" in list(csv.DictReader(fh))[0]
+    assert r.stdout.strip().splitlines()[-1].endswith("groups.csv, result.json, table_groups.csv, .privopt-files")
+
+
+# ================================================================== 3. one convention
+
+
+def test_every_command_json_carries_the_same_spec_object():
+    """`spec` was an object in solve --json and a string (the title) in audit --json."""
+    spec = SPECS / "atr_table4.priv"
+    solved = json.loads(wide("solve", spec, "--json", "--no-tables").stdout)["spec"]
+    assert set(solved) == {"path", "title", "sha256", "params", "data"}
+    audit = json.loads(run("audit", spec, "--json").stdout)
+    check = json.loads(run("check", spec, "--backends", "highs", "--json").stdout)
+    assert audit["spec"] == solved and check["spec"] == solved
+    sweep = json.loads(run("sweep", spec, "delta=0.9", "--json").stdout)
+    assert sweep[0]["spec"] == solved
+    obf = SPECS / "obfuscation_general.priv"
+    sim = json.loads(run("simulate", obf, "--rows", "10", "--cols", "5", "--trials", "2", "--json").stdout)
+    assert sim["spec"] == json.loads(wide("solve", obf, "--json", "--no-tables").stdout)["spec"]
+
+
+def test_a_failed_sweep_value_carries_the_spec_with_its_own_params():
+    r = run("sweep", SPECS / "randomized_response.priv", "eps=1,-1", "--json")
+    assert r.returncode == 2, r.stderr
+    ok, failed = json.loads(r.stdout)
+    assert failed["status"] == "failed" and "the budget must be a number >= 0" in failed["error"]
+    assert failed["spec"] == ok["spec"] | {"params": {"eps": -1.0}}
+
+
+def test_groups_are_in_spec_order_in_text_json_and_csv(tmp_path):
+    """The text sorted groups by beta, the JSON and CSV kept spec order: spec order everywhere."""
+    spec = SPECS / "atr_three_outcomes.priv"
+    out = tmp_path / "out"
+    text = run("solve", spec, "--out", out).stdout
+    keys = [(g["key"]["gender"], g["key"]["age"]) for g in json.loads(run("solve", spec, "--json").stdout)["groups"]]
+    assert keys == [("F", "young"), ("F", "old"), ("M", "young"), ("M", "old")]  # labels as declared
+    with (out / "groups.csv").open(newline="") as fh:
+        assert [(row["gender"], row["age"]) for row in csv.DictReader(fh)] == keys
+    section = text[text.index("QID groups"):]
+    rows = [tuple(cell.strip() for cell in line.split("│")[1:3]) for line in section.splitlines() if line.startswith("│")]
+    assert rows[: len(keys)] == keys
+
+
+def test_more_groups_than_shown_says_which_and_how_many_are_hidden(tmp_path):
+    """Beyond 40 groups the text says they are the first 40 in spec order and how many are hidden."""
+    labels = [f"g{i:02d}" for i in range(45)]
+    counts = "\n".join(f"  {g}: {1 + i % 3} {2 + i % 5}" for i, g in enumerate(labels))
+    rates = "\n".join(f"  {g}: {0.1 + 0.01 * (i % 7):.2f} {0.9 - 0.01 * (i % 11):.2f}" for i, g in enumerate(labels))
+    spec = tmp_path / "many.priv"
+    spec.write_text(
+        f'spec "many groups"\nvar g : public {{{", ".join(labels)}}}\nvar s : private {{lo, hi}}\n'
+        "var d : outcome {no, yes}\n"
+        f"known P(g, s) = counts {{\n        lo hi\n{counts}\n}}\n"
+        f"known D = P(d = yes | g, s) = {{\n        lo hi\n{rates}\n}}\n"
+        "design Dt = P(d | g, s)\nparam delta = 0.9\nsubject to |Dt - D| <= 1 - delta\n"
+        "minimize max_confidence(g, d -> s)\n"
+    )
+    r = run("solve", spec, "--no-tables")
+    assert r.returncode == 0, r.stderr
+    assert "(the first 40 of 45 groups in spec order, 5 not shown; --json or --out DIR lists every group)" in r.stdout
+    shown = [line.split("│")[1].strip() for line in r.stdout.splitlines() if line.startswith("│ g")]
+    assert shown == labels[:40]
+    groups = json.loads(run("solve", spec, "--json", "--no-tables").stdout)["groups"]
+    top = max(groups, key=lambda g: g["beta"])
+    assert f"the group with the largest beta: g={top['key']['g']} (beta {top['beta']:.6g})" in r.stdout
