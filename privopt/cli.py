@@ -36,10 +36,25 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3,
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 MAX_ROWS = 40
 
-# The width text is laid out for: the terminal's, or COLUMNS when it is set (rich reads both);
-# off a terminal without COLUMNS (pipes, CI logs) rich would assume 80, so allow wide tables.
-_SIZED = (sys.stdout is not None and sys.stdout.isatty()) or (os.environ.get("COLUMNS") or "").strip().isdigit()
-_WIDTH = None if _SIZED else 160
+MIN_WIDTH = 40  # narrower than this, a line may be wider than the terminal (which wraps it) rather than cut
+
+
+def _text_width() -> tuple[int, bool]:
+    """(the width text is laid out for, whether it is the reader's): COLUMNS when it is set to a
+    whole number, else the terminal's; never below MIN_WIDTH. Off a terminal without COLUMNS
+    (pipes, CI logs) rich would assume 80: 160 there, so tables stay whole for a parser."""
+    columns = (os.environ.get("COLUMNS") or "").strip()
+    if columns.isdigit():
+        return max(int(columns), MIN_WIDTH), True
+    if sys.stdout is not None and sys.stdout.isatty():
+        try:
+            return max(os.get_terminal_size(sys.stdout.fileno()).columns, MIN_WIDTH), True
+        except (OSError, ValueError):
+            pass
+    return 160, False
+
+
+_WIDTH, _SIZED = _text_width()
 # At a known width the summary lines wrap at spaces (never inside a number); off a terminal they
 # stay one line each, for whoever parses them.
 out = Console(highlight=False, soft_wrap=not _SIZED, width=_WIDTH)

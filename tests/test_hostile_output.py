@@ -313,3 +313,18 @@ def test_more_groups_than_shown_says_which_and_how_many_are_hidden(tmp_path):
     groups = json.loads(run("solve", spec, "--json", "--no-tables").stdout)["groups"]
     top = max(groups, key=lambda g: g["beta"])
     assert f"the group with the largest beta: g={top['key']['g']} (beta {top['beta']:.6g})" in r.stdout
+
+
+@pytest.mark.parametrize("columns", ["0", "5", "junk", " "])
+def test_a_tiny_or_bogus_columns_value_cuts_nothing(columns):
+    """COLUMNS=0 or 5 would fold every number; junk is ignored (160 columns off a terminal)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"COLUMNS": columns}
+    args = [PRIVOPT, "sweep", str(SPECS / "randomized_response.priv"), "eps=0.5,1"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout
+    assert {"0.708124867259", "0.595390324808", "0.378009", "0.704605"} <= set(numbers(r.stdout))
+    width = cli.MIN_WIDTH if columns.strip().isdigit() else 160
+    assert max(len(line) for line in r.stdout.splitlines()) <= width
+    if not columns.strip().isdigit():
+        assert "┃ eps ┃ status" in r.stdout  # a table, at 160 columns
