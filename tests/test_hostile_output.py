@@ -254,19 +254,24 @@ def test_a_design_named_like_another_file_does_not_overwrite_it(tmp_path):
 # ================================================================== 3. one convention
 
 
-def test_every_command_json_carries_the_same_spec_object():
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["audit", SPECS / "atr_table4.priv", "--json"],
+        ["check", SPECS / "atr_table4.priv", "--backends", "highs", "--json"],
+        ["sweep", SPECS / "atr_table4.priv", "delta=0.9", "--json"],
+        ["simulate", SPECS / "obfuscation_general.priv", "--rows", "10", "--cols", "5", "--trials", "2", "--json"],
+    ],
+    ids=["audit", "check", "sweep", "simulate"],
+)
+def test_every_command_json_carries_the_same_spec_object(args):
     """`spec` was an object in solve --json and a string (the title) in audit --json."""
-    spec = SPECS / "atr_table4.priv"
-    solved = json.loads(wide("solve", spec, "--json", "--no-tables").stdout)["spec"]
-    assert set(solved) == {"path", "title", "sha256", "params", "data"}
-    audit = json.loads(run("audit", spec, "--json").stdout)
-    check = json.loads(run("check", spec, "--backends", "highs", "--json").stdout)
-    assert audit["spec"] == solved and check["spec"] == solved
-    sweep = json.loads(run("sweep", spec, "delta=0.9", "--json").stdout)
-    assert sweep[0]["spec"] == solved
-    obf = SPECS / "obfuscation_general.priv"
-    sim = json.loads(run("simulate", obf, "--rows", "10", "--cols", "5", "--trials", "2", "--json").stdout)
-    assert sim["spec"] == json.loads(wide("solve", obf, "--json", "--no-tables").stdout)["spec"]
+    solved = json.loads(wide("solve", args[1], "--json", "--no-tables").stdout)["spec"]
+    assert set(solved) == {"path", "title", "sha256", "params", "data"} and solved["path"] == str(args[1])
+    r = run(*args)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc[0] if args[0] == "sweep" else doc)["spec"] == solved
 
 
 def test_a_failed_sweep_value_carries_the_spec_with_its_own_params():
