@@ -50,7 +50,7 @@ class Audit:
     time; ``to_dict`` is that object parsed back. ``groups(which)`` is one table's attack per
     group as a DataFrame; ``fairness`` holds the measures and Lemma 2 without the CSP cells."""
 
-    spec: str | None
+    spec: dict[str, Any]  # what was audited: Problem.provenance() {path, title, sha256, params, data}, as in every command's JSON
     release_from: str
     public: tuple[str, ...]
     private: tuple[str, ...]
@@ -253,7 +253,7 @@ def run_audit(
         and _holds(oT["rm"], oD["rm"], rm_bound) and all(p["holds"] for p in lemma["pairs"])
     )
     return Audit(
-        spec=problem.title, release_from=release_from, public=m.public, private=m.private, outcome=m.outcome,
+        spec=problem.provenance(), release_from=release_from, public=m.public, private=m.private, outcome=m.outcome,
         attacks=attacks, fairness={"protected": z, "given": list(v)} | measures | {"lemma2": lemma},
         instance=inst, cells={which: f.pairs for which, f in fair.items()},
         score_labels=tuple(labels[n] for n in v),

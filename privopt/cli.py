@@ -37,9 +37,28 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3,
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 MAX_ROWS = 40
 
-# rich assumes 80 columns when output is not a terminal (pipes, CI logs): allow wide tables there
-_WIDTH = None if sys.stdout is not None and sys.stdout.isatty() else 160
-out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
+MIN_WIDTH = 40  # narrower than this, a line may be wider than the terminal (which wraps it) rather than cut
+
+
+def _text_width() -> tuple[int, bool]:
+    """(the width text is laid out for, whether it is the reader's): COLUMNS when it is set to a
+    whole number, else the terminal's; never below MIN_WIDTH. Off a terminal without COLUMNS
+    (pipes, CI logs) rich would assume 80: 160 there, so tables stay whole for a parser."""
+    columns = (os.environ.get("COLUMNS") or "").strip()
+    if columns.isdigit():
+        return max(int(columns), MIN_WIDTH), True
+    if sys.stdout is not None and sys.stdout.isatty():
+        try:
+            return max(os.get_terminal_size(sys.stdout.fileno()).columns, MIN_WIDTH), True
+        except (OSError, ValueError):
+            pass
+    return 160, False
+
+
+_WIDTH, _SIZED = _text_width()
+# At a known width the summary lines wrap at spaces (never inside a number); off a terminal they
+# stay one line each, for whoever parses them.
+out = Console(highlight=False, soft_wrap=not _SIZED, width=_WIDTH)
 err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
@@ -199,7 +218,7 @@ def _progress():
 @click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for the LP solves (positive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the tables as CSV here.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the released values as CSV here (docs/outputs.md lists the files).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes for the LFP method (default: the machine's cores), or the Dask workers of a local cluster.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="dask: solve the QID groups on a Dask cluster (pip install 'privopt[dask]').")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="With --engine dask: an existing cluster's scheduler (default: a local cluster).")
@@ -220,20 +239,20 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
-        if out_dir is not None and result.status == "optimal":
-            _write_out(out_dir, result)
+        written = _write_out(out_dir, result) if out_dir is not None and result.status == "optimal" else None
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
         _fail(e)
         return
     if as_json:
         result.write_json(sys.stdout, tables=not no_tables)  # streamed: no copy of the whole text
         sys.stdout.write("\n")
-    elif problem is None:
-        _print_engine_summary(result)
     else:
-        _print_summary(problem, result, tables=not no_tables)
-        if out_dir is not None and result.status == "optimal":
-            out.print(f"wrote {escape(out_dir)}/result.json and the tables as CSV")
+        if problem is None:
+            _print_engine_summary(result)
+        else:
+            _print_summary(problem, result, tables=not no_tables)
+        if written:
+            out.print(_wrote(out_dir, written), markup=False)
     if result.status == "infeasible":
         if not as_json:
             _say("infeasible: " + "; ".join(result.reasons) + ("\n(nothing was written)" if out_dir is not None else ""))
@@ -279,7 +298,7 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
                 _sci(p.abs_diff), _sci(p.allowed), _sci(p.max_violation), f"{p.build_s:.3f}", f"{p.solve_s:.3f}",
                 escape(p.message),
             )
-        out.print(t)
+        _print_table(t)
         ref = report.reference
         out.print(f"reference: {ref['method']}" + (f" on {ref['backend']}" if ref and ref["backend"] else "") if ref else "no path succeeded")
         for line in report.problems:
@@ -377,7 +396,8 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
     if as_json:
         import json
 
-        items = [{name: v} | (_failed_row(r) if isinstance(r, BaseException) else r.to_dict(tables=False, groups=False)) for v, r in rows]
+        items = [{name: v} | (_failed_row(r) | {"spec": problem.provenance() | {"params": problem.params | {name: v}}}
+                              if isinstance(r, BaseException) else r.to_dict(tables=False, groups=False)) for v, r in rows]
         click.echo(json.dumps(items, indent=2, allow_nan=False))
     else:
         _print_sweep(problem, spec, name, rows)
@@ -410,24 +430,26 @@ def _print_sweep(problem, spec, name, rows) -> None:
         t.add_column(escape(col), justify="left" if col == "status" else "right")
     for v, r in rows:
         if isinstance(r, BaseException):
-            t.add_row(f"{v:g}", "[red]failed[/red]", "-", *["-" for _ in measures + compare])
+            t.add_row(_fmt12(v), "[red]failed[/red]", "-", *["-" for _ in measures + compare])
         else:
             extra = [_fmt12(r.details.get("comparison", {}).get(c)) for c in compare]
-            t.add_row(f"{v:g}", r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures], *extra)
-    out.print(t)
+            t.add_row(_fmt12(v), r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures], *extra)
+    _print_table(t)
     for v, r in rows:
         if isinstance(r, BaseException):
-            out.print(f"{visible(name)}={v:g}: failed: " + visible_lines(_failed_row(r)["error"]), markup=False)
+            out.print(f"{visible(name)}={_fmt12(v)}: failed: " + visible_lines(_failed_row(r)["error"]), markup=False)
         elif r.reasons:
-            out.print(f"{visible(name)}={v:g}: " + visible_lines("; ".join(r.reasons)), markup=False)
+            out.print(f"{visible(name)}={_fmt12(v)}: " + visible_lines("; ".join(r.reasons)), markup=False)
 
 
 def _fmt12(x) -> str:
-    return "-" if x is None else f"{x:.12g}"
+    """``x`` to 12 significant digits (an objective, a param); "-" for None or NaN."""
+    return "-" if x is None or x != x else f"{x:.12g}"
 
 
 def _sci(x) -> str:
-    return "-" if x is None else f"{x:.1e}"
+    """``x`` in scientific notation to 2 significant digits (a gap, a violation); "-" for None or NaN."""
+    return "-" if x is None or x != x else f"{x:.1e}"
 
 
 @main.command()
@@ -451,7 +473,7 @@ def explain(spec, sets, allow_paths):
     else:
         d = problem.design
         out.print(visible(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})"), markup=False)
-    params = ", ".join(f"{k}={v:g}" for k, v in problem.params.items()) or "none"
+    params = ", ".join(f"{k}={_fmt12(v)}" for k, v in problem.params.items()) or "none"
     o = problem.objective
     if problem.family == "atr":
         out.print(visible(f"  {len(problem.constraints)} elementwise constraint(s); params: {params}"), markup=False)
@@ -467,7 +489,7 @@ def explain(spec, sets, allow_paths):
                               f"{model.leakage.other} Markov)"), markup=False)
         if model.symmetric:
             out.print(visible("  subject to the symmetric restriction P(Y = 1 | X = 0) == P(Y = 0 | X = 1)"), markup=False)
-        out.print(visible(f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {model.px1:g}); params: {params}"), markup=False)
+        out.print(visible(f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {_fmt12(model.px1)}); params: {params}"), markup=False)
         out.print("  optimum: global, with a proven lower bound (gap <= 1e-9 in Q)")
     else:
         for c in problem.constraints:
@@ -475,7 +497,7 @@ def explain(spec, sets, allow_paths):
             out.print(visible(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})"), markup=False)
         for b in problem.budgets:
             pairs = "all pairs" if b.pairs is None else f"{len(b.pairs)} adjacent pairs"
-            out.print(visible(f"  budget {b.text}  ({b.kind}, eps={b.eps:g}" + (f", delta={b.delta:g}" if b.delta else "") + f", {pairs})"), markup=False)
+            out.print(visible(f"  budget {b.text}  ({b.kind}, eps={_fmt12(b.eps)}" + (f", delta={_fmt12(b.delta)}" if b.delta else "") + f", {pairs})"), markup=False)
         out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
     for line in analysis.summary_lines():
         out.print(visible(line), markup=False)
@@ -542,6 +564,7 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
         "trials": [float(v) for v in values],
         "rows": rows, "cols": cols, "seed": seed, "draw": mode,
         "channel": {"p1": d["p1"], "p2": d["p2"]},
+        "spec": result.spec,  # what was simulated, as in every command's JSON
     }
     if as_json:
         import json
@@ -557,8 +580,8 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
     t.add_row("empirical mean", _fmt12(mean))
     t.add_row("standard deviation / error of the mean", f"{std:.3g} / {report['stderr']:.3g}")
     t.add_row("min / max", f"{values.min():.6g} / {values.max():.6g}")
-    out.print(t)
-    out.print("trials: " + " ".join(f"{v:.6f}" for v in values))
+    _print_table(t)
+    out.print("trials: " + " ".join(f"{v:.6g}" for v in values))
 
 
 @main.command()
@@ -605,9 +628,10 @@ def _print_audit(problem, spec, report) -> None:
         key = ", ".join(f"{k}={d[k]}" for k in keys) or "(all)"
         t.add_row(escape(key), _fmt(d["prior"]), _fmt(d["max_confidence"]), escape(f"{d['outcome']} -> {d['private']}"),
                   _fmt(r["max_confidence"]), escape(f"{r['outcome']} -> {r['private']}"))
-    out.print(t)
+    _print_table(t)
     if len(gD) > MAX_ROWS:
-        out.print(f"(first {MAX_ROWS} of {len(gD):,} groups; --json lists every group and inference)")
+        out.print(f"(the first {MAX_ROWS} of {len(gD):,} groups in spec order, {len(gD) - MAX_ROWS:,} not shown; "
+                  "--json lists every group and inference)")
     out.print(f"max confidence: D {_fmt(gD['max_confidence'].max())}, release {_fmt(gT['max_confidence'].max())}")
 
     f = report.fairness
@@ -627,7 +651,7 @@ def _print_audit(problem, spec, report) -> None:
         else:
             shown_bound, ok = _fmt(bound), "-" if c is None else ("yes" if c <= bound + 1e-12 * max(1.0, bound) else "NO")
         t.add_row(label, _fmt(f["D"][key]), _fmt(f["release"][key]), _fmt(c), shown_bound, ok)
-    out.print(t)
+    _print_table(t)
     for which in ("D", "release"):
         rates = "; ".join(f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items())
         out.print(visible(f"rates on {which}: {rates}"), markup=False)
@@ -693,7 +717,7 @@ def _explain_noise(problem) -> None:
     model = problem.noise
     x = model.input
     lo, hi = x.lo.min(), x.hi.max()
-    out.print(visible(f"  var {x.name} : {x.role} real[{x.size}] in [{lo:g}, {hi:g}]"), markup=False)
+    out.print(visible(f"  var {x.name} : {x.role} real[{x.size}] in [{_fmt12(lo)}, {_fmt12(hi)}]"), markup=False)
     for n in model.noises:
         out.print(visible(f"  noise {n.name} : gaussian[{n.size}]" + (" correlated" if n.correlated else "")), markup=False)
     req = model.requirement
@@ -701,21 +725,89 @@ def _explain_noise(problem) -> None:
                       f"({req.calibration} calibration)"), markup=False)
 
 
-def _write_out(out_dir: Path, result) -> None:
-    """result.json, one CSV per released table and groups.csv, all or nothing (privopt.outdir)."""
+def _write_out(out_dir: Path, result) -> list[str]:
+    """Write ``result`` to ``out_dir``, all or nothing (privopt.outdir), and return the names of
+    the files written, the manifest last (``outdir.out_files`` says which files each class gets)."""
+    files = outdir.out_files(result)
+    written: list[str] = []
 
     def write(stage: Path) -> None:
-        with (stage / "result.json").open("w", encoding="utf-8") as fh:
-            result.write_json(fh, tables=False)
-        for name, df in result.tables.items():
-            df.to_csv(stage / f"{name}.csv", index=False)
-        if not result.groups.empty:
-            result.groups.to_csv(stage / "groups.csv", index=False)
+        for name, writer in files.items():
+            writer(stage / name)
+        written[:] = sorted(p.name for p in stage.iterdir())
 
     outdir.write_atomic(Path(out_dir), write)
+    return [*written, outdir.MANIFEST]
+
+
+def _wrote(out_dir: Path, names: list[str]) -> str:
+    """The line that names exactly the files ``--out`` wrote."""
+    return visible(f"wrote {len(names)} files to {out_dir}: {', '.join(names)}")
+
+
+def _print_table(t: RichTable, console: Console | None = None, names: list[str] | None = None) -> None:
+    """Print ``t`` whole at the console's width W, never cutting a cell (rich's own layout cuts a
+    cell that does not fit with "…", so 1.94865e-19 read as 1.94...). With, for each column,
+    ``lo`` the width of its longest word (a number is one word) and ``hi`` of its longest line:
+
+    1. as a table, when the columns fit at ``hi``;
+    2. as a table with cells wrapped at spaces, when they fit at ``lo``: each column gets ``lo``
+       plus a share of the room left in proportion to ``hi - lo``, so no word or number is
+       ever broken;
+    3. the same without borders or cell padding, when that fits;
+    4. else as one block per row, ``header: value`` on a line each (the vertical layout), the
+       headers being ``names`` when given (markup, one per column).
+    """
+    from rich import box
+    from rich.measure import Measurement
+
+    console = console or out
+    wide = console.options.update_width(1_000_000)
+    lo, hi = [], []
+    for col in t.columns:
+        col.overflow = "fold"  # never reached (no column is narrower than its longest word)
+        sizes = [Measurement.get(console, wide, c) for c in (col.header, *col.cells)]
+        lo.append(max(m.minimum for m in sizes))
+        hi.append(max(m.maximum for m in sizes))
+
+    def laid_out() -> bool:
+        frame = Measurement.get(console, wide, t).maximum - sum(hi)  # borders and padding
+        room = console.width - frame - sum(lo)
+        if frame + sum(hi) <= console.width:
+            return True
+        if room < 0:
+            return False
+        slack = [h - m for h, m in zip(hi, lo)]
+        for col, m, sl in zip(t.columns, lo, slack):
+            col.width = m + room * sl // sum(slack)
+        return True
+
+    if not laid_out():
+        t.box, t.show_edge, t.padding, t.pad_edge = box.SIMPLE_HEAD, False, (0, 1), False
+        if not laid_out():
+            _print_records(t, console, names)
+            return
+    console.print(t)
+
+
+def _print_records(t: RichTable, console: Console, names: list[str] | None) -> None:
+    """``t`` in the vertical layout: its title, then per row a numbered block of ``header: value``
+    lines, wrapped at spaces."""
+    if t.title:
+        console.print(t.title, style="italic", soft_wrap=False)
+    headers = names or [" ".join(str(c.header).split()) for c in t.columns]
+    columns = [list(c.cells) for c in t.columns]
+    for i in range(t.row_count):
+        for k, (header, cells) in enumerate(zip(headers, columns)):
+            lead = f"{i + 1:>3}. " if k == 0 else "     "
+            console.print(f"{lead}{header}: {cells[i] if i < len(cells) else ''}", soft_wrap=False)
+    if t.row_count == 0:
+        console.print("  (no rows)")
 
 
 def _fmt(x) -> str:
+    """A number to 6 significant digits (1.94865e-19 stays 1.94865e-19); "-" for None or NaN;
+    anything else as its text."""
     if x is None:
         return "-"
     try:
@@ -772,12 +864,17 @@ def _print_summary(problem, result, tables: bool) -> None:
     cols = [c for c in g.columns]
     for c in cols:
         gt.add_column(escape(c), justify="right" if c not in problem.variables and c != "case" else "left")
-    order = g.sort_values("beta", ascending=False).head(MAX_ROWS)
-    for _, row in order.iterrows():
+    for _, row in g.head(MAX_ROWS).iterrows():  # spec order, as in --json and groups.csv
         gt.add_row(*[_fmt(row[c]) if c not in problem.variables and c != "case" else escape(row[c]) for c in cols])
-    out.print(gt)
+    _print_table(gt)
     if len(g) > MAX_ROWS:
-        out.print(f"(the {MAX_ROWS} groups with the largest beta; --out DIR writes all of them)")
+        out.print(f"(the first {MAX_ROWS} of {len(g):,} groups in spec order, {len(g) - MAX_ROWS:,} not shown; "
+                  "--json or --out DIR lists every group)")
+    if len(g) > MAX_ROWS and g["beta"].notna().any():
+        top = g["beta"].idxmax()
+        out.print(visible("the group with the largest beta: "
+                          + ", ".join(f"{c}={g.at[top, c]}" for c in cols if c in problem.variables)
+                          + f" (beta {_fmt(g.at[top, 'beta'])})"), markup=False)
     if tables:
         _print_tables(problem, result)
 
@@ -806,7 +903,7 @@ def _print_obfuscation(problem, result, tables: bool) -> None:
     tm = result.timings
     out.print(escape(f"method: {result.method} ({result.stats['route']})") +
               f"   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
-    bound = "no leakage bound" if model.leakage is None else f"{escape(model.leakage.text)} (eps = {model.eps:g} bits)"
+    bound = "no leakage bound" if model.leakage is None else f"{escape(model.leakage.text)} (eps = {_fmt12(model.eps)} bits)"
     out.print(f"verification: leakage recomputed {v['leakage_bits']:.12g} bits; {bound}; {escape(v['optimality'])}")
     c = d["comparison"]
     ct = RichTable(title="optimal rank distance Q by restriction", title_justify="left")
@@ -814,7 +911,7 @@ def _print_obfuscation(problem, result, tables: bool) -> None:
     ct.add_column("Q", justify="right")
     ct.add_row("symmetric" + (" (this spec)" if model.symmetric else ""), _fmt12(c["symmetric"]))
     ct.add_row("unrestricted" + ("" if model.symmetric else " (this spec)"), _fmt12(c["unrestricted"]))
-    out.print(ct)
+    _print_table(ct)
     _print_measures("measures of the released channel", result.measures, _fmt12)
     if tables:
         _print_tables(problem, result)
@@ -826,7 +923,7 @@ def _print_measures(title: str, measures: dict, fmt) -> None:
     mt.add_column("value", justify="right")
     for k, val in measures.items():
         mt.add_row(escape(k), fmt(val))
-    out.print(mt)
+    _print_table(mt)
 
 
 def _print_noise(problem, result) -> None:
@@ -838,8 +935,8 @@ def _print_noise(problem, result) -> None:
     tm = result.timings
     out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
     out.print(escape(f"verification: largest sensitivity {v['max_sensitivity']:.9g} (bound {v['sensitivity_bound']:.9g}, "
-                     f"{v['calibration']} calibration); delta achieved {v['delta_achieved']:.6g} at eps = {req.eps:g} "
-                     f"(required {req.delta:g}); {v['optimality']}"))
+                     f"{v['calibration']} calibration); delta achieved {v['delta_achieved']:.6g} at eps = {_fmt12(req.eps)} "
+                     f"(required {_fmt12(req.delta)}); {v['optimality']}"))
     out.print(escape(_evidence(v.get("evidence", {}))))
     base = result.details["baselines"]
     bt = RichTable(title="expected squared error", title_justify="left")
@@ -854,7 +951,7 @@ def _print_noise(problem, result) -> None:
     for name, loss in rows:
         ratio = loss / result.objective if result.objective else None
         bt.add_row(name, _fmt12(loss), "-" if ratio is None else f"x{ratio:.4g}")
-    out.print(bt)
+    _print_table(bt)
     nt = RichTable(title="noise (co)variances", title_justify="left")
     nt.add_column("noise")
     nt.add_column("variances", justify="left")
@@ -863,7 +960,7 @@ def _print_noise(problem, result) -> None:
         label = "variances" if not S or not isinstance(S[0], list) else "diagonal of the covariance"
         shown = ", ".join(_fmt(x) for x in flat[:MAX_ROWS]) + (", ..." if len(flat) > MAX_ROWS else "")
         nt.add_row(escape(name), escape(f"{label}: {shown}"))
-    out.print(nt)
+    _print_table(nt)
     for name, check in v.get("baselines", {}).items():
         if not check["passed"]:
             out.print(escape(f"note: the {name} baseline is feasible but its optimality is not certified: "
@@ -891,9 +988,10 @@ def _print_tables(problem, result) -> None:
         for idx, row in wide.head(MAX_ROWS).iterrows():
             idx = idx if isinstance(idx, tuple) else (idx,)
             t.add_row(*[escape(i) for i in idx], *[_fmt(x) for x in row.to_numpy()])
-        out.print(t)
+        _print_table(t, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in wide.columns])
         if len(wide) > MAX_ROWS:
-            out.print(f"(first {MAX_ROWS} of {len(wide):,} rows; --out DIR writes the whole table)")
+            out.print(f"(the first {MAX_ROWS} of {len(wide):,} rows in spec order, {len(wide) - MAX_ROWS:,} not shown; "
+                      "--out DIR writes the whole table)")
 
 
 def run() -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -82,6 +82,7 @@ class CheckReport:
     paths: list[PathResult]
     problems: list[str]
     tol: float
+    spec: dict | None = None  # what was checked: Problem.provenance(), as in every command's JSON
 
     @property
     def verdict(self) -> str:
@@ -107,6 +108,7 @@ class CheckReport:
                 for p in self.paths
             ],
             "problems": self.problems,
+            "spec": self.spec,
         })
 
 
@@ -177,7 +179,7 @@ def run_check(
             skipped.append(_path(r, message=why))
     paths = skipped + _run_routes(runs, time_limit, progress)
     group_name = next((r.group_name for r in every if r.per_group), str)
-    return _report(paths, _compare(paths, group_name), tol)
+    return replace(_report(paths, _compare(paths, group_name), tol), spec=problem.provenance())
 
 
 def _path(route: Route, **fields) -> PathResult:

@@ -47,6 +47,67 @@ _RENAME_EXCHANGE = 2  # linux/fs.h
 MANIFEST = ".privopt-files"  # the names a run wrote, one per line: what makes a folder privopt's
 
 
+RESERVED = ("result.json", "groups.csv", "noise.csv", "losses.csv")  # names of the files that are not tables
+
+
+def out_files(result) -> dict[str, Callable[[Path], None]]:
+    """The files ``--out DIR`` writes for a solved ``result`` (a ``privopt.results.Result``), by
+    name, each with the function that writes it. Every class writes ``result.json`` (the
+    ``--json`` object without the tables) and its released values as CSV:
+
+    * one ``NAME.csv`` per released table (transparency reports, mechanisms, shaped noise,
+      obfuscation): a column per variable (labels) and ``value`` at full precision; a table
+      whose name is one of the other files' is written as ``table_NAME.csv``;
+    * ``groups.csv`` (transparency reports): one row per QID group, in spec order;
+    * ``noise.csv`` (noise placement): ``noise, i, variance``, one row per coordinate ``i``
+      (from 1) of every noise vector: the variance Sigma_ii of the optimal placement (for a
+      correlated vector, the diagonal of its covariance);
+    * ``covariance_NAME.csv`` for each correlated noise vector NAME: ``i, j, covariance``, every
+      entry of Sigma;
+    * ``losses.csv`` (noise placement): ``placement, loss``, the expected squared error of the
+      optimum and of the classic placements it is compared with.
+    """
+    import pandas as pd
+
+    files: dict[str, Callable[[Path], None]] = {"result.json": lambda path: _write_json(path, result)}
+    taken = {n.lower() for n in RESERVED}
+    for name in result.tables:
+        file = f"{name}.csv" if f"{name}.csv".lower() not in taken else f"table_{name}.csv"
+        taken.add(file.lower())
+        files[file] = lambda path, name=name: result.tables[name].to_csv(path, index=False)
+    if not result.groups.empty:
+        files["groups.csv"] = lambda path: result.groups.to_csv(path, index=False)
+    noise = result.details.get("noise")
+    if noise:
+        rows = []
+        for name, S in noise.items():
+            full = bool(S) and isinstance(S[0], list)
+            rows += [(name, i + 1, S[i][i] if full else S[i]) for i in range(len(S))]
+            if full:
+                n = len(S)
+                cov = pd.DataFrame({"i": [i + 1 for i in range(n) for _ in range(n)],
+                                    "j": [j + 1 for _ in range(n) for j in range(n)],
+                                    "covariance": [S[i][j] for i in range(n) for j in range(n)]})
+                files[f"covariance_{name}.csv"] = lambda path, cov=cov: cov.to_csv(path, index=False)
+        variances = pd.DataFrame(rows, columns=["noise", "i", "variance"])
+        files["noise.csv"] = lambda path: variances.to_csv(path, index=False)
+        base = result.details.get("baselines", {})
+        losses = [("optimized", result.objective), ("inputs only", base.get("input_only")),
+                  ("answers only", base.get("output_only"))]
+        gain = result.details.get("correlation_gain")
+        if gain:
+            losses.append(("optimized, diagonal noise only", gain.get("diagonal")))
+        frame = pd.DataFrame(losses, columns=["placement", "loss"])
+        files["losses.csv"] = lambda path: frame.to_csv(path, index=False)
+    return files
+
+
+def _write_json(path: Path, result) -> None:
+    """``result.json``: the ``--json`` object without the tables, streamed (``Result.write_json``)."""
+    with path.open("w", encoding="utf-8") as fh:
+        result.write_json(fh, tables=False)
+
+
 def check_target(out_dir: Path) -> None:
     """Raise ``UsageError`` unless ``out_dir`` is absent, empty, or exactly an earlier privopt
     result (its manifest lists every file in it), is not the working folder or one above it,
