@@ -29,6 +29,7 @@ from rich.table import Table as RichTable
 from . import api, outdir, solverlog
 from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
+from .pipeline import plan
 from .render import markup as escape
 from .render import visible, visible_lines
 
@@ -349,6 +350,7 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         if name not in problem.params:
             declared = ", ".join(sorted(problem.params)) or "none"
             raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
+        plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
         with _progress() as progress:
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:
@@ -674,6 +676,7 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     try:
         applying.check_out(out_file, data)  # before solving: a bad target writes nothing
         problem = _load_with_progress(spec, _params(sets), allow_paths)
+        plan(problem, method, backend)  # before reading or solving: a bad --method or --backend fails fast
         records = applying.read_records(problem, data)  # before solving: bad records fail fast
         result = problem.solve(method=method, backend=backend)
         if result.status == "infeasible":

@@ -82,3 +82,56 @@ def test_a_method_that_does_not_apply_says_which_do(cls, applies):
 def test_a_solver_that_cannot_be_used_is_refused_before_solving(cls, args, words):
     """Before: ignored (closed forms, obfuscation) or a solver failure, exit 1, after the solve."""
     usage_error(run("solve", CLASSES[cls], *args), words)
+
+
+# ----------------------------------------------------------------- item 2: the dask engine
+
+
+def _parts(tmp_path: Path) -> Path:
+    from tests.test_parquet_parts import write
+
+    write(tmp_path, False, "data/")
+    return tmp_path / "parts.priv"
+
+
+@pytest.mark.parametrize("address,words", [
+    ("not an address", "scheduler address 'not an address' is malformed; write it SCHEME://HOST:PORT"),
+    ("tcp://host", "scheduler address 'tcp://host' is malformed"),
+    ("tcp://127.0.0.1:99999", "is malformed"),
+    ("udp://127.0.0.1:8786", "unknown scheme 'udp'"),
+    ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler at tcp://127.0.0.1:1 within 5 s (Connection refused)"),
+])
+def test_a_bad_or_unreachable_scheduler_is_exit_2_naming_it(tmp_path, address, words):
+    """Before: an internal error after 30 s (unreachable) or at once (malformed). No cluster needed."""
+    spec = _parts(tmp_path)
+    t0 = time.monotonic()
+    r = run("solve", spec, "--engine", "dask", "--scheduler", address)
+    usage_error(r, words)
+    assert time.monotonic() - t0 < 20
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--backend", "gurobi"], f"unknown backend 'gurobi'; {AVAILABLE}"),
+    (["--method", "lp"], "methods that apply to them: closed-form, lfp"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers set the size of a local cluster"),
+])
+def test_dask_options_are_checked_on_the_driver(tmp_path, args, words):
+    """Before: a bad backend failed inside a worker, as a traceback in distributed's log."""
+    usage_error(run("solve", _parts(tmp_path), "--engine", "dask", *args), words)
+
+
+@pytest.mark.slow
+def test_an_inline_table_works_on_the_dask_engine(tmp_path):
+    """Before: each block narrowed g and h, and the inline table's rows for the other labels
+    were 'not in the domain' on a worker (a traceback in the log, then exit 2)."""
+    spec = _parts(tmp_path)
+    rows = "\n".join(f"    {g} {h}: 0 0.5 1" for g in "FMX" for h in "pq")
+    text = spec.read_text().replace(
+        'known D = P(decision = approve | g, h, s) from "data/" column rate',
+        "known D = P(decision = approve | g, h, s) = {\n    low mid high\n" + rows + "\n}")
+    (tmp_path / "inline.priv").write_text(text)
+    local = privopt.solve(tmp_path / "inline.priv")
+    res = privopt.solve(tmp_path / "inline.priv", engine="dask", workers=2, processes=False)
+    assert res.engine == "dask" and res.status == "optimal" and res.verification["passed"]
+    assert res.stats["dask"]["block_variables"] == []  # g is listed by the inline table: one block
+    assert abs(res.beta - local.beta) <= 1e-12 and len(res.groups) == len(local.groups) == 6
