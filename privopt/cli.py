@@ -14,6 +14,7 @@ user-derived text (titles, labels, file names, messages) is printed through
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -29,6 +30,7 @@ from rich.table import Table as RichTable
 from . import api, outdir, solverlog
 from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
+from .files import NotRegularFile, describe
 from .pipeline import plan
 from .render import markup as escape
 from .render import visible, visible_lines
@@ -143,7 +145,10 @@ def _with_common(f):
         try:
             solverlog.configure(log_file if log_file is not None else ("stderr" if verbose else None))
         except OSError as e:
-            _fail(UsageError(f"--log {log_file}: cannot write there ({e.strerror})"))
+            if isinstance(e, NotRegularFile) or e.errno == errno.ENXIO:
+                hint = "name a regular file to append to (--verbose shows the log on stderr)"
+                _fail(UsageError(f"--log {visible(log_file)}: {describe(e)}; {hint}"))
+            _fail(UsageError(f"--log {visible(log_file)}: cannot write there ({describe(e)})"))
         global _quiet
         _quiet = quiet
         return f(*args, **kwargs)
@@ -483,6 +488,19 @@ def explain(spec, sets, allow_paths):
 
 
 SIMULATE_ENTRIES_MAX = 50_000_000  # above this many entries per trial, draw the degrees (the same law)
+SIMULATE_DEGREES_MAX = 50_000_000  # rows x trials: the degrees of X and of Y are held, 8 bytes each
+SIMULATE_COLS_MAX = 2_000  # the exact expectation at m = cols is a (2m+1) x (2m+1) FFT: 256 MB, ~5 s here
+
+
+def _check_simulation_size(rows: int, cols: int, trials: int) -> None:
+    """``UsageError`` naming the limit when a simulation would not fit in memory, before the
+    solve and before anything is allocated (before: an internal MemoryError)."""
+    if rows * trials > SIMULATE_DEGREES_MAX:
+        raise UsageError(f"--rows {rows:,} x --trials {trials:,} = {rows * trials:,} row degrees; simulate holds them "
+                         f"in memory, at most {SIMULATE_DEGREES_MAX:,}: lower --rows or --trials")
+    if cols > SIMULATE_COLS_MAX:
+        raise UsageError(f"--cols {cols:,}: at most {SIMULATE_COLS_MAX:,} (the exact expectation at m = cols is a "
+                         f"(2m+1) x (2m+1) FFT); Q itself is the m -> infinity limit")
 
 
 @main.command()
@@ -513,6 +531,7 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
             from . import plot
 
             plot.check_target(plot_file)  # before solving: an unknown format writes nothing
+        _check_simulation_size(rows, cols, trials)
         problem = api.load(spec, _params(sets), allow_paths)
         if problem.family != "obfuscation":
             raise UsageError("simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
@@ -901,7 +920,6 @@ def _print_tables(problem, result) -> None:
 def run() -> None:
     """The console entry point: ``main``, with a stdout that cannot be written (closed, a full
     disk, a reader gone) reported in one line on stderr, exit 1, instead of a traceback."""
-    import errno
 
     if sys.stdout is None:  # started with descriptor 1 closed
         _say("privopt: standard output is closed; nothing can be printed")

@@ -135,3 +135,75 @@ def test_an_inline_table_works_on_the_dask_engine(tmp_path):
     assert res.engine == "dask" and res.status == "optimal" and res.verification["passed"]
     assert res.stats["dask"]["block_variables"] == []  # g is listed by the inline table: one block
     assert abs(res.beta - local.beta) <= 1e-12 and len(res.groups) == len(local.groups) == 6
+
+
+# ----------------------------------------------------------------- item 3: the CLI's own file inputs
+
+ATR = CLASSES["transparency-report"]
+
+
+@pytest.fixture
+def fifo(tmp_path) -> Path:
+    path = tmp_path / "pipe.csv"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("args,words", [
+    (["audit", ATR, "--release", "{fifo}"], ["--release", "is a FIFO (named pipe), not a regular file"]),
+    (["apply", ATR, "--data", "{fifo}", "--out", "{tmp}/out.csv"], ["--data", "is a FIFO (named pipe), not a regular file"]),
+    (["solve", ATR, "--log", "{fifo}"], ["--log", "is a FIFO (named pipe), not a regular file"]),
+    (["audit", ATR, "--log", "{fifo}", "--json"], ["--log", "is a FIFO (named pipe), not a regular file"]),
+])
+def test_a_fifo_is_refused_at_once(tmp_path, fifo, args, words):
+    """Before: each of these waited for a writer (or a reader) forever."""
+    args = [str(a).format(fifo=fifo, tmp=tmp_path) for a in args]
+    t0 = time.monotonic()
+    r = run(*args, timeout=30)
+    usage_error(r, str(fifo), *words)
+    assert time.monotonic() - t0 < 15
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_fifo_with_a_reader_is_refused_as_a_log_too(tmp_path, fifo):
+    """With a reader at the other end the open succeeds; fstat of what was opened refuses it."""
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        usage_error(run("solve", ATR, "--log", fifo, timeout=30), "--log", "is a FIFO (named pipe), not a regular file")
+        assert os.read(reader, 100) == b""  # nothing was written into it
+    finally:
+        os.close(reader)
+
+
+@pytest.mark.parametrize("option", ["--release", "--data", "--log"])
+def test_a_device_is_not_a_file_of_the_cli(tmp_path, option):
+    args = {"--release": ["audit", ATR, "--release", "/dev/zero"],
+            "--data": ["apply", ATR, "--data", "/dev/zero", "--out", tmp_path / "o.csv"],
+            "--log": ["solve", ATR, "--log", "/dev/null"]}[option]
+    usage_error(run(*args, timeout=30), option, "is a device, not a regular file")
+
+
+def test_a_release_naming_a_column_twice_says_so(tmp_path):
+    """Before: 'column 'value.1' is not a variable of Dt' (pandas' renaming of the copy)."""
+    release = tmp_path / "Dt.csv"
+    release.write_text("gender,income,decision,value,value\nF,low,deny,1,1\n")
+    r = run("audit", ATR, "--release", release)
+    usage_error(r, f"{release}: error: the header names the column 'value' twice", "name each column once")
+    assert "value.1" not in r.stderr
+
+
+def test_the_api_refuses_a_fifo_release_too(fifo):
+    from privopt.audit import read_release
+
+    with pytest.raises(UsageError, match="is a FIFO"):
+        read_release(privopt.load(ATR), fifo)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--rows", "1000000000000", "--cols", "10", "--trials", "1"], "row degrees; simulate holds them in memory, at most 50,000,000"),
+    (["--rows", "1000000", "--cols", "10", "--trials", "51"], "= 51,000,000 row degrees"),
+    (["--rows", "100", "--cols", "1000000", "--trials", "1"], "--cols 1,000,000: at most 2,000"),
+])
+def test_simulate_checks_sizes_before_allocating(args, words):
+    """Before: an internal MemoryError (or, for --cols, minutes of swapping)."""
+    usage_error(run("simulate", CLASSES["obfuscation"], *args, timeout=30), words)
