@@ -14,6 +14,7 @@ user-derived text (titles, labels, file names, messages) is printed through
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -69,10 +70,10 @@ def _say(text: str) -> None:
     err.print(visible_lines(text), markup=False)
 
 
-def _fail(e: BaseException) -> None:
-    """Print an error for a person and exit with its code."""
+def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
+    """Print an error for a person and exit with its code (``stopped``: what an interrupt left)."""
     if isinstance(e, (KeyboardInterrupt, Terminated)):
-        _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + ": nothing was written")
+        _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + f": {stopped}")
         code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else EXIT_TERMINATED
         if solverlog.solver_running():  # a solver that ignored its cancel: do not wait for it
             sys.stdout.flush()
@@ -151,7 +152,10 @@ def _with_common(f):
             _fail(UsageError(f"--log {visible(log_file)}: cannot write there ({describe(e)})"))
         global _quiet
         _quiet = quiet
-        return f(*args, **kwargs)
+        try:
+            return f(*args, **kwargs)
+        except (KeyboardInterrupt, Terminated) as e:  # a command's own handler covers all but its printing
+            _stopped_printing(e, "JSON" if kwargs.get("as_json") else "output")
 
     for deco in reversed(_common):
         wrapper = deco(wrapper)
@@ -159,6 +163,20 @@ def _with_common(f):
 
 
 _quiet = False
+
+
+def _stopped_printing(e: BaseException, what: str) -> None:
+    """Ctrl-C or SIGTERM while the result was being printed (``--json`` streams it): what is on
+    stdout cannot be un-printed, so stderr says it is incomplete, and what had not left this
+    process yet is dropped (descriptor 1 now leads to /dev/null, so the exit never waits on a
+    reader that stopped reading). Exit 130 or 143, as for an interrupted solve."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:  # no descriptor 1 to replace: nothing more can reach stdout anyway
+        pass
+    _fail(e, f"stopped while printing the result: the {what} on stdout is incomplete")
 
 
 def _load_with_progress(spec, params, allow_paths):
@@ -927,8 +945,20 @@ def run() -> None:
     try:
         try:
             main()
+        except Terminated:  # outside a command's own handlers (while click reads the options or exits)
+            _say("terminated")
+            sys.exit(EXIT_TERMINATED)
         finally:
-            sys.stdout.flush()
+            try:
+                sys.stdout.flush()  # may wait for a slow reader: SIGTERM then leaves stdout incomplete
+            except Terminated as e:
+                _stopped_printing(e, "output")
+            finally:
+                # the result is out and the exit code decided; the interpreter now tears down (a
+                # second or more after a large solve) with Python's signal handlers already gone,
+                # where a SIGTERM would kill the process by signal: ignored instead
+                with contextlib.suppress(ValueError):
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     except OSError as e:
         if e.errno != errno.EPIPE:  # a reader that went away wants no message
             _say(f"privopt: cannot write the output: {e.strerror or e}")

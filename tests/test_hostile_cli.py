@@ -207,3 +207,73 @@ def test_the_api_refuses_a_fifo_release_too(fifo):
 def test_simulate_checks_sizes_before_allocating(args, words):
     """Before: an internal MemoryError (or, for --cols, minutes of swapping)."""
     usage_error(run("simulate", CLASSES["obfuscation"], *args, timeout=30), words)
+
+
+# ----------------------------------------------------------------- signals while the output streams
+
+
+def _many_groups(folder: Path, groups: int) -> Path:
+    """A transparency report with ``groups`` QID groups (its JSON is far larger than a pipe's
+    buffer, so the writer blocks until the reader reads)."""
+    import numpy as np
+
+    rates = np.random.default_rng(1).choice([0.0, 0.25, 0.5, 1.0], size=3 * groups)
+    lines = ["g,s,rate"] + [f"{1 + i // 3},{('low', 'mid', 'high')[i % 3]},{r}" for i, r in enumerate(rates)]
+    (folder / "rates.csv").write_text("\n".join(lines) + "\n")
+    spec = folder / "many.priv"
+    spec.write_text(f"""spec "many groups"
+var g : public range(1, {groups})
+var s : private {{low, mid, high}}
+var decision : outcome {{deny, approve}}
+known P(g, s) = uniform
+known D = P(decision = approve | g, s) from "rates.csv" column rate
+design Dt = P(decision | g, s)
+subject to |Dt - D| <= 0.1
+minimize max_confidence(g, decision -> s)
+""")
+    return spec
+
+
+def _signal_mid_stream(args, sig) -> tuple[int, str, str]:
+    """Start privopt, wait for its first byte on stdout, let it fill the pipe, then signal it."""
+    p = subprocess.Popen([PRIVOPT, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = os.read(p.stdout.fileno(), 1)  # unbuffered: communicate() reads the descriptor itself
+        assert first == b"{", (first, p.stderr.read())
+        time.sleep(0.3)  # the writer is now blocked on the full pipe
+        assert p.poll() is None, "privopt ended before it could be signalled: make the output larger"
+        p.send_signal(sig)
+        rest, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return p.returncode, (first + rest).decode(), err.decode()
+
+
+@pytest.mark.parametrize("command,groups", [("audit", 20), ("solve", 3000)])
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_while_json_streams_says_the_json_is_incomplete(tmp_path, command, groups, sig, code, word):
+    """Before: a traceback, exit 1, and a truncated JSON document on stdout with no word of it."""
+    rc, stdout, stderr = _signal_mid_stream([command, _many_groups(tmp_path, groups), "--json"], sig)
+    assert rc == code, stderr
+    assert "Traceback" not in stderr
+    assert f"{word}: stopped while printing the result: the JSON on stdout is incomplete" in stderr
+    with pytest.raises(json.JSONDecodeError):  # what was out stays out, and is not a whole document
+        json.loads(stdout)
+    if command == "audit":  # no timings in it: what is out is the start of the whole document
+        whole = run(command, tmp_path / "many.priv", "--json").stdout
+        assert len(stdout) < len(whole) and whole.startswith(stdout)
+    else:
+        assert stdout.startswith('{\n  "status": "optimal"')
+
+
+def test_a_late_sigterm_leaves_a_finished_run_alone(tmp_path):
+    """The summary fully printed, the interpreter tearing down: exit 0, not killed by signal 15."""
+    p = subprocess.Popen([PRIVOPT, "solve", _many_groups(tmp_path, 3000), "--no-tables"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    text = p.stdout.read()  # EOF: stdout closed, i.e. the process is exiting
+    p.send_signal(signal.SIGTERM)
+    _, err2 = p.communicate(timeout=30)
+    assert p.returncode in (0, 143), (p.returncode, err2)  # 143 only if it came before the teardown
+    assert "Traceback" not in err2
+    assert text.startswith("many groups\nstatus: optimal (verified)") and "QID groups (3,000)" in text
