@@ -944,7 +944,7 @@ def run() -> None:
         sys.exit(EXIT_INTERNAL)
     try:
         try:
-            main()
+            main(prog_name="privopt")  # also under python -m privopt (click would say "python -m privopt")
         except Terminated:  # outside a command's own handlers (while click reads the options or exits)
             _say("terminated")
             sys.exit(EXIT_TERMINATED)

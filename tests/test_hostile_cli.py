@@ -277,3 +277,25 @@ def test_a_late_sigterm_leaves_a_finished_run_alone(tmp_path):
     assert p.returncode in (0, 143), (p.returncode, err2)  # 143 only if it came before the teardown
     assert "Traceback" not in err2
     assert text.startswith("many groups\nstatus: optimal (verified)") and "QID groups (3,000)" in text
+
+
+# ----------------------------------------------------------------- item 6: python -m privopt
+
+
+def test_python_dash_m_privopt_is_the_console_script():
+    """Before: 'No module named privopt.__main__'."""
+    r = subprocess.run([sys.executable, "-m", "privopt", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: privopt [OPTIONS] COMMAND [ARGS]...")
+    assert "python -m" not in r.stdout
+    r = subprocess.run([sys.executable, "-m", "privopt", "solve", ATR, "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["beta"] == pytest.approx(0.675, rel=1e-12)
+    r = subprocess.run([sys.executable, "-m", "privopt", "solve", ATR, "--backend", "gurobi"], capture_output=True, text=True, timeout=60)
+    usage_error(r, f"unknown backend 'gurobi'; {AVAILABLE}")
+
+
+def test_the_readme_quickstart_says_how_to_reach_privopt():
+    readme = (SPECS.parent / "README.md").read_text()
+    quick = readme[readme.index("## Quickstart"):readme.index("## A spec")]
+    commands = [line for line in quick.split("```bash\n")[1].split("```")[0].splitlines() if line.strip()]
+    assert len(commands) == 2  # exactly the two commands
+    assert "`source .venv/bin/activate`" in quick and "python -m privopt" in quick
