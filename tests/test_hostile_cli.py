@@ -299,3 +299,16 @@ def test_the_readme_quickstart_says_how_to_reach_privopt():
     commands = [line for line in quick.split("```bash\n")[1].split("```")[0].splitlines() if line.strip()]
     assert len(commands) == 2  # exactly the two commands
     assert "`source .venv/bin/activate`" in quick and "python -m privopt" in quick
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_more_workers_than_the_machine_can_use_are_refused(tmp_path, engine):
+    """Before: a pool of (up to) 100,000 processes, or a local Dask cluster of 100,000 workers."""
+    spec = CLASSES["transparency-report"] if engine == "local" else _parts(tmp_path)
+    usage_error(run("solve", spec, "--engine", engine, "--workers", "100000"),
+                "workers 100,000 is more than this machine can use: at most")
+
+
+def test_the_api_checks_a_scheduler_address_too(tmp_path):
+    with pytest.raises(UsageError, match="scheduler address 'tcp://:8786' is malformed"):
+        privopt.solve(_parts(tmp_path), engine="dask", scheduler="tcp://:8786")

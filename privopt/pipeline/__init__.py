@@ -17,6 +17,7 @@ progress=None)`` returns a
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 
@@ -46,6 +47,20 @@ def solve(
     1: this process only; other methods ignore it). ``progress(done, total)``, if given, is
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
+    analysis, method, backend, solver = plan(problem, method, backend, solver, workers)
+    result = FAMILIES[problem.family].run(
+        problem, analysis, method, backend, time_limit, solver, workers=workers, progress=progress
+    )
+    result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
+    return replace(result, spec=problem.provenance(), versions=versions())
+
+
+def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
+         workers: int | None = None) -> tuple:
+    """(analysis, method, backend, solver) as ``solve`` will use them: every option checked
+    against ``problem`` before anything is solved (``check_options``, then whether the method
+    applies and the backend and solver fit the problem class). ``UsageError`` otherwise.
+    ``sweep`` and ``apply`` call it before their solves, so a bad option fails at once."""
     check_options(method, backend, solver, workers)
     analysis = analyse(problem)
     if backend == "auto":
@@ -60,11 +75,7 @@ def solve(
     elif method not in analysis.applicable:
         raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}; "
                          f"methods that apply to this problem: {', '.join(analysis.applicable)}")
-    result = FAMILIES[problem.family].run(
-        problem, analysis, method, backend, time_limit, solver, workers=workers, progress=progress
-    )
-    result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
-    return replace(result, spec=problem.provenance(), versions=versions())
+    return analysis, method, backend, solver
 
 
 def check_options(method: str, backend: str, solver: str | None, workers: int | None) -> None:
@@ -75,6 +86,9 @@ def check_options(method: str, backend: str, solver: str | None, workers: int | 
     Whether the method applies to the problem is ``solve``'s check (it needs the analysis)."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers must be a whole number >= 1 (or None for the machine's cores), not {workers!r}")
+    if workers is not None and workers > max_workers():
+        raise UsageError(f"workers {workers:,} is more than this machine can use: at most {max_workers()} "
+                         f"(4 per core, {os.cpu_count() or 1} cores; more processes only compete for them)")
     if method not in ("auto",) + METHODS:
         raise UsageError(f"unknown method '{method}'; choose one of: auto, {', '.join(METHODS)}")
     if not isinstance(backend, str):
@@ -94,6 +108,11 @@ def _check_backend_fits(problem: Problem, be) -> None:
     if be.solver is not None and be.solver not in conic:
         raise UsageError(f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: "
                          f"{', '.join(conic)}")
+
+
+def max_workers() -> int:
+    """The most processes (LFP pool, or a local Dask cluster) a solve may start on this machine."""
+    return max(8, 4 * (os.cpu_count() or 1))
 
 
 def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
