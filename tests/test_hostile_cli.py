@@ -312,3 +312,20 @@ def test_more_workers_than_the_machine_can_use_are_refused(tmp_path, engine):
 def test_the_api_checks_a_scheduler_address_too(tmp_path):
     with pytest.raises(UsageError, match="scheduler address 'tcp://:8786' is malformed"):
         privopt.solve(_parts(tmp_path), engine="dask", scheduler="tcp://:8786")
+
+
+@pytest.mark.parametrize("args,words", [
+    (["sweep", ATR, "delta=0.5,0.6", "--backend", "gurobi"], [f"unknown backend 'gurobi'; {AVAILABLE}"]),
+    (["sweep", CLASSES["obfuscation"], "eps=0.5,0.6", "--method", "lp"], ["methods that apply to this problem: global"]),
+    (["apply", ATR, "--data", "{tmp}/none.csv", "--out", "{tmp}/o.csv", "--backend", "gurobi"], [f"unknown backend 'gurobi'; {AVAILABLE}"]),
+    (["check", CLASSES["noise-placement"], "--backends", "highs"],
+     ["no route of this noise problem runs on highs; its routes run on: cvxpy:CLARABEL, cvxpy:SCS"]),
+    (["check", CLASSES["obfuscation"], "--backends", "highs"], ["its routes use no backend"]),
+])
+def test_sweep_apply_and_check_check_their_options_first(tmp_path, args, words):
+    """Before: sweep ignored --backend where a closed form answered (exit 0) and failed every
+    value otherwise; apply read the records first; check --backends with no route on it was
+    'inconclusive', exit 1."""
+    r = run(*[str(a).format(tmp=tmp_path) for a in args])
+    usage_error(r, *words)
+    assert not (tmp_path / "o.csv").exists()
