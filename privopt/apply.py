@@ -56,6 +56,7 @@ import numpy as np
 
 from . import outdir
 from .errors import UsageError
+from .files import NotRegularFile, describe, read_regular
 from .render import visible
 
 __all__ = ["ApplyReport", "Records", "check_out", "fresh_seed", "read_records", "write_release"]
@@ -139,13 +140,11 @@ def read_records(problem, data: Path) -> Records:
     path = Path(data)
     name = visible(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"--data {name}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"--data {name}: is a folder; name a CSV file") from None
+        raw = read_regular(path)  # a FIFO or device is refused at once, never waited on
+    except (FileNotFoundError, IsADirectoryError, NotRegularFile) as e:
+        raise UsageError(f"--data {name}: {describe(e)}; name a CSV file of records") from None
     except OSError as e:
-        raise UsageError(f"--data {name}: cannot read it ({e.strerror})") from None
+        raise UsageError(f"--data {name}: cannot read it ({describe(e)})") from None
     if not raw:
         raise UsageError(f"{name}: the file is empty; it needs a header naming the columns {', '.join(design.given) or '(any)'}")
 

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import SpecError, UsageError
+from .files import NotRegularFile, describe, read_regular
 from .lower.atr import ATRInstance, lower_atr
 from .measures import fairness as fm
 from .model.problem import Problem
@@ -311,17 +312,27 @@ def read_release(problem: Problem, path: Path) -> np.ndarray:
     axes = design.axes
     shown = visible(str(path))
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8",
-                            skipinitialspace=True)
-    except FileNotFoundError:
-        raise UsageError(f"--release {shown}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"--release {shown}: is a folder, not a CSV file") from None
+        raw = read_regular(path)  # a FIFO or device is refused at once, never waited on
+    except (FileNotFoundError, IsADirectoryError, NotRegularFile) as e:
+        raise UsageError(f"--release {shown}: {describe(e)}; name a CSV file (solve --out's {design.name}.csv)") from None
+    except OSError as e:
+        raise UsageError(f"--release {shown}: cannot read it ({describe(e)})") from None
+    try:
+        # header=None: the header is read as a row, so a column named twice is seen as written
+        # (pandas would rename the second 'value' to 'value.1')
+        frame = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False, na_filter=False,
+                            encoding="utf-8", skipinitialspace=True)
     except UnicodeDecodeError as e:
         raise SpecError(f"the file is not UTF-8 text (byte {e.start})", file=str(path), hint="save it as UTF-8") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         raise SpecError(f"not a CSV table: {' '.join(str(e).split())}", file=str(path)) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    header = [str(c).strip() for c in frame.iloc[0]]
+    twice = next((c for i, c in enumerate(header) if c in header[:i]), None)
+    if twice is not None:
+        raise SpecError(f"the header names the column {visible(repr(twice))} twice; name each column once "
+                        f"({', '.join([*axes, 'value'])})", file=str(path))
+    frame = frame.iloc[1:].reset_index(drop=True)
+    frame.columns = header
     want = [*axes, "value"]
     absent = [c for c in want if c not in frame.columns]
     if absent:

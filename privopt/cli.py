@@ -14,6 +14,8 @@ user-derived text (titles, labels, file names, messages) is printed through
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import math
 import os
 import re
@@ -30,6 +32,8 @@ from . import api, outdir, solverlog
 from .builder.params import CommandLineParams
 from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
+from .files import NotRegularFile, describe
+from .pipeline import plan
 from .render import markup as escape
 from .render import visible, visible_lines
 
@@ -86,10 +90,10 @@ def _say(text: str) -> None:
     err.print(visible_lines(text), markup=False)
 
 
-def _fail(e: BaseException) -> None:
-    """Print an error for a person and exit with its code."""
+def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
+    """Print an error for a person and exit with its code (``stopped``: what an interrupt left)."""
     if isinstance(e, (KeyboardInterrupt, Terminated)):
-        _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + ": nothing was written")
+        _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + f": {stopped}")
         code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else EXIT_TERMINATED
         if solverlog.solver_running():  # a solver that ignored its cancel: do not wait for it
             sys.stdout.flush()
@@ -162,10 +166,16 @@ def _with_common(f):
         try:
             solverlog.configure(log_file if log_file is not None else ("stderr" if verbose else None))
         except OSError as e:
-            _fail(UsageError(f"--log {log_file}: cannot write there ({e.strerror})"))
+            if isinstance(e, NotRegularFile) or e.errno == errno.ENXIO:
+                hint = "name a regular file to append to (--verbose shows the log on stderr)"
+                _fail(UsageError(f"--log {visible(log_file)}: {describe(e)}; {hint}"))
+            _fail(UsageError(f"--log {visible(log_file)}: cannot write there ({describe(e)})"))
         global _quiet
         _quiet = quiet
-        return f(*args, **kwargs)
+        try:
+            return f(*args, **kwargs)
+        except (KeyboardInterrupt, Terminated) as e:  # a command's own handler covers all but its printing
+            _stopped_printing(e, "JSON" if kwargs.get("as_json") else "output")
 
     for deco in reversed(_common):
         wrapper = deco(wrapper)
@@ -173,6 +183,20 @@ def _with_common(f):
 
 
 _quiet = False
+
+
+def _stopped_printing(e: BaseException, what: str) -> None:
+    """Ctrl-C or SIGTERM while the result was being printed (``--json`` streams it): what is on
+    stdout cannot be un-printed, so stderr says it is incomplete, and what had not left this
+    process yet is dropped (descriptor 1 now leads to /dev/null, so the exit never waits on a
+    reader that stopped reading). Exit 130 or 143, as for an interrupted solve."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:  # no descriptor 1 to replace: nothing more can reach stdout anyway
+        pass
+    _fail(e, f"stopped while printing the result: the {what} on stdout is incomplete")
 
 
 def _load_with_progress(spec, params, allow_paths):
@@ -369,6 +393,7 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         if name not in problem.params:
             declared = ", ".join(sorted(problem.params)) or "none"
             raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
+        plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
         with _progress() as progress:
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:
@@ -504,6 +529,19 @@ def explain(spec, sets, allow_paths):
 
 
 SIMULATE_ENTRIES_MAX = 50_000_000  # above this many entries per trial, draw the degrees (the same law)
+SIMULATE_DEGREES_MAX = 50_000_000  # rows x trials: the degrees of X and of Y are held, 8 bytes each
+SIMULATE_COLS_MAX = 2_000  # the exact expectation at m = cols is a (2m+1) x (2m+1) FFT: 256 MB, ~5 s here
+
+
+def _check_simulation_size(rows: int, cols: int, trials: int) -> None:
+    """``UsageError`` naming the limit when a simulation would not fit in memory, before the
+    solve and before anything is allocated (before: an internal MemoryError)."""
+    if rows * trials > SIMULATE_DEGREES_MAX:
+        raise UsageError(f"--rows {rows:,} x --trials {trials:,} = {rows * trials:,} row degrees; simulate holds them "
+                         f"in memory, at most {SIMULATE_DEGREES_MAX:,}: lower --rows or --trials")
+    if cols > SIMULATE_COLS_MAX:
+        raise UsageError(f"--cols {cols:,}: at most {SIMULATE_COLS_MAX:,} (the exact expectation at m = cols is a "
+                         f"(2m+1) x (2m+1) FFT); Q itself is the m -> infinity limit")
 
 
 @main.command()
@@ -534,6 +572,7 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
             from . import plot
 
             plot.check_target(plot_file)  # before solving: an unknown format writes nothing
+        _check_simulation_size(rows, cols, trials)
         problem = api.load(spec, _params(sets), allow_paths)
         if problem.family != "obfuscation":
             raise UsageError("simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
@@ -699,6 +738,7 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     try:
         applying.check_out(out_file, data)  # before solving: a bad target writes nothing
         problem = _load_with_progress(spec, _params(sets), allow_paths)
+        plan(problem, method, backend)  # before reading or solving: a bad --method or --backend fails fast
         records = applying.read_records(problem, data)  # before solving: bad records fail fast
         result = problem.solve(method=method, backend=backend)
         if result.status == "infeasible":
@@ -997,16 +1037,27 @@ def _print_tables(problem, result) -> None:
 def run() -> None:
     """The console entry point: ``main``, with a stdout that cannot be written (closed, a full
     disk, a reader gone) reported in one line on stderr, exit 1, instead of a traceback."""
-    import errno
 
     if sys.stdout is None:  # started with descriptor 1 closed
         _say("privopt: standard output is closed; nothing can be printed")
         sys.exit(EXIT_INTERNAL)
     try:
         try:
-            main()
+            main(prog_name="privopt")  # also under python -m privopt (click would say "python -m privopt")
+        except Terminated:  # outside a command's own handlers (while click reads the options or exits)
+            _say("terminated")
+            sys.exit(EXIT_TERMINATED)
         finally:
-            sys.stdout.flush()
+            try:
+                sys.stdout.flush()  # may wait for a slow reader: SIGTERM then leaves stdout incomplete
+            except Terminated as e:
+                _stopped_printing(e, "output")
+            finally:
+                # the result is out and the exit code decided; the interpreter now tears down (a
+                # second or more after a large solve) with Python's signal handlers already gone,
+                # where a SIGTERM would kill the process by signal: ignored instead
+                with contextlib.suppress(ValueError):
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     except OSError as e:
         if e.errno != errno.EPIPE:  # a reader that went away wants no message
             _say(f"privopt: cannot write the output: {e.strerror or e}")

@@ -169,6 +169,11 @@ def run_check(
     def chosen(r: Route) -> bool:
         return r.backend is None or not r.selectable or backends is None or r.backend.name in backends or r.label in backends
 
+    named = [r for r in every if r.backend is not None and r.selectable and chosen(r)]
+    if backends is not None and not named:
+        on = sorted({r.label for r in every if r.backend is not None and r.selectable})
+        where = f"its routes run on: {', '.join(on)}" if on else "its routes use no backend: leave the backend list out"
+        raise UsageError(f"no route of this {problem.family} problem runs on {', '.join(backends)}; {where}")
     skipped: list[PathResult] = []
     runs: list[Route] = []
     for r in filter(chosen, every):

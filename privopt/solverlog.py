@@ -9,7 +9,8 @@ Python's ``sys.stdout``) at the solver log for its duration:
 * by default the log is discarded;
 * ``configure("stderr")`` (``privopt --verbose``) sends it to stderr, and solvers are asked
   to be verbose;
-* ``configure(path)`` (``privopt --log FILE``) appends it to a file, verbose too.
+* ``configure(path)`` (``privopt --log FILE``) appends it to a file, verbose too; the path must
+  be a regular file (or absent: it is created), checked without blocking (``privopt.files``).
 
 ``interruptible(run, cancel)`` runs a blocking solver call in a worker thread while the main
 thread waits in short slices, so Ctrl-C is seen within a tenth of a second: ``cancel`` (HiGHS's
@@ -29,6 +30,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from .files import open_regular
+
 T = TypeVar("T")
 
 _sink: str | Path | None = None  # None: discard; "stderr"; or a file path
@@ -42,8 +45,9 @@ def configure(sink: str | Path | None) -> None:
     global _sink
     if sink is not None and sink != "stderr":
         sink = Path(sink)
-        with open(sink, "a", encoding="utf-8"):  # fail now, as a usage error, not inside a solve
-            pass
+        # fail now, as a usage error, not inside a solve; a FIFO or device (NotRegularFile, an
+        # OSError) is refused at once instead of waiting for a reader
+        os.close(open_regular(sink, append=True))
     _sink = sink
 
 
@@ -65,7 +69,7 @@ def _open_sink() -> int:
         return os.open(os.devnull, os.O_WRONLY)
     if _sink == "stderr":
         return os.dup(2)
-    return os.open(_sink, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    return open_regular(_sink, append=True)  # checked again: never blocks on a FIFO swapped in
 
 
 @contextlib.contextmanager
@@ -90,7 +94,7 @@ def captured() -> Iterator[None]:
     python_sink = sys.stderr if _sink == "stderr" else io.StringIO() if _sink is None else None
     try:
         if python_sink is None:
-            with open(_sink, "a", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+            with os.fdopen(open_regular(_sink, append=True), "a", encoding="utf-8") as log, contextlib.redirect_stdout(log):
                 yield
         else:
             with contextlib.redirect_stdout(python_sink):

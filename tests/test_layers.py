@@ -5,7 +5,7 @@ functions, under ``if TYPE_CHECKING:``), relative imports are resolved, and ``fr
 NAME`` is an edge to ``PKG.NAME`` when that is a module, else to ``PKG``. The layers, lowest
 first::
 
-    0  privopt._version, privopt.errors, privopt.render, privopt.solverlog, privopt.outdir, privopt.results
+    0  privopt._version, privopt.errors, privopt.render, privopt.solverlog, privopt.outdir, privopt.results, privopt.files
     1  privopt.language
     2  privopt.model
     3  privopt.measures, privopt.backends
@@ -13,7 +13,7 @@ first::
     5  privopt.methods, privopt.classify
     6  privopt.pipeline
     7  privopt.crosscheck, privopt.api, privopt.engines, privopt.audit, privopt.apply, privopt.plot
-    8  privopt.cli, privopt (the package __init__)
+    8  privopt.cli, privopt.__main__, privopt (the package __init__)
 
 A module may import its own layer or lower ones, never a higher one, and the module graph has
 no cycle (within a layer too). Importing the ``privopt`` package itself (e.g. for
@@ -40,6 +40,7 @@ LAYERS = {
     "privopt.solverlog": 0,
     "privopt.outdir": 0,
     "privopt.results": 0,
+    "privopt.files": 0,
     "privopt.language": 1,
     "privopt.model": 2,
     "privopt.measures": 3,
@@ -57,6 +58,7 @@ LAYERS = {
     "privopt.apply": 7,
     "privopt.plot": 7,
     "privopt.cli": 8,
+    "privopt.__main__": 8,
 }
 TOP = "privopt"  # the package __init__
 TOP_LAYER = 8

@@ -31,6 +31,12 @@ changes no conditional prior but may change the last bit, so closed-form results
 ~1e-15, and the LFP, a certified method, within its certified gap. A joint probability read
 from a routed dataset (no ``counts``) is normalized per block and its global sum checked here.
 
+Options are checked on the driver before dask is imported (method, backend, solver, workers;
+a scheduler address must be ``[SCHEME://]HOST:PORT`` and reachable within
+``SCHEDULER_TIMEOUT_S``): a bad one is a ``UsageError``, never a worker's traceback. A table
+written in the spec (inline, or ``bsc``) lists every label of its variables, so the blocks
+split only on the public variables before the first one such a table names (none: one block).
+
 Limits: the workers must see the data paths (a shared file system); the paths are checked and
 digested by the driver, and the workers re-open them by their real path. Data errors found on a
 worker count rows within its partition. A block whose groups have no row at all is refused.
@@ -54,6 +60,7 @@ from ..errors import SpecError, UsageError
 from ..language import ast
 from ..language.datafiles import DataFiles, _codes, distinct_labels, labels_of
 from ..language.parser import parse_file
+from ..render import visible
 from ..pipeline.common import label_column
 from ..results import LazyTables, Result, versions
 
@@ -91,6 +98,15 @@ def solve(
     if not isinstance(spec, (str, Path)):
         raise UsageError("the dask engine reads the data itself: pass the spec's path, not a loaded Problem")
     t_start = time.perf_counter()
+    pipeline.check_options(method, backend, solver, workers)  # on the driver, not as a worker's traceback
+    if method not in ("auto", *ATR_METHODS):
+        raise UsageError(f"method '{method}' does not apply: the dask engine solves transparency reports; "
+                         f"methods that apply to them: {', '.join(ATR_METHODS)}")
+    if isinstance(scheduler, str):
+        if workers is not None:
+            raise UsageError("workers set the size of a local cluster; with a scheduler address the cluster's own "
+                             "workers solve (leave workers out, or the scheduler to start a local cluster)")
+        reachable(scheduler)
     try:
         import dask.dataframe as dd
         from distributed import Client, LocalCluster
@@ -124,7 +140,12 @@ def solve(
     client = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
     if client is None:
         if scheduler is not None:
-            client = Client(scheduler)
+            try:
+                client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+            except Exception as e:  # noqa: BLE001 - whatever answered there is not a scheduler we can use
+                what = "no answer" if isinstance(e, (OSError, TimeoutError)) else "it answered, but not as a Dask scheduler"
+                raise UsageError(f"cannot connect to the Dask scheduler at {visible(scheduler)} within "
+                                 f"{SCHEDULER_TIMEOUT_S:g} s ({what}: {' '.join(str(e).split())[:200] or type(e).__name__})") from None
         else:
             n = workers or os.cpu_count() or 1
             own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None)
@@ -162,7 +183,8 @@ def solve(
         key_vars = [_var(v, domains[v]) for v in public]
         sizes = [v.size for v in key_vars]
         k, n_blocks = 0, 1
-        while k < len(sizes) and n_blocks < blocks_per_worker * n_workers:
+        inline = _inline_variables(tree)  # a block narrows its prefix variables: none an inline table lists
+        while k < len(sizes) and n_blocks < blocks_per_worker * n_workers and key_vars[k].name not in inline:
             n_blocks *= sizes[k]
             k += 1
         prefix = key_vars[:k]
@@ -197,6 +219,57 @@ def solve(
 
 
 # ------------------------------------------------------------------ driver helpers
+
+ATR_METHODS = ("closed-form", "lfp")  # the methods a transparency report may name (classify.py)
+SCHEDULER_TIMEOUT_S = 5.0  # to reach a scheduler, then to connect to it: past that, exit 2 naming it
+SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def scheduler_address(address: str) -> tuple[str, int]:
+    """``[SCHEME://]HOST:PORT`` (SCHEME one of tcp, tls, ws, wss; tcp when left out) as (host,
+    port), or ``UsageError`` naming the address and the form it should have."""
+    shown = visible(address)
+    form = "write it SCHEME://HOST:PORT, e.g. tcp://10.0.0.5:8786 (SCHEME tcp, tls, ws or wss)"
+    scheme, sep, rest = address.strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", address.strip()
+    if scheme not in SCHEMES:
+        raise UsageError(f"scheduler address '{shown}': unknown scheme '{visible(scheme)}'; {form}")
+    host, colon, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]
+    if not colon or not host or any(c.isspace() or c in "/@?#" for c in host) or not port.isdigit() \
+            or not 1 <= int(port) <= 65535:
+        raise UsageError(f"scheduler address '{shown}' is malformed; {form}")
+    return host, int(port)
+
+
+def reachable(address: str, timeout: float = SCHEDULER_TIMEOUT_S) -> None:
+    """A TCP connection to the scheduler's port opens within ``timeout`` seconds, or
+    ``UsageError`` naming the address (a refused port fails at once, not after distributed's
+    30 s of retries)."""
+    import socket
+
+    host, port = scheduler_address(address)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        why = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        raise UsageError(f"cannot reach the Dask scheduler at {visible(address)} within {timeout:g} s ({why}); "
+                         "start it (dask scheduler) or check the address") from None
+
+
+def _inline_variables(tree: ast.SpecFile) -> set[str]:
+    """The variables of tables written in the spec (inline, or ``bsc``): they list every label,
+    so a block may not narrow them (the blocks split only on the public variables before them)."""
+    out: set[str] = set()
+    for s in tree.statements:
+        if isinstance(s, ast.KnownDecl) and isinstance(s.source, ast.InlineTable | ast.BuiltinTable):
+            if isinstance(s.source, ast.InlineTable) or s.source.func.name != "uniform":
+                out.update([t.var.name for t in s.prob.targets] + [g.name for g in s.prob.given])
+        if isinstance(s, ast.ConstDecl) and isinstance(s.source, ast.InlineTable):
+            out.update(a.name for a in s.axes)
+    return out
 
 
 def _group_key(parsed: ast.SpecFile, decls: dict[str, ast.VarDecl]) -> list[str]:

@@ -17,10 +17,12 @@ progress=None)`` returns a
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 
 from ..classify import METHODS, analyse
+from ..backends import BACKENDS, get_backend
 from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
 from ..results import Result, versions
@@ -44,23 +46,73 @@ def solve(
     ``workers``: processes the LFP method solves chunks of QID groups in (None: ``os.cpu_count()``,
     1: this process only; other methods ignore it). ``progress(done, total)``, if given, is
     called from this process as the LFP's groups finish (other methods do not call it)."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise UsageError(f"workers must be a whole number >= 1 (or None for the machine's cores), not {workers!r}")
     t0 = time.perf_counter()
-    if method not in ("auto",) + METHODS:
-        raise UsageError(f"unknown method '{method}'{did_you_mean(method, ('auto',) + METHODS)}; choose one of: auto, {', '.join(METHODS)}")
-    analysis = analyse(problem)
-    if backend == "auto":
-        backend, solver = default_backend(problem, solver)
-    if method == "auto":
-        method = analysis.chosen
-    elif method not in analysis.applicable:
-        raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}")
+    analysis, method, backend, solver = plan(problem, method, backend, solver, workers)
     result = FAMILIES[problem.family].run(
         problem, analysis, method, backend, time_limit, solver, workers=workers, progress=progress
     )
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions())
+
+
+def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
+         workers: int | None = None) -> tuple:
+    """(analysis, method, backend, solver) as ``solve`` will use them: every option checked
+    against ``problem`` before anything is solved (``check_options``, then whether the method
+    applies and the backend and solver fit the problem class). ``UsageError`` otherwise.
+    ``sweep`` and ``apply`` call it before their solves, so a bad option fails at once."""
+    check_options(method, backend, solver, workers)
+    analysis = analyse(problem)
+    if backend == "auto":
+        if problem.family == "obfuscation" and solver is not None:
+            raise UsageError(f"solver '{solver}' was given, but obfuscation problems are solved without a solver "
+                             "(Corollary 2 or privopt's own global method); leave the solver out")
+        backend, solver = default_backend(problem, solver)
+    if backend != "none":
+        _check_backend_fits(problem, get_backend(backend, solver))
+    if method == "auto":
+        method = analysis.chosen
+    elif method not in analysis.applicable:
+        raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}; "
+                         f"methods that apply to this problem: {', '.join(analysis.applicable)}")
+    return analysis, method, backend, solver
+
+
+def check_options(method: str, backend: str, solver: str | None, workers: int | None) -> None:
+    """The options of a solve, checked before anything is solved, whatever the problem class and
+    whether or not the method uses a backend (a closed form uses none, but a misspelt backend is
+    still a mistake): ``UsageError`` for a method privopt does not have, a backend that is
+    unknown or unavailable here, a solver that backend does not have, or a bad ``workers``.
+    Whether the method applies to the problem is ``solve``'s check (it needs the analysis)."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"workers must be a whole number >= 1 (or None for the machine's cores), not {workers!r}")
+    if workers is not None and workers > max_workers():
+        raise UsageError(f"workers {workers:,} is more than this machine can use: at most {max_workers()} "
+                         f"(4 per core, {os.cpu_count() or 1} cores; more processes only compete for them)")
+    if method not in ("auto",) + METHODS:
+        raise UsageError(f"unknown method '{method}'{did_you_mean(method, ('auto',) + METHODS)}; choose one of: auto, {', '.join(METHODS)}")
+    if not isinstance(backend, str):
+        raise UsageError(f"backend must be a backend's name (auto, {', '.join(BACKENDS)}), not {backend!r}")
+    if backend != "auto":
+        get_backend(backend, solver)  # unknown, unavailable, or a solver it does not have: UsageError
+
+
+def _check_backend_fits(problem: Problem, be) -> None:
+    """A conic program (noise placement) needs a backend and inner solver that take cones:
+    ``UsageError`` before solving, not a solver's refusal after."""
+    if problem.family != "noise":
+        return
+    if not be.supports_conic:
+        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs the cvxpy backend")
+    conic = getattr(be, "conic_solvers", ())
+    if be.solver is not None and be.solver not in conic:
+        raise UsageError(f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: "
+                         f"{', '.join(conic)}")
+
+
+def max_workers() -> int:
+    """The most processes (LFP pool, or a local Dask cluster) a solve may start on this machine."""
+    return max(8, 4 * (os.cpu_count() or 1))
 
 
 def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
