@@ -1,6 +1,13 @@
+import os
 from pathlib import Path
 
 import pytest
+
+# privopt lays text out for COLUMNS when it is set (the reader's width); pytest-xdist's workers
+# set COLUMNS=80 for themselves, which would make every in-process run wrap at 80. Tests that
+# want a width set COLUMNS themselves, in a subprocess's environment.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -12,8 +19,6 @@ def specs_dir() -> Path:
 
 
 # Hypothesis profiles: CI runs derandomized (the same examples every run); "fuzz" searches long.
-import os  # noqa: E402
-
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
