@@ -880,15 +880,18 @@ def _invoke_json(*args):
 
 def test_sweep_json_is_as_the_api_page_says():
     """A list, one object per value: {NAME: value} plus solve's keys without tables, groups null;
-    a value that did not solve is {NAME: value, status: failed, error}."""
+    a value that did not solve is {NAME: value, status: failed, error, spec}."""
     assert "`groups` set to `null`" in " ".join(_api_paragraph("`privopt sweep SPEC NAME=VALUES --json`").split())
-    code, rows = _invoke_json("sweep", SPECS / "atr_table4.priv", "delta=0.9,2", "--json")
+    # shaped noise is infeasible for eps <= 0.495 (docs/figures.md); a delta outside [0, 1] would
+    # be a spec error at the param, not an infeasible value
+    code, rows = _invoke_json("sweep", SPECS / "shaped_noise_sweep.priv", "eps=1,0.3", "--json")
     assert code == 0 and [r["status"] for r in rows] == ["optimal", "infeasible"]
     for r in rows:
-        assert "tables" not in r and r["groups"] is None and not set(r) - _json_table_keys() - {"delta"}
+        assert "tables" not in r and r["groups"] is None and not set(r) - _json_table_keys() - {"eps"}
     code, rows = _invoke_json("sweep", SPECS / "atr_alpha_fidelity.priv", "alpha=0", "--json")
     # exit 2: every failed value was a spec error (docs/outputs.md, Exit codes)
-    assert code == 2 and set(rows[0]) == {"alpha", "status", "error"} and rows[0]["status"] == "failed"
+    assert code == 2 and set(rows[0]) == {"alpha", "status", "error", "spec"} and rows[0]["status"] == "failed"
+    assert rows[0]["spec"]["params"]["alpha"] == 0
     assert "every failed value was a spec or usage error" in (ROOT / "docs" / "outputs.md").read_text()
 
 

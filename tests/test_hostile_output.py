@@ -278,7 +278,7 @@ def test_a_failed_sweep_value_carries_the_spec_with_its_own_params():
     r = run("sweep", SPECS / "randomized_response.priv", "eps=1,-1", "--json")
     assert r.returncode == 2, r.stderr
     ok, failed = json.loads(r.stdout)
-    assert failed["status"] == "failed" and "the budget must be a number >= 0" in failed["error"]
+    assert failed["status"] == "failed" and "eps = -1 is outside its domain: eps must be >= 0" in failed["error"]
     assert failed["spec"] == ok["spec"] | {"params": {"eps": -1.0}}
 
 
