@@ -27,6 +27,7 @@ import csv
 import glob
 import hashlib
 import io
+import math
 import os
 import stat
 from dataclasses import dataclass, field
@@ -153,13 +154,13 @@ class DataFiles:
         return list(source.names) if source is not None else list(self.frame(text, span).columns)
 
     def row_text(self, text: str, span: Span, row: int) -> str:
-        """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts the
-        header as row 1, as a spreadsheet shows a CSV; in a dataset FILE is the part."""
+        """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts data
+        rows from 1, the header not counted (as ``apply`` and ``audit`` do); in a dataset FILE
+        is the part and N counts that part's rows."""
         source = self._parquet_source(text, span)
-        if source is not None and len(source.parts) > 1:
-            k = int(np.searchsorted(source.offsets, row, side="right")) - 1
-            return f"row {row - int(source.offsets[k]) + 2} of '{source.parts[k].name}'"
-        return f"row {row + 2} of '{text}'"
+        if source is not None:
+            return source.row_text(row)
+        return _row_text(text, row)
 
     def parts(self, text: str, span: Span) -> list[Path] | None:
         """The checked real paths of a Parquet dataset's parts (or of one Parquet file), their
@@ -188,19 +189,32 @@ class DataFiles:
         return source
 
     def _dataset_paths(self, text: str, span: Span) -> list[str] | None:
-        """The parts (paths relative to the spec's folder, sorted) of a folder or glob, or
-        None when ``text`` names a single file. No part matched is an error."""
-        is_glob = any(c in text for c in "*?[")
-        if not text or not (is_glob or text.endswith(("/", os.sep)) or _is_dir(self.folder / text)):
+        """The parts (paths relative to the spec's folder, sorted) of a folder or pattern, or
+        None when ``text`` names a single file. No part matched is an error.
+
+        A path is literal unless the spec says otherwise (docs/language.md, "From a file"): a
+        name that exists as written is that file or folder, whatever its characters
+        (``cnt[1].parquet``, ``survey[2024].csv``); otherwise it is a pattern only when it holds
+        ``*`` or ``?``, and ``[`` and ``]`` stay literal even then."""
+        if not text:
             return None
+        written = self.folder / text
+        if text.endswith(("/", os.sep)) or _is_dir(written):
+            is_glob = False
+        elif os.path.lexists(written) or not any(c in text for c in "*?"):
+            return None
+        else:
+            is_glob = True
         folder = self.folder.resolve()
         raw = Path(text)
         self._check_written(raw, folder, span)
-        pattern = str(self.folder / raw) if is_glob else str(self.folder / raw / "*.parquet")
-        found = sorted(p for p in glob.glob(pattern, recursive=True) if not os.path.isdir(p))
+        pattern = _literal_brackets(text) if is_glob else glob.escape(text.rstrip("/" + os.sep)) + "/*.parquet"
+        found = sorted(
+            p for p in glob.glob(pattern, root_dir=self.folder, recursive=True) if not _is_dir(self.folder / p)
+        )
         if not found:
             if is_glob:
-                raise SpecError(f"no file matches '{text}'", span, f"looked for {pattern}")
+                raise SpecError(f"no file matches '{text}'", span, f"looked for {self.folder / text}")
             raise SpecError(
                 f"'{text.rstrip('/')}' is a folder with no .parquet files",
                 span,
@@ -208,9 +222,7 @@ class DataFiles:
             )
         out = []
         for p in found:
-            name = os.path.relpath(p, self.folder)
-            if name.startswith(".."):  # outside the folder: only with --allow-paths
-                name = p
+            name = os.path.normpath(p)  # relative to the spec's folder (absolute only with --allow-paths)
             if SUFFIXES.get(Path(name).suffix.lower()) != "parquet":
                 raise SpecError(
                     f"'{name}' (matched by '{text}') is not a Parquet file",
@@ -282,10 +294,21 @@ class ParquetSource:
         offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
         return cls(text, parts, list(raw), raw, offsets)
 
+    def row_text(self, row: int) -> str:
+        """'row N of PART' for row ``row`` (0-based) of the long table, N counting data rows of
+        the part from 1."""
+        if len(self.parts) == 1:
+            return _row_text(self.text, row)
+        k = int(np.searchsorted(self.offsets, row, side="right")) - 1
+        return _row_text(self.parts[k].name, row - int(self.offsets[k]))
+
     def read(self, names: list[str], span: Span) -> pd.DataFrame:
+        """The named columns as one frame. A null in any of them is an error naming its row and
+        column: a missing value is never dropped, filled or read as a label."""
         todo = [n for n in names if n not in self._cache]
         if todo:
             import pyarrow as pa
+            import pyarrow.compute as pac
 
             try:
                 tables = []
@@ -297,8 +320,30 @@ class ParquetSource:
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise SpecError(f"cannot read '{self.text}': {first}", span) from None
             for n in todo:
-                self._cache[n] = table.column(self.raw[n]).to_pandas()
+                col = table.column(self.raw[n])
+                if col.null_count:
+                    raise _empty_cell(self.row_text(pac.index(pac.is_null(col), True).as_py()), n, "a null", span)
+                self._cache[n] = col.to_pandas()
         return pd.DataFrame({n: self._cache[n] for n in names})
+
+
+def _row_text(name: str, row: int) -> str:
+    """'row N of FILE' for the 0-based data row ``row``: N counts data rows from 1."""
+    return f"row {row + 1} of '{name}'"
+
+
+def _empty_cell(where: str, column: str, what: str, span: Span) -> SpecError:
+    """A missing value: located, never dropped, filled or guessed."""
+    return SpecError(
+        f"{where}: {column} is empty ({what})",
+        span,
+        f"give every row a value in column '{column}'; privopt reads a file as written and does not fill a missing value",
+    )
+
+
+def _literal_brackets(pattern: str) -> str:
+    """A glob pattern whose ``[`` and ``]`` match themselves (``*``, ``?`` and ``**`` still match)."""
+    return "".join("[[]" if c == "[" else "[]]" if c == "]" else c for c in pattern)
 
 
 def _is_dir(path: Path) -> bool:
@@ -398,7 +443,8 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
     type that holds them, so a 2-million-row file of small labels costs its compact columns,
     not int64 copies of the whole table (docs/performance.md, "Memory"). A file pyarrow cannot
     stream (a ragged row, a column whose type changes after the first block) is read by pandas,
-    whose errors say what is wrong."""
+    whose errors say what is wrong. Neither reads any text as missing: ``NA``, ``null``, ``None``
+    are labels like any other, and an empty cell is kept as empty text (an error where read)."""
     import pyarrow as pa
     import pyarrow.csv as pc
 
@@ -408,7 +454,11 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
             fh,
             read_options=pc.ReadOptions(block_size=CSV_BLOCK),
             parse_options=pc.ParseOptions(delimiter=sep),
-            convert_options=pc.ConvertOptions(auto_dict_encode=True),  # text labels as dictionary codes
+            # text labels as dictionary codes; no text means "missing" ("NA" is North America, and
+            # an empty cell is an error where it is read, never a silent gap)
+            convert_options=pc.ConvertOptions(
+                auto_dict_encode=True, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False
+            ),
         )
         names = reader.schema.names
         parts: list[list[np.ndarray]] = [[] for _ in names]
@@ -424,7 +474,7 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
         return pd.DataFrame(columns, copy=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         fh.seek(0)
-        return pd.read_csv(fh, sep=sep)
+        return pd.read_csv(fh, sep=sep, keep_default_na=False, na_filter=False)
 
 
 def _compact(col) -> np.ndarray | pd.Series:
@@ -540,14 +590,18 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
         if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: look up each category once
             cats = pd.Index(var.labels).get_indexer(col.cat.categories.astype(str).str.strip())
             codes = np.where(col.cat.codes.to_numpy() >= 0, cats[col.cat.codes.to_numpy()], -1)
-        else:
-            strs = col.astype(str).str.strip()
+        else:  # text: a null (None) is missing, never the label 'None'
+            strs = col.astype(str).str.strip().where(col.notna().to_numpy(), None)
             codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])
+        where = files.row_text(text, span, row) if files else _row_text(text, row)
+        cell = col.iloc[row]
+        if _is_missing(cell, col):
+            raise _empty_cell(where, var.name, "an empty cell" if isinstance(cell, str) else "a null", span)
         raise SpecError(
-            f"{files.row_text(text, span, row) if files else f'row {row + 2} of {text!r}'}: {var.name} = '{col.iloc[row]}' is not in its domain"
+            f"{where}: {var.name} = '{cell}' is not in its domain"
             + (f" ({bad.size} rows have unknown labels)" if bad.size > 1 else ""),
             span,
             f"{var.name} takes {{{', '.join(var.labels[:12])}{', ...' if var.size > 12 else ''}}}",
@@ -555,6 +609,15 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
     return codes
 
 
+def _is_missing(cell, col: pd.Series) -> bool:
+    """An empty text cell, or a null in a column of text (in a column of numbers, NaN is the
+    text ``nan`` as written, not a missing value: a null was refused when the column was read)."""
+    if isinstance(cell, str):
+        return cell.strip() == ""
+    return not pd.api.types.is_numeric_dtype(col.dtype) and bool(pd.isna(cell))
+
+
+MAX_TABLE_CELLS = 1 << 28  # cells of one table read from a file (2 GiB of float64)
 LOOKUP_MAX = 1 << 20  # integer labels spanning at most this many values are looked up in a table
 
 
@@ -610,8 +673,14 @@ def read_long_table(
 ) -> np.ndarray:
     """Array over ``axes`` from a long-format file. ``missing`` fills absent combinations
     (0 for counts); None makes an absent combination an error."""
-    df = files.columns(text, span, [v.name for v in axes] + [value_column])
     shape = tuple(v.size for v in axes)
+    cells = math.prod(shape)
+    if cells > MAX_TABLE_CELLS:  # checked before any memory is allocated for it
+        raise SpecError(
+            f"a table over {', '.join(v.name for v in axes)} has {cells:,} cells, more than the {MAX_TABLE_CELLS:,} privopt holds",
+            span, "use variables with fewer labels",
+        )
+    df = files.columns(text, span, [v.name for v in axes] + [value_column])
     # the flat index built one axis at a time (as np.ravel_multi_index would): one code column
     # alive at once, not one per axis
     flat = np.zeros(len(df), dtype=np.int64)
@@ -626,10 +695,13 @@ def read_long_table(
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         row = int(bad[0])
+        where, cell = files.row_text(text, span, row), raw.iloc[row]
+        if _is_missing(cell, raw):
+            raise _empty_cell(where, value_column, "an empty cell" if isinstance(cell, str) else "a null", span)
         raise SpecError(
-            f"{files.row_text(text, span, row)}: {value_column} = '{raw.iloc[row]}' is not a number", span
+            f"{where}: {value_column} = '{cell}' is not a number", span, f"column '{value_column}' holds finite numbers"
         )
-    size = int(np.prod(shape)) if shape else 1
+    size = cells
     hits = np.bincount(flat, minlength=size)
     dup = np.flatnonzero(hits > 1)
     if dup.size:
@@ -656,8 +728,16 @@ def read_long_table(
 
 
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
-    """Sorted distinct values of a column (numerically when they are all numbers)."""
-    return labels_of(files.columns(text, span, [column])[column].dropna())
+    """Sorted distinct values of a column (numerically when they are all numbers). An empty
+    cell is an error naming its row: a domain is read as written, never with a gap dropped."""
+    col = files.columns(text, span, [column])[column]
+    if not pd.api.types.is_numeric_dtype(col.dtype):
+        empty = col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
+        if empty.any():
+            row = int(np.flatnonzero(empty)[0])
+            cell = col.iloc[row]
+            raise _empty_cell(files.row_text(text, span, row), column, "an empty cell" if isinstance(cell, str) else "a null", span)
+    return labels_of(col)
 
 
 def labels_of(col: pd.Series) -> tuple[str, ...]:
