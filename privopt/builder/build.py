@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import SpecError, UnsupportedError, UsageError
 from ..language import ast
-from ..language.datafiles import DataFiles, distinct_labels, read_long_table
+from ..language.datafiles import DataFiles, count_records, distinct_labels, read_long_table
 from ..language.source import Span
 from ..language.tables import parse_number, read_inline
 from ..model.linear import LinTable
@@ -21,6 +21,7 @@ from ..model.problem import (
     CellConstraint,
     Design,
     MaxConfidence,
+    NoRecords,
     Objective,
     Problem,
     Role,
@@ -76,6 +77,7 @@ class Builder:
         self.consts: dict[str, Table] = {}  # const NAME(VARS) = ...: numbers, not distributions
         self.names: dict[str, Span] = {}  # every declared name, for duplicate checks
         self.in_use: frozenset[str] = frozenset()  # names written in the statement being read
+        self.no_records: dict[str, NoRecords] = {}  # tables estimated from records, by name: conditions without any
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> Problem:
@@ -113,14 +115,18 @@ class Builder:
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
         if is_obfuscation(objectives[0], constraint_decls):
+            self._check_no_records(None)
             return ObfuscationBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
         refuse_family_syntax([*constraint_decls, *objectives])
         if not _is_atr_objective(objectives[0]):
             from .mechanism import MechanismBuilder
 
+            self._check_no_records(None)
+
             return MechanismBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
         constraints = tuple(c for s in constraint_decls for c in self._constraint(s))
         objective = self._objective(objectives[0])
+        self._check_no_records(objective)
         return Problem(
             title=titles[0].title if titles else None,
             variables=self.variables,
@@ -131,6 +137,7 @@ class Builder:
             objective=objective,
             source_name=self.source.name,
             data_sha256=dict(self.files.digests),
+            no_records=tuple(self.no_records.values()),
         )
 
     def _by_role(self, *roles: Role) -> list[str]:
@@ -337,6 +344,9 @@ class Builder:
             if name in self.known:
                 raise SpecError(f"{name} is already known", prob.span, "give it once")
         src = k.source
+        if isinstance(src, ast.FileTable) and src.column is None:
+            self._records(k, name, target_vars, given_vars, [v for v in target_vars if v.name in fixed])
+            return
         layout_vars = row_vars + [col]
         counts = getattr(src, "counts", False)
         if isinstance(src, ast.InlineTable):
@@ -374,6 +384,82 @@ class Builder:
             data=data,
             span=k.span,
         )
+
+    def _records(self, k: ast.KnownDecl, name: str, target_vars, given_vars, fixed_vars) -> None:
+        """``known P(T... | C...) [= counts] from FILE`` without ``column``: FILE holds one row
+        per record, and the table is the records' empirical distribution,
+
+            P(t | c) = n(c, t) / n(c),   n(c, t) = #{records with labels (c, t)},  n(c) = sum_t n(c, t)
+
+        (a joint: n(t) / N). ``P(risk = good | sex, ...)`` is the share of the combination's
+        records labelled ``good`` in the outcome column. A condition ``c`` without any record
+        (n(c) = 0) has no rate: it is filled with the rate over all N records of the file,
+        ``n(t) / N``, and listed in ``no_records`` (results say which cells and how). In a
+        transparency report such a combination carries no population (checked against the prior
+        in ``_check_no_records``), so the filled rate changes no confidence and not the optimum
+        (Chen et al. eq. 16: every term of a group's confidence is weighted by P(x))."""
+        src = k.source
+        free = [v for v in target_vars if v not in fixed_vars]
+        axes = list(given_vars) + free + list(fixed_vars)  # the binary shorthand's variable last, as _known does
+        n = count_records(self.files, src.path, src.path_span, axes)
+        g = len(given_vars)
+        per = n.sum(axis=tuple(range(g, n.ndim)), keepdims=True)  # n(c)
+        total = float(n.sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            data = n / per
+        empty = (per == 0).reshape(per.shape[:g])
+        if g and empty.any():
+            pooled = n.sum(axis=tuple(range(g))) / total  # n(t) / N
+            data = np.where(per == 0, pooled, data)
+            where = [tuple(int(i) for i in idx) for idx in np.argwhere(empty)]
+            self.no_records[name] = NoRecords(
+                table=name,
+                path=src.path,
+                given=tuple(v.name for v in given_vars),
+                cells=tuple(tuple(v.labels[i] for v, i in zip(given_vars, idx)) for idx in where),
+                index=tuple(where),
+                records=int(total),
+                span=src.path_span,
+                text=_prob_text(k.prob),
+                fill={
+                    ", ".join(v.labels[i] for v, i in zip(axes[g:], idx)): float(pooled[idx])
+                    for idx in np.ndindex(pooled.shape)
+                },
+            )
+        self.known[name] = Table(
+            name=name,
+            targets=tuple(v.name for v in target_vars),
+            given=tuple(v.name for v in given_vars),
+            axes=tuple(v.name for v in axes),
+            data=data,
+            span=k.span,
+        )
+
+    def _check_no_records(self, objective: Objective | None) -> None:
+        """A combination without records may go without a rate only where it carries no
+        population: in a transparency report whose prior gives it probability 0. Elsewhere (a
+        mechanism, or a prior with mass there) its rate would change the answer: an error at
+        the table naming the combination."""
+        for nr in self.no_records.values():
+            prior = self.known.get(objective.measure.prior) if objective is not None else None
+            where = f"{nr.text} has no record for ({nr.cell_text(0)}) in '{nr.path}'" + (
+                f" ({len(nr.cells)} combinations have none)" if len(nr.cells) > 1 else ""
+            )
+            if prior is None or not set(nr.given) <= set(prior.axes):
+                raise SpecError(
+                    where + ", so its rate there is undefined", nr.span,
+                    "give the rates in a value column (from FILE column C), or use the table in a transparency report, where a combination without population needs none",
+                )
+            arr = prior.aligned(nr.given + tuple(a for a in prior.axes if a not in nr.given))
+            mass = arr.reshape(arr.shape[: len(nr.given)] + (-1,)).sum(axis=-1)
+            for j, idx in enumerate(nr.index):
+                if mass[idx] > 0:
+                    raise SpecError(
+                        f"{nr.text} has no record for ({nr.cell_text(j)}) in '{nr.path}', but the prior {prior.name} "
+                        f"gives it probability {mass[idx]:.6g}, so its rate would change the answer",
+                        nr.span,
+                        "read the prior from the same records, or give the rates in a value column (from FILE column C)",
+                    )
 
     def _const(self, k: ast.ConstDecl) -> None:
         """``const d(X, Y) = { ... }``: a table of finite numbers; the last variable is the column."""

@@ -107,6 +107,11 @@ def solve(
     paths: dict[str, ast.Span] = {}
     for s in parsed.statements:
         if isinstance(s, ast.KnownDecl | ast.ConstDecl) and isinstance(s.source, ast.FileTable):
+            if s.source.column is None:  # records counted per block would fill empty rates per block
+                raise UsageError(
+                    f"line {s.span.line}: the dask engine reads tables with a value column ('from FILE column C'); "
+                    "a file of records is read by the local engine (leave out --engine dask)"
+                )
             paths.setdefault(s.source.path, s.source.path_span)
         if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile):
             paths.setdefault(s.domain.path, s.domain.path_span)

@@ -674,19 +674,9 @@ def read_long_table(
     """Array over ``axes`` from a long-format file. ``missing`` fills absent combinations
     (0 for counts); None makes an absent combination an error."""
     shape = tuple(v.size for v in axes)
-    cells = math.prod(shape)
-    if cells > MAX_TABLE_CELLS:  # checked before any memory is allocated for it
-        raise SpecError(
-            f"a table over {', '.join(v.name for v in axes)} has {cells:,} cells, more than the {MAX_TABLE_CELLS:,} privopt holds",
-            span, "use variables with fewer labels",
-        )
+    cells = _cells(axes, span)
     df = files.columns(text, span, [v.name for v in axes] + [value_column])
-    # the flat index built one axis at a time (as np.ravel_multi_index would): one code column
-    # alive at once, not one per axis
-    flat = np.zeros(len(df), dtype=np.int64)
-    for v in axes:
-        flat *= v.size
-        flat += _codes(df[v.name], v, text, span, files)
+    flat = _flat_index(files, df, axes, text, span)
     raw = df[value_column]
     if isinstance(raw.dtype, pd.CategoricalDtype):  # text in a value column: read as text, then refused
         raw = raw.astype(object)
@@ -725,6 +715,40 @@ def read_long_table(
             "a probability table needs every combination of labels",
         )
     return out.reshape(shape)
+
+
+def _cells(axes: list[Domain], span: Span) -> int:
+    """The number of cells of a table over ``axes``, checked before any memory is allocated."""
+    cells = math.prod(v.size for v in axes)
+    if cells > MAX_TABLE_CELLS:
+        raise SpecError(
+            f"a table over {', '.join(v.name for v in axes)} has {cells:,} cells, more than the {MAX_TABLE_CELLS:,} privopt holds",
+            span, "use variables with fewer labels",
+        )
+    return cells
+
+
+def _flat_index(files: DataFiles, df: pd.DataFrame, axes: list[Domain], text: str, span: Span) -> np.ndarray:
+    """Each row's cell in a table over ``axes`` (C order), built one axis at a time as
+    np.ravel_multi_index would: one code column alive at once, not one per axis."""
+    flat = np.zeros(len(df), dtype=np.int64)
+    for v in axes:
+        flat *= v.size
+        flat += _codes(df[v.name], v, text, span, files)
+    return flat
+
+
+def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -> np.ndarray:
+    """Records per combination of labels: a file of one row per record (person, applicant)
+    gives the array ``n[c] = #{rows r : labels(r) = c}`` over ``axes`` (float64; zero where no
+    record has the combination). Vectorized: each column's labels are looked up once
+    (``_codes``), and the cells are counted with one ``np.bincount``. A label outside a
+    domain, an empty cell or a null is an error naming its row, never a dropped record."""
+    shape = tuple(v.size for v in axes)
+    cells = _cells(axes, span)
+    df = files.columns(text, span, [v.name for v in axes])
+    flat = _flat_index(files, df, axes, text, span)
+    return np.bincount(flat, minlength=cells).astype(np.float64).reshape(shape)
 
 
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:

@@ -244,6 +244,41 @@ class MechanismObjective:
 
 
 @dataclass(frozen=True, eq=False)
+class NoRecords:
+    """A known table estimated from a file of records (``from FILE`` without ``column``) with
+    combinations of its conditioning labels that no record has. Their rate is undefined; it is
+    filled with the rate over all the file's records, and the builder has checked that the
+    combinations carry no population, so the filled rate changes no confidence."""
+
+    table: str  # the known table's name
+    path: str  # the file as written in the spec
+    given: tuple[str, ...]  # the conditioning variables
+    cells: tuple[tuple[str, ...], ...]  # the labels of each combination without records
+    index: tuple[tuple[int, ...], ...]  # the same as label indices
+    records: int  # records in the file
+    span: Span | None = field(default=None, repr=False)
+    text: str = ""  # P(...) as written
+
+    fill: dict[str, float] = field(default_factory=dict)  # the rate used there: over all records, by target label(s)
+
+    TREATMENT = (
+        "no record, so no population: no confidence depends on these cells. The rate over all records of the "
+        "file stands in for their rate in the constraints, and their released values are whatever the optimum "
+        "takes within those constraints"
+    )
+
+    def cell_text(self, j: int) -> str:
+        return ", ".join(f"{v}={lab}" for v, lab in zip(self.given, self.cells[j]))
+
+    def to_dict(self) -> dict:
+        return {
+            "table": self.table, "file": self.path, "records": self.records,
+            "cells": [dict(zip(self.given, c)) for c in self.cells], "rate_used": dict(self.fill),
+            "treatment": self.TREATMENT,
+        }
+
+
+@dataclass(frozen=True, eq=False)
 class Problem:
     """A validated privacy-design problem."""
 
@@ -263,6 +298,7 @@ class Problem:
     joint: Table | None = field(default=None, repr=False)  # the known joint of the non-release variables
     noise: NoiseModel | None = field(default=None, repr=False)  # continuous inputs and Gaussian noise (model/noise.py)
     obfuscation: ObfuscationModel | None = field(default=None, repr=False)  # rank-preserving obfuscation (model/obfuscation.py)
+    no_records: tuple[NoRecords, ...] = ()  # record-level tables' combinations without records (builder: _records)
 
     @property
     def family(self) -> str:
