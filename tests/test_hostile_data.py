@@ -295,3 +295,163 @@ def test_a_column_of_na_only_and_numbers_beside_na_are_labels(tmp_path):
     want = solved(tmp_path, inline)
     assert got["groups"][0]["key"] == {"region": "NA"}
     assert got["objective"] == pytest.approx(want["objective"], rel=1e-9)
+
+
+# ------------------------------------------------------------------ item 7: records in
+
+from tests.conftest import SPECS  # noqa: E402
+
+RECORDS = SPECS / "data" / "credit_records.csv"
+RECORD_SPEC = SPECS / "atr_credit_records.priv"
+
+
+def _records_frame() -> pd.DataFrame:
+    return pd.read_csv(RECORDS, dtype=str, keep_default_na=False)
+
+
+def test_the_record_spec_equals_a_pandas_aggregation_whatever_rate_the_empty_cell_gets(tmp_path):
+    """Independent check of specs/atr_credit_records.priv: aggregate the 1,000 records with
+    pandas, write the counts and rates in long format, solve the hand-written spec; its optimum
+    is the record spec's, and it stays so with 0, 1 or the pooled rate in the empty combination
+    (which has no population, so no confidence depends on it)."""
+    import privopt
+
+    df = _records_frame()
+    keys = ["sex", "housing", "saving"]
+    full = pd.MultiIndex.from_product(
+        [["female", "male"], ["free", "own", "rent"], ["NA", "little", "moderate", "quite rich", "rich"]], names=keys
+    )
+    n = df.groupby(keys).size().reindex(full, fill_value=0)
+    good = (df["risk"] == "good").groupby([df[k] for k in keys]).mean().reindex(full)
+    assert int((n == 0).sum()) == 1 and n.sum() == 1000  # one combination of 30 has no applicant
+    n.rename("n").reset_index().to_csv(tmp_path / "counts.csv", index=False)
+    spec = RECORD_SPEC.read_text()
+    hand = (
+        spec.replace('counts from "data/credit_records.csv"', 'counts from "counts.csv" column n')
+        .replace('P(risk = good | sex, housing, saving) from "data/credit_records.csv"',
+                 'P(risk = good | sex, housing, saving) from "rates.csv" column rate')
+        .replace('from "data/credit_records.csv"', '{female, male}', 1)
+        .replace('from "data/credit_records.csv"', '{free, own, rent}', 1)
+    )
+    records = privopt.solve(RECORD_SPEC)
+    want = records.objective
+    assert [nr["cells"] for nr in records.details["no_records"]] == [[{"sex": "female", "housing": "free", "saving": "rich"}]]
+    pooled = float((df["risk"] == "good").mean())
+    assert records.details["no_records"][0]["rate_used"]["good"] == pytest.approx(pooled, rel=1e-12)
+    for fill in (0.0, 1.0, pooled):
+        good.fillna(fill).rename("rate").reset_index().to_csv(tmp_path / "rates.csv", index=False)
+        (tmp_path / "hand.priv").write_text(hand)
+        for method in ("closed-form", "lfp"):
+            got = privopt.solve(tmp_path / "hand.priv", method=method)
+            assert got.objective == pytest.approx(want, rel=1e-9), (fill, method)
+            assert not got.details.get("no_records")
+    assert want == pytest.approx(0.772609819, rel=1e-8)  # the golden optimum
+
+
+def test_counts_of_records_equal_value_counts(tmp_path):
+    """The joint read from records is pandas' value_counts, normalized (every cell, not only the
+    optimum)."""
+    import privopt
+
+    df = _records_frame()
+    problem = privopt.load(RECORD_SPEC)
+    prior = problem.known["P(sex, housing, saving)"]
+    vc = df.value_counts(["sex", "housing", "saving"], normalize=True)
+    for idx in np.ndindex(prior.data.shape):
+        labels = tuple(problem.variables[a].labels[i] for a, i in zip(prior.axes, idx))
+        assert prior.data[idx] == pytest.approx(vc.get(labels, 0.0), abs=1e-15)
+
+
+RECORD_BASE = textwrap.dedent(
+    """\
+    var sex     : public  {female, male}
+    var saving  : private {little, "quite rich"}
+    var risk    : outcome {bad, good}
+    known P(sex, saving) = counts from "r.csv"
+    known D = P(risk = good | sex, saving) from "r.csv"
+    design Dt = P(risk | sex, saving)
+    param delta = 0.9
+    subject to |Dt - D| <= 1 - delta
+    minimize max_confidence(sex, risk -> saving)
+    """
+)
+
+
+def test_labels_with_spaces_unquoted_in_the_data_and_quoted_in_the_spec(tmp_path):
+    (tmp_path / "r.csv").write_text(
+        "sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\nmale,little,bad\nmale,quite rich,good\nmale,little,good\n"
+    )
+    inline = RECORD_BASE.replace('counts from "r.csv"', 'counts {\n little "quite rich"\n female: 1 1\n male: 2 1\n}').replace(
+        'from "r.csv"', '= {\n little "quite rich"\n female: 1 0\n male: 0.5 1\n}'
+    )
+    got, want = solved(tmp_path, RECORD_BASE), solved(tmp_path, inline)
+    assert got["objective"] == pytest.approx(want["objective"], rel=1e-12)
+    assert {r["saving"] for r in got["tables"]["Dt"]} == {"little", "quite rich"}
+
+
+def test_an_outcome_label_outside_the_domain_is_a_located_error(tmp_path):
+    (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nmale,little,bad\nmale,little,unknown\n")
+    refused(tmp_path, RECORD_BASE, 5, r"row 3 of 'r.csv': risk = 'unknown' is not in its domain")
+
+
+def test_a_record_with_an_empty_label_is_an_error_not_a_dropped_record(tmp_path):
+    (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\n,little,bad\nmale,quite rich,good\n")
+    refused(tmp_path, RECORD_BASE, 4, r"row 2 of 'r.csv': sex is empty \(an empty cell\)")
+
+
+def test_a_combination_without_records_but_with_population_needs_a_rate(tmp_path):
+    """The prior gives (male, quite rich) population, the records have none: the filled rate
+    would change the answer, so it is refused at the rates' table."""
+    (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\nmale,little,bad\n")
+    text = RECORD_BASE.replace('counts from "r.csv"', 'counts {\n little "quite rich"\n female: 1 1\n male: 2 1\n}')
+    refused(
+        tmp_path, text, 9,
+        r"P\(risk = good \| sex, saving\) has no record for \(sex=male, saving=quite rich\) in 'r.csv', "
+        r"but the prior P\(sex, saving\) gives it probability 0.2",
+    )
+
+
+def test_a_combination_without_records_in_a_mechanism_is_an_error(tmp_path):
+    (tmp_path / "r.csv").write_text("S,X\ns1,a\ns1,b\ns2,a\ns2,c\n")
+    text = textwrap.dedent(
+        """\
+        var S : private {s1, s2, s3}
+        var X : data    {a, b, c}
+        var Y : release over X
+        known P(S) = { s1: 0.3, s2: 0.5, s3: 0.2 }
+        known P(X | S) from "r.csv"
+        design M = P(Y | X)
+        subject to P(Y | S) == P(X | S)
+        minimize tv(X, Y)
+        """
+    )
+    out = refused(tmp_path, text, 5, r"P\(X \| S\) has no record for \(S=s3\) in 'r.csv', so its rate there is undefined")
+    assert "hint: give the rates in a value column" in out
+
+
+def test_records_solve_as_the_counts_they_make_in_a_mechanism(tmp_path):
+    """A conditional read from records in a mechanism spec: the same optimum as its counts."""
+    (tmp_path / "r.csv").write_text("S,X\ns1,a\ns1,b\ns1,b\ns2,a\ns2,c\ns2,c\ns2,c\n")
+    text = textwrap.dedent(
+        """\
+        var S : private {s1, s2}
+        var X : data    {a, b, c}
+        var Y : release over X
+        known P(S) = { s1: 0.3, s2: 0.7 }
+        known P(X | S) from "r.csv"
+        design M = P(Y | X)
+        param alpha = 0.5
+        subject to P(Y | S) == (1 - alpha) * P(X | S) + alpha * P(X)
+        minimize tv(X, Y)
+        """
+    )
+    counts = text.replace('from "r.csv"', '= counts {\n a b c\n s1: 1 2 0\n s2: 1 0 3\n}')
+    got, want = solved(tmp_path, text), solved(tmp_path, counts)
+    assert got["objective"] == pytest.approx(want["objective"], rel=1e-9, abs=1e-12)
+
+
+def test_the_dask_engine_refuses_a_file_of_records(tmp_path):
+    (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nmale,quite rich,bad\n")
+    r, _ = solve(tmp_path, RECORD_BASE, "--engine", "dask")
+    assert r.exit_code == 2, r.output
+    assert "line 4: the dask engine reads tables with a value column" in r.output and "Traceback" not in r.output
