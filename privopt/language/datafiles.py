@@ -756,12 +756,21 @@ def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tup
     cell is an error naming its row: a domain is read as written, never with a gap dropped."""
     col = files.columns(text, span, [column])[column]
     if not pd.api.types.is_numeric_dtype(col.dtype):
-        empty = col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
+        empty = _empty_cells(col)
         if empty.any():
             row = int(np.flatnonzero(empty)[0])
             cell = col.iloc[row]
             raise _empty_cell(files.row_text(text, span, row), column, "an empty cell" if isinstance(cell, str) else "a null", span)
     return labels_of(col)
+
+
+def _empty_cells(col: pd.Series) -> np.ndarray:
+    """Where a column of text is empty or null (a dictionary column: each category tested once)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        blank = np.asarray(col.cat.categories.astype(str).str.strip() == "", dtype=bool)
+        return (codes < 0) | blank[np.maximum(codes, 0)]
+    return col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
 
 
 def labels_of(col: pd.Series) -> tuple[str, ...]:
