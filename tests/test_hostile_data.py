@@ -455,3 +455,10 @@ def test_the_dask_engine_refuses_a_file_of_records(tmp_path):
     r, _ = solve(tmp_path, RECORD_BASE, "--engine", "dask")
     assert r.exit_code == 2, r.output
     assert "line 4: the dask engine reads tables with a value column" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("rows, row, fields", [("F,low,1,7,8\n", 1, 5), ("F,low,12\nF,mid\nM,low,9\n", 2, 2)])
+def test_a_row_with_more_or_fewer_fields_than_the_header_is_named(tmp_path, rows, row, fields):
+    """Not read with its first fields as an index (every column shifted: 'gender = 1')."""
+    (tmp_path / "c.csv").write_text("gender,income,n\n" + rows)
+    refused(tmp_path, table4("c.csv"), 5, rf"row {row} of 'c.csv' has {fields} field\(s\), the header has 3")

@@ -472,9 +472,38 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
             columns[name] = _join(chunks)
             chunks.clear()
         return pd.DataFrame(columns, copy=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
         fh.seek(0)
+        if "columns, got" in str(e):  # a row with more or fewer fields than the header
+            _ragged_row(fh, sep, text, span)
         return pd.read_csv(fh, sep=sep, keep_default_na=False, na_filter=False)
+
+
+def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
+    """The error for the first data row whose number of fields differs from the header's
+    (rows counted from 1 after the header, blank lines not counted, as pyarrow skips them).
+    Only on this error path is the file walked row by row (by the csv module's C reader);
+    pandas would take a longer row's first fields as an index and shift every column."""
+    wrapper = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+    try:
+        rows = csv.reader(wrapper, delimiter=sep, strict=True)
+        header = next(rows, [])
+        n = 0
+        for fields in rows:
+            if not fields:
+                continue
+            n += 1
+            if len(fields) != len(header):
+                raise SpecError(
+                    f"row {n} of '{text}' has {len(fields)} field(s), the header has {len(header)}",
+                    span,
+                    "give every row one field per column of the header (a field holding the separator is quoted)",
+                )
+    except csv.Error:  # a quote left open: pandas' error says where
+        pass
+    finally:
+        wrapper.detach()  # the file stays open for the caller
+        fh.seek(0)
 
 
 def _compact(col) -> np.ndarray | pd.Series:
