@@ -462,3 +462,35 @@ def test_a_row_with_more_or_fewer_fields_than_the_header_is_named(tmp_path, rows
     """Not read with its first fields as an index (every column shifted: 'gender = 1')."""
     (tmp_path / "c.csv").write_text("gender,income,n\n" + rows)
     refused(tmp_path, table4("c.csv"), 5, rf"row {row} of 'c.csv' has {fields} field\(s\), the header has 3")
+
+
+def test_records_in_parquet_parts_count_as_the_csv(tmp_path):
+    """A partitioned dataset of records (two parts) gives the CSV's answer."""
+    df = pd.DataFrame(
+        {"sex": ["female", "female", "male", "male", "male"], "saving": ["little", "quite rich", "little", "quite rich", "little"],
+         "risk": ["good", "bad", "bad", "good", "good"]}
+    )
+    (tmp_path / "data").mkdir()
+    df.iloc[:2].to_parquet(tmp_path / "data" / "part-0.parquet", index=False)
+    df.iloc[2:].to_parquet(tmp_path / "data" / "part-1.parquet", index=False)
+    df.to_csv(tmp_path / "r.csv", index=False)
+    want = solved(tmp_path, RECORD_BASE)
+    got = solved(tmp_path, RECORD_BASE.replace('"r.csv"', '"data/"'))
+    assert got["objective"] == pytest.approx(want["objective"], rel=1e-12)
+    assert sorted(got["spec"]["data"]) == ["data/part-0.parquet", "data/part-1.parquet"]
+
+
+def test_a_const_table_from_a_file_needs_its_value_column(tmp_path):
+    (tmp_path / "d.csv").write_text("X,Y\na,a\n")
+    text = textwrap.dedent(
+        """\
+        var X : data {a, b}
+        var Y : release over X
+        known P(X) = uniform
+        const d(X, Y) from "d.csv"
+        design M = P(Y | X)
+        subject to ldp(X -> Y) <= 1
+        minimize E[d(X, Y)]
+        """
+    )
+    refused(tmp_path, text, 4, r"a const table takes its numbers from a value column")

@@ -471,6 +471,11 @@ class Builder:
         if isinstance(src, ast.InlineTable):
             data = read_inline(self.source, src.body, src.body_span, axes[:-1], axes[-1]).data
         elif isinstance(src, ast.FileTable):
+            if src.column is None:
+                raise SpecError(
+                    "a const table takes its numbers from a value column; counting records makes a distribution",
+                    src.path_span, f'write: const {k.name.name}(...) from "{src.path}" column C',
+                )
             data = read_long_table(self.files, src.path, src.path_span, axes, src.column.name, None)
         else:
             raise SpecError("a const table is written inline or read from a file", src.span)
