@@ -494,3 +494,13 @@ def test_a_const_table_from_a_file_needs_its_value_column(tmp_path):
         """
     )
     refused(tmp_path, text, 4, r"a const table takes its numbers from a value column")
+
+
+def test_a_conditional_prior_from_records_with_an_empty_group_points_to_the_joint(tmp_path):
+    (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\n")
+    text = RECORD_BASE.replace('known P(sex, saving) = counts from "r.csv"', 'known P(saving | sex) = counts from "r.csv"')
+    out = refused(tmp_path, text, 4, r"P\(saving \| sex\) has no record for \(sex=male\) in 'r.csv'; a conditional prior needs records")
+    assert 'hint: read the joint prior from the records instead: known P(sex, saving) = counts from "r.csv"' in out
+    joint = solved(tmp_path, RECORD_BASE)  # the joint: the group without records has no population
+    assert {g["key"]["sex"]: g["beta"] for g in joint["groups"]} == {"female": pytest.approx(0.9), "male": 0.0}
+    assert [c for nr in joint["no_records"] for c in nr["cells"]] == [{"sex": "male", "saving": "little"}, {"sex": "male", "saving": "quite rich"}]

@@ -445,6 +445,13 @@ class Builder:
             where = f"{nr.text} has no record for ({nr.cell_text(0)}) in '{nr.path}'" + (
                 f" ({len(nr.cells)} combinations have none)" if len(nr.cells) > 1 else ""
             )
+            if prior is not None and prior.name == nr.table:  # a conditional prior: its rows must be distributions
+                joint = ", ".join(prior.given + prior.targets)
+                raise SpecError(
+                    where + "; a conditional prior needs records in every condition", nr.span,
+                    f'read the joint prior from the records instead: known P({joint}) = counts from "{nr.path}" '
+                    "(a combination without records then has no population)",
+                )
             if prior is None or not set(nr.given) <= set(prior.axes):
                 raise SpecError(
                     where + ", so its rate there is undefined", nr.span,
