@@ -504,3 +504,22 @@ def test_a_conditional_prior_from_records_with_an_empty_group_points_to_the_join
     joint = solved(tmp_path, RECORD_BASE)  # the joint: the group without records has no population
     assert {g["key"]["sex"]: g["beta"] for g in joint["groups"]} == {"female": pytest.approx(0.9), "male": 0.0}
     assert [c for nr in joint["no_records"] for c in nr["cells"]] == [{"sex": "male", "saving": "little"}, {"sex": "male", "saving": "quite rich"}]
+
+
+def test_a_constraint_reading_a_missing_rate_does_not_hold_there(tmp_path):
+    """(male, quite rich) has no record. Another table pins the released rate there to 0, far
+    from the rate over all records (2/3): were the fidelity constraint held around that rate,
+    the spec would be called infeasible. The cell is free of it, and the answer is the one with
+    any rate written there that the pin allows (0)."""
+    (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\nmale,little,good\n")
+    pin = 'known L = P(risk = good | sex, saving) = {\n little "quite rich"\n female: 1 0\n male: 1 0\n}\n'
+    text = RECORD_BASE.replace("design Dt", pin + "design Dt").replace(
+        "subject to |Dt - D| <= 1 - delta", "subject to |Dt - D| <= 1 - delta\nsubject to Dt >= L"
+    )
+    got = solved(tmp_path, text)
+    assert got["status"] == "optimal"
+    cell = {(r["sex"], r["saving"], r["risk"]): r["value"] for r in got["tables"]["Dt"]}
+    assert cell[("male", "quite rich", "good")] == pytest.approx(0.0, abs=1e-12)
+    assert [nr["rate_used"]["good"] for nr in got["no_records"]] == [pytest.approx(2 / 3)]
+    hand = text.replace('known D = P(risk = good | sex, saving) from "r.csv"', 'known D = P(risk = good | sex, saving) = {\n little "quite rich"\n female: 1 0\n male: 1 0\n}')
+    assert got["objective"] == pytest.approx(solved(tmp_path, hand)["objective"], rel=1e-12)

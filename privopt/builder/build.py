@@ -78,6 +78,7 @@ class Builder:
         self.names: dict[str, Span] = {}  # every declared name, for duplicate checks
         self.in_use: frozenset[str] = frozenset()  # names written in the statement being read
         self.no_records: dict[str, NoRecords] = {}  # tables estimated from records, by name: conditions without any
+        self.reads_no_records: set[str] = set()  # of those, the ones the constraint being read uses
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> Problem:
@@ -393,11 +394,13 @@ class Builder:
 
         (a joint: n(t) / N). ``P(risk = good | sex, ...)`` is the share of the combination's
         records labelled ``good`` in the outcome column. A condition ``c`` without any record
-        (n(c) = 0) has no rate: it is filled with the rate over all N records of the file,
-        ``n(t) / N``, and listed in ``no_records`` (results say which cells and how). In a
-        transparency report such a combination carries no population (checked against the prior
-        in ``_check_no_records``), so the filled rate changes no confidence and not the optimum
-        (Chen et al. eq. 16: every term of a group's confidence is weighted by P(x))."""
+        (n(c) = 0) has no rate, and is listed in ``no_records`` (results say which cells and
+        how): a constraint reading the table does not hold at its cells (``_cell``: they are
+        free), and the table there holds the rate over all N records, ``n(t) / N``, only as the
+        reference the released value is kept near. In a transparency report such a combination
+        carries no population (checked against the prior in ``_check_no_records``), so neither
+        changes any confidence nor the optimum (Chen et al. eq. 16: every term of a group's
+        confidence is weighted by P(x))."""
         src = k.source
         free = [v for v in target_vars if v not in fixed_vars]
         axes = list(given_vars) + free + list(fixed_vars)  # the binary shorthand's variable last, as _known does
@@ -578,6 +581,7 @@ class Builder:
         of) the design's axes whose decision vector is the design itself, so cell ``c`` depends
         on ``X[c]`` alone (``coef * X + const``)."""
         self.in_use = frozenset(ast.names_in(c.exprs))
+        self.reads_no_records: set[str] = set()  # tables with combinations without records this constraint reads
         vals = [self._value(e) for e in c.exprs]
         out = []
         for lv, rv, op in zip(vals, vals[1:], c.ops):
@@ -602,13 +606,31 @@ class Builder:
         """``diff (<= | ==) 0`` cell by cell: its coefficients (the diagonal) and constants
         broadcast over the design's axes."""
         diff = diff.align(self.design.axes, self._design_shape())
+        coef, const = diff.diagonal(), diff.array().copy()
+        if self.reads_no_records:  # no rate there, so nothing to hold: the cell is free (0 <= 0)
+            free = self._no_record_cells(self.reads_no_records)
+            coef, const = np.where(free, 0.0, coef), np.where(free, 0.0, const)
         return CellConstraint(
-            diff.diagonal(),
-            diff.array().copy(),
+            coef,
+            const,
             sense,
             c.span,
             c.exprs[0].span.to(c.exprs[-1].span).text(),
         )
+
+    def _no_record_cells(self, tables: set[str]) -> np.ndarray:
+        """The design's cells whose conditioning labels are a combination without records in
+        one of ``tables`` (boolean, over the design's axes)."""
+        axes, shape = self.design.axes, self._design_shape()
+        mask = np.zeros(shape, dtype=bool)
+        for name in tables:
+            nr = self.no_records[name]
+            sub = np.zeros(tuple(self.variables[a].size for a in nr.given), dtype=bool)
+            sub[tuple(np.array(nr.index).T)] = True
+            present = [a for a in axes if a in nr.given]
+            sub = np.transpose(sub, [nr.given.index(a) for a in present])
+            mask |= sub.reshape([self.variables[a].size if a in nr.given else 1 for a in axes])
+        return mask
 
     def _design_shape(self) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in self.design.axes)
@@ -628,6 +650,8 @@ class Builder:
             )
         present = tuple(a for a in axes if a in table.axes)
         arr = table.aligned(present)
+        if table.name in self.no_records:
+            self.reads_no_records.add(table.name)
         return LinTable.const(present, arr.shape, arr, self._design_n())
 
     def _value(self, e: ast.Expr):

@@ -246,9 +246,10 @@ class MechanismObjective:
 @dataclass(frozen=True, eq=False)
 class NoRecords:
     """A known table estimated from a file of records (``from FILE`` without ``column``) with
-    combinations of its conditioning labels that no record has. Their rate is undefined; it is
-    filled with the rate over all the file's records, and the builder has checked that the
-    combinations carry no population, so the filled rate changes no confidence."""
+    combinations of its conditioning labels that no record has. Their rate is undefined: the
+    constraints that read it do not hold at those cells, the table holds the rate over all the
+    file's records there (a reference only), and the builder has checked that the combinations
+    carry no population, so nothing there changes a confidence."""
 
     table: str  # the known table's name
     path: str  # the file as written in the spec
@@ -259,12 +260,12 @@ class NoRecords:
     span: Span | None = field(default=None, repr=False)
     text: str = ""  # P(...) as written
 
-    fill: dict[str, float] = field(default_factory=dict)  # the rate used there: over all records, by target label(s)
+    fill: dict[str, float] = field(default_factory=dict)  # the reference there: the rate over all records, by target label(s)
 
     TREATMENT = (
-        "no record, so no population: no confidence depends on these cells. The rate over all records of the "
-        "file stands in for their rate in the constraints, and their released values are whatever the optimum "
-        "takes within those constraints"
+        "no record, so no population: no confidence depends on these cells. A constraint reading their rate does "
+        "not hold there (there is none), so their released values are free; the rate over all records of the "
+        "file is the reference they are kept near when the method breaks ties"
     )
 
     def cell_text(self, j: int) -> str:
