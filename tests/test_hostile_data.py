@@ -523,3 +523,193 @@ def test_a_constraint_reading_a_missing_rate_does_not_hold_there(tmp_path):
     assert [nr["rate_used"]["good"] for nr in got["no_records"]] == [pytest.approx(2 / 3)]
     hand = text.replace('known D = P(risk = good | sex, saving) from "r.csv"', 'known D = P(risk = good | sex, saving) = {\n little "quite rich"\n female: 1 0\n male: 1 0\n}')
     assert got["objective"] == pytest.approx(solved(tmp_path, hand)["objective"], rel=1e-12)
+
+
+# ------------------------------------------------------------------ labels are the text written
+
+# A public code with number-looking labels; prior and rates from one file with two value columns.
+CODES = textwrap.dedent(
+    """\
+    spec "codes"
+    var code     : public  {LABELS}
+    var income   : private {low, high}
+    var decision : outcome {deny, approve}
+    known P(code, income) = counts from "c.csv" column n
+    known D = P(decision = approve | code, income) from "c.csv" column rate
+    design Dt = P(decision | code, income)
+    param delta = 0.9
+    subject to |Dt - D| <= 1 - delta
+    minimize max_confidence(code, decision -> income)
+    """
+)
+
+
+def codes_spec(labels: str) -> str:
+    return CODES.replace("{LABELS}", labels)
+
+
+def write_codes(tmp_path, codes: list[str], n: list[int]) -> None:
+    """Rows code,income,n,rate for each code with low and high income (rates 0.2 and 0.8)."""
+    rows = ["code,income,n,rate"]
+    for c, (lo, hi) in zip(codes, n):
+        rows += [f"{c},low,{lo},0.2", f"{c},high,{hi},0.8"]
+    (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
+
+
+def prior(path, table: str = "P(code, income)") -> tuple[tuple[str, ...], np.ndarray]:
+    import privopt
+
+    problem = privopt.load(path)
+    return problem.variables["code"].labels, problem.known[table].data
+
+
+def test_01_and_1_are_two_rows_of_a_counts_file_with_a_value_column(tmp_path):
+    """Both rows were read as code 1 (then refused as a duplicate row): each is its own label."""
+    write_codes(tmp_path, ["1", "01"], [(1, 3), (6, 2)])
+    text = codes_spec('from "c.csv"')
+    labels, p = prior(_written(tmp_path, text))
+    assert labels == ("01", "1")
+    np.testing.assert_allclose(p, np.array([[6, 2], [1, 3]]) / 12, rtol=0, atol=1e-15)
+    out = solved(tmp_path, text)
+    assert {r["code"] for r in out["tables"]["Dt"]} == {"01", "1"}
+    # a spec's own domain cannot hold both (its labels are numbers in expressions): refused there
+    refused(tmp_path, codes_spec("{01, 1}"), 2, r"two labels of code are the same number")
+
+
+def test_a_spec_label_1_does_not_match_01_in_a_counts_file(tmp_path):
+    write_codes(tmp_path, ["01", "2"], [(1, 3), (6, 2)])
+    refused(tmp_path, codes_spec("{1, 2}"), 5, r"row 1 of 'c.csv': code = '01' is not in its domain")
+
+
+def test_a_spec_label_01_does_not_match_1_in_a_counts_file(tmp_path):
+    write_codes(tmp_path, ["1", "2"], [(1, 3), (6, 2)])
+    refused(tmp_path, codes_spec("{01, 2}"), 5, r"row 1 of 'c.csv': code = '1' is not in its domain")
+
+
+def test_number_labels_in_the_spec_match_the_same_text_in_the_file(tmp_path):
+    """var code : public {1, 2} still reads a CSV column of 1 and 2 (and -1, 10: as written)."""
+    write_codes(tmp_path, ["-1", "2", "10"], [(1, 3), (6, 2), (4, 4)])
+    labels, p = prior(_written(tmp_path, codes_spec("{-1, 2, 10}")))
+    assert labels == ("-1", "2", "10")
+    np.testing.assert_allclose(p, np.array([[1, 3], [6, 2], [4, 4]]) / 20, rtol=0, atol=1e-15)
+
+
+def test_1_point_0_is_not_1(tmp_path):
+    write_codes(tmp_path, ["1.0", "2"], [(1, 3), (6, 2)])
+    refused(tmp_path, codes_spec("{1, 2}"), 5, r"row 1 of 'c.csv': code = '1.0' is not in its domain")
+
+
+def test_surrounding_spaces_of_a_label_are_ignored_but_zeros_are_not(tmp_path):
+    """The existing rule: surrounding spaces are not part of a label (' 1 ' is 1); a leading
+    zero is (' 01' is not 1)."""
+    write_codes(tmp_path, [" 1 ", "2 "], [(1, 3), (6, 2)])
+    labels, p = prior(_written(tmp_path, codes_spec("{1, 2}")))
+    np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
+    write_codes(tmp_path, [" 01", "2"], [(1, 3), (6, 2)])
+    refused(tmp_path, codes_spec("{1, 2}"), 5, r"row 1 of 'c.csv': code = ' 01' is not in its domain")
+
+
+def test_value_columns_are_still_numbers(tmp_path):
+    """Only label columns are text: a count written 012 is 12, a rate 0.20 is 0.2."""
+    (tmp_path / "c.csv").write_text("code,income,n,rate\n1,low,012,0.20\n1,high,3,0.8\n2,low,6,.2\n2,high,2,8e-1\n")
+    labels, p = prior(_written(tmp_path, codes_spec("{1, 2}")))
+    np.testing.assert_allclose(p, np.array([[12, 3], [6, 2]]) / 23, rtol=0, atol=1e-15)
+
+
+def _written(tmp_path, text: str, name: str = "s.priv"):
+    (tmp_path / name).write_text(text)
+    return tmp_path / name
+
+
+def test_01_and_1_are_two_labels_of_a_domain_read_from_the_file(tmp_path):
+    """They merged into one label 1 (the two rows then a duplicate, or with records one count);
+    the domain is sorted by value, ties as text: 01 before 1, 2 before 10."""
+    write_codes(tmp_path, ["10", "1", "2", "01"], [(1, 1), (2, 2), (3, 3), (4, 4)])
+    text = codes_spec('from "c.csv"')
+    labels, p = prior(_written(tmp_path, text))
+    assert labels == ("01", "1", "2", "10")
+    np.testing.assert_allclose(p[:, 0], np.array([4, 2, 3, 1]) / 20, rtol=0, atol=1e-15)
+
+
+def test_1_point_0_and_1_are_two_labels_of_a_domain_read_from_the_file(tmp_path):
+    write_codes(tmp_path, ["1.0", "1", "2.50"], [(1, 1), (2, 2), (3, 3)])
+    text = codes_spec('from "c.csv"')
+    labels, _ = prior(_written(tmp_path, text))
+    assert labels == ("1", "1.0", "2.50")  # as written (it was 1, 2.5)
+
+
+RECORD_CODES = textwrap.dedent(
+    """\
+    var code    : public  LABELS
+    var saving  : private {little, rich}
+    var risk    : outcome {bad, good}
+    known P(code, saving) = counts from "r.csv"
+    known D = P(risk = good | code, saving) from "r.csv"
+    design Dt = P(risk | code, saving)
+    param delta = 0.9
+    subject to |Dt - D| <= 1 - delta
+    minimize max_confidence(code, risk -> saving)
+    """
+)
+RECORDS_01 = "code,saving,risk\n01,little,good\n01,rich,bad\n1,little,bad\n1,rich,good\n1,rich,good\n01,little,bad\n"
+
+
+def test_01_and_1_are_counted_apart_in_a_records_file(tmp_path):
+    """Records of 01 and of 1 were silently counted together as code 1: a wrong prior."""
+    (tmp_path / "r.csv").write_text(RECORDS_01)
+    labels, p = prior(_written(tmp_path, RECORD_CODES.replace("LABELS", 'from "r.csv"')), "P(code, saving)")
+    assert labels == ("01", "1")
+    np.testing.assert_allclose(p, np.array([[2, 1], [1, 2]]) / 6, rtol=0, atol=1e-15)
+    (tmp_path / "r.csv").write_text(RECORDS_01.replace("\n1,", "\n2,"))
+    labels, p = prior(_written(tmp_path, RECORD_CODES.replace("LABELS", "{01, 2}")), "P(code, saving)")
+    np.testing.assert_allclose(p, np.array([[2, 1], [1, 2]]) / 6, rtol=0, atol=1e-15)
+
+
+def test_a_records_file_with_01_is_refused_by_a_domain_of_1(tmp_path):
+    (tmp_path / "r.csv").write_text(RECORDS_01)
+    refused(tmp_path, RECORD_CODES.replace("LABELS", "{1, 2}"), 4, r"row 1 of 'r.csv': code = '01' is not in its domain")
+
+
+def test_a_label_column_read_first_as_numbers_is_read_again_as_text():
+    """One file, one read per use: a column first read among the others (guessed as numbers)
+    and then asked for as labels is read again as the text written, the digest unchanged."""
+    import tempfile
+    from pathlib import Path
+
+    from privopt.language.datafiles import DataFiles
+    from privopt.language.source import Span
+
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "c.csv").write_text("code,n\n01,5\n1,6\n1.0,7\n")
+        files = DataFiles(Path(d))
+        span = Span.__new__(Span)
+        first = files.columns("c.csv", span, ["code", "n"])
+        assert first["code"].tolist() == [1, 1, 1]  # no label: a guessed type, as before
+        digest = dict(files.digests)
+        again = files.columns("c.csv", span, ["code", "n"], labels=["code"])
+        assert [str(x) for x in again["code"]] == ["01", "1", "1.0"]
+        assert again["n"].tolist() == [5, 6, 7] and files.digests == digest
+
+
+def test_numeric_parquet_labels_still_match_the_spec_by_value(tmp_path):
+    """In Parquet a label column keeps its stored type: integers 1, 2 match spec labels 1.0, 2
+    by value, as before."""
+    pd.DataFrame({"code": [1, 1, 2, 2], "income": ["low", "high"] * 2, "n": [1, 3, 6, 2], "rate": [0.2, 0.8] * 2}).to_parquet(
+        tmp_path / "c.parquet", index=False
+    )
+    text = codes_spec("{1.0, 2}").replace("c.csv", "c.parquet")
+    labels, p = prior(_written(tmp_path, text))
+    np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
+
+
+def test_numeric_parquet_labels_against_a_domain_of_01_and_1(tmp_path):
+    """A domain read from a CSV with labels 01 and 1 is text (they are the same number): a
+    Parquet number 1 is the label written 1, never 01."""
+    write_codes(tmp_path, ["01", "1"], [(1, 1), (1, 1)])  # the domain and the rates
+    pd.DataFrame({"code": [1, 1], "income": ["low", "high"], "n": [1, 3]}).to_parquet(tmp_path / "c.parquet", index=False)
+    text = codes_spec('from "c.csv"').replace('counts from "c.csv"', 'counts from "c.parquet"')
+    import privopt
+
+    problem = privopt.load(_written(tmp_path, text))
+    assert problem.variables["code"].labels == ("01", "1") and problem.variables["code"].values is None
+    np.testing.assert_allclose(problem.known["P(code, income)"].data, [[0, 0], [0.25, 0.75]], rtol=0, atol=1e-15)

@@ -238,9 +238,11 @@ class Builder:
             assert isinstance(dom, ast.DomainFile)
             column = dom.column.name if dom.column is not None else d.name.name
             labels = distinct_labels(self.files, dom.path, dom.path_span, column)
-            try:
-                values = np.array([float(x) for x in labels])
-            except ValueError:
+            # numbers as the spec writes them (not 'nan', '1_0'); labels that are the same number
+            # (01 and 1, 1 and 1.0: two labels of the file) are text, not numbers
+            numbers = [parse_number(x) for x in labels]
+            values = np.array(numbers, dtype=float) if all(x is not None for x in numbers) else None
+            if values is not None and np.unique(values).size != values.size:
                 values = None
         if not labels:
             raise SpecError(f"{d.name.name} has an empty domain", dom.span)

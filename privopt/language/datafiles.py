@@ -38,7 +38,7 @@ import pandas as pd
 
 from ..errors import SpecError
 from .source import Span
-from .tables import Domain
+from .tables import Domain, parse_number
 
 # Where reading reports its progress: a callable (what, done, total) set by the CLI around a
 # load (``reading_progress``), None elsewhere. A context variable, not an argument, because the
@@ -62,6 +62,7 @@ class DataFiles:
     folder: Path
     allow_paths: bool = False
     _frames: dict[Path, pd.DataFrame] = field(default_factory=dict)
+    _texts: dict[Path, set[str]] = field(default_factory=dict)  # columns of a cached CSV frame read as text
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read (one entry per part)
 
@@ -125,23 +126,41 @@ class DataFiles:
         self.digests[text] = hashlib.sha256(data).hexdigest()
         return _decode(data, text, span).removeprefix("\ufeff")
 
-    def frame(self, text: str, span: Span) -> pd.DataFrame:
-        """The whole table of a data file or a partitioned dataset (every column)."""
+    def frame(self, text: str, span: Span, labels=()) -> pd.DataFrame:
+        """The whole table of a data file or a partitioned dataset (every column).
+
+        ``labels`` names the columns read as a variable's labels: in a CSV/TSV they are the
+        text written (``01`` is not ``1``, ``1.0`` is not ``1``), never a number guessed from
+        it; the other columns keep their guessed types (value columns are numbers). A label
+        column that an earlier read of the same file guessed as numbers is read again as text,
+        alone (the file's bytes must not have changed in between). Parquet columns keep their
+        stored types."""
         source = self._parquet_source(text, span)
         if source is not None:
             return source.read(source.names, span)
         real, fh = self.open(text, span)
         with fh:
             if real not in self._frames:
-                self._frames[real], self.digests[text] = _read(fh, text, span)
-        return self._frames[real]
+                df, self.digests[text] = _read(fh, text, span, labels)
+                self._frames[real], self._texts[real] = df, _text_columns(df)
+            df = self._frames[real]
+            again = [n for n in dict.fromkeys(labels) if n in df.columns and n not in self._texts[real]]
+            if again:
+                more, digest = _read(fh, text, span, again, only=again)
+                if digest != self.digests.get(text, digest):
+                    raise SpecError(f"data file '{text}' changed while it was read", span, "run again on a file that is not being written")
+                df = df.assign(**{n: more[n] for n in again})
+                self._frames[real] = df
+                self._texts[real] |= set(again)
+        return df
 
-    def columns(self, text: str, span: Span, names: list[str]) -> pd.DataFrame:
+    def columns(self, text: str, span: Span, names: list[str], labels=()) -> pd.DataFrame:
         """The named columns of a data file or dataset; Parquet reads only these. A missing
-        column is an error naming the file and the closest column."""
+        column is an error naming the file and the closest column. ``labels``: those of
+        ``names`` read as a variable's labels (text as written in a CSV, see ``frame``)."""
         source = self._parquet_source(text, span)
         if source is None:
-            df = self.frame(text, span)
+            df = self.frame(text, span, labels)
             return pd.DataFrame({n: _column(df, n, text, span) for n in dict.fromkeys(names)}, copy=False)
         for n in names:
             if n not in source.names:
@@ -370,8 +389,10 @@ def _real_path(fd: int, opened: Path) -> Path:
     return Path(os.path.realpath(opened))
 
 
-def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, str]:
-    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results)."""
+def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[pd.DataFrame, str]:
+    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results).
+    In a CSV/TSV the columns named in ``labels`` are read as text; ``only``: read just these
+    columns (a label column read again as text)."""
     kind = SUFFIXES.get(Path(text).suffix.lower())
     if kind is None:
         raise SpecError(
@@ -389,9 +410,10 @@ def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, s
             _no_duplicate_columns(table.column_names, text, span)
             df = table.to_pandas()
         else:
-            digest = _check_text(fh, kind, text, span)
+            digest, header = _check_text(fh, kind, text, span)
             fh.seek(0)
-            df = _read_text(fh, kind, text, span)
+            raw = [h for h in header if h.strip() in set(labels)]
+            df = _read_text(fh, kind, text, span, raw, None if only is None else [h for h in header if h.strip() in set(only)])
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
@@ -407,9 +429,10 @@ TEXT_CHUNK = 1 << 23  # bytes hashed and checked as UTF-8 at a time
 CSV_BLOCK = 1 << 22  # bytes pyarrow parses at a time
 
 
-def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> str:
+def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> tuple[str, list[str]]:
     """One pass over a CSV/TSV file in chunks: its SHA-256, and UTF-8 checked (an error names the
-    line of a bad byte) without holding the file or its text whole."""
+    line of a bad byte) without holding the file or its text whole. Returns the digest and the
+    header's names as written."""
     digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder("utf-8")()
     first = fh.read(TEXT_CHUNK)
@@ -434,17 +457,19 @@ def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> str:
     sep = "\t" if kind == "tsv" else ","
     header = next(csv.reader(io.StringIO(first[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
     _no_duplicate_columns(header, text, span)
-    return digest.hexdigest()
+    return digest.hexdigest(), header
 
 
-def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.DataFrame:
+def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(), only=None) -> pd.DataFrame:
     """A CSV/TSV file (already checked by ``_check_text``) as a DataFrame, streamed: pyarrow
     parses a block at a time and each block's integer columns are kept in the smallest integer
     type that holds them, so a 2-million-row file of small labels costs its compact columns,
     not int64 copies of the whole table (docs/performance.md, "Memory"). A file pyarrow cannot
     stream (a ragged row, a column whose type changes after the first block) is read by pandas,
     whose errors say what is wrong. Neither reads any text as missing: ``NA``, ``null``, ``None``
-    are labels like any other, and an empty cell is kept as empty text (an error where read)."""
+    are labels like any other, and an empty cell is kept as empty text (an error where read).
+    The ``labels`` columns (names as in the header) are read as text, dictionary-encoded (a few
+    labels: int8 codes a row), never as guessed numbers; ``only`` reads just those columns."""
     import pyarrow as pa
     import pyarrow.csv as pc
 
@@ -457,7 +482,9 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
             # text labels as dictionary codes; no text means "missing" ("NA" is North America, and
             # an empty cell is an error where it is read, never a silent gap)
             convert_options=pc.ConvertOptions(
-                auto_dict_encode=True, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False
+                auto_dict_encode=True, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in labels},
+                include_columns=list(only) if only is not None else [],
             ),
         )
         names = reader.schema.names
@@ -476,7 +503,10 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
         fh.seek(0)
         if "columns, got" in str(e):  # a row with more or fewer fields than the header
             _ragged_row(fh, sep, text, span)
-        return pd.read_csv(fh, sep=sep, keep_default_na=False, na_filter=False)
+        return pd.read_csv(
+            fh, sep=sep, keep_default_na=False, na_filter=False, dtype={n: str for n in labels},
+            usecols=list(only) if only is not None else None,
+        )
 
 
 def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
@@ -646,6 +676,16 @@ def _is_missing(cell, col: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(col.dtype) and bool(pd.isna(cell))
 
 
+def _text_columns(df: pd.DataFrame) -> set[str]:
+    """The columns of a frame read from a CSV that hold the text written: a dictionary, object
+    or string column (pyarrow and pandas guess numbers, booleans and dates from the text, and
+    then the text is lost: ``01`` and ``1`` are both 1)."""
+    return {
+        n for n in df.columns
+        if isinstance(df[n].dtype, pd.CategoricalDtype) or df[n].dtype == object or pd.api.types.is_string_dtype(df[n].dtype)
+    }
+
+
 MAX_TABLE_CELLS = 1 << 28  # cells of one table read from a file (2 GiB of float64)
 LOOKUP_MAX = 1 << 20  # integer labels spanning at most this many values are looked up in a table
 
@@ -704,7 +744,7 @@ def read_long_table(
     (0 for counts); None makes an absent combination an error."""
     shape = tuple(v.size for v in axes)
     cells = _cells(axes, span)
-    df = files.columns(text, span, [v.name for v in axes] + [value_column])
+    df = files.columns(text, span, [v.name for v in axes] + [value_column], labels=[v.name for v in axes])
     flat = _flat_index(files, df, axes, text, span)
     raw = df[value_column]
     if isinstance(raw.dtype, pd.CategoricalDtype):  # text in a value column: read as text, then refused
@@ -775,7 +815,7 @@ def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -
     domain, an empty cell or a null is an error naming its row, never a dropped record."""
     shape = tuple(v.size for v in axes)
     cells = _cells(axes, span)
-    df = files.columns(text, span, [v.name for v in axes])
+    df = files.columns(text, span, [v.name for v in axes], labels=[v.name for v in axes])
     flat = _flat_index(files, df, axes, text, span)
     return np.bincount(flat, minlength=cells).astype(np.float64).reshape(shape)
 
@@ -783,7 +823,7 @@ def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
     """Sorted distinct values of a column (numerically when they are all numbers). An empty
     cell is an error naming its row: a domain is read as written, never with a gap dropped."""
-    col = files.columns(text, span, [column])[column]
+    col = files.columns(text, span, [column], labels=[column])[column]
     if not pd.api.types.is_numeric_dtype(col.dtype):
         empty = _empty_cells(col)
         if empty.any():
@@ -803,13 +843,23 @@ def _empty_cells(col: pd.Series) -> np.ndarray:
 
 
 def labels_of(col: pd.Series) -> tuple[str, ...]:
-    """The sorted distinct labels of a column without missing values (numerically when they
-    are all numbers), as a domain read from a file has them."""
-    uniq = pd.unique(col)
+    """The sorted distinct labels of a column without missing values, as a domain read from a
+    file has them. A column of numbers (Parquet) gives each number's shortest text, sorted by
+    value. A column of text gives each label as written (surrounding spaces ignored), sorted by
+    value when every label is a number in the spec's syntax (``2`` before ``10``; ``01`` and
+    ``1`` are two labels, in that order), else as text."""
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: its categories in use
+        uniq = col.cat.categories[np.unique(col.cat.codes.to_numpy()[col.cat.codes.to_numpy() >= 0])]
+    else:
+        uniq = pd.unique(col)
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         uniq = np.sort(uniq)
         return tuple(_fmt_number(v) for v in uniq)
-    return tuple(sorted(str(v).strip() for v in uniq))
+    labels = set(str(v).strip() for v in uniq)
+    numbers = {lab: parse_number(lab) for lab in labels}
+    if labels and all(x is not None and math.isfinite(x) for x in numbers.values()):
+        return tuple(sorted(labels, key=lambda lab: (numbers[lab], lab)))
+    return tuple(sorted(labels))
 
 
 def _fmt_number(v) -> str:
