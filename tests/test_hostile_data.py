@@ -713,3 +713,36 @@ def test_numeric_parquet_labels_against_a_domain_of_01_and_1(tmp_path):
     problem = privopt.load(_written(tmp_path, text))
     assert problem.variables["code"].labels == ("01", "1") and problem.variables["code"].values is None
     np.testing.assert_allclose(problem.known["P(code, income)"].data, [[0, 0], [0.25, 0.75]], rtol=0, atol=1e-15)
+
+
+def test_a_label_column_behind_a_bom_or_a_spaced_header_is_text_too(tmp_path):
+    """The label columns are found by their header names as written (a UTF-8 BOM, spaces
+    around a name), so they are text there too: 01 and 1 stay apart."""
+    (tmp_path / "c.csv").write_text(
+        "\ufeff code ,income,n,rate\n01,low,1,0.2\n01,high,3,0.8\n1,low,6,0.2\n1,high,2,0.8\n", encoding="utf-8"
+    )
+    labels, p = prior(_written(tmp_path, codes_spec('from "c.csv"')))
+    assert labels == ("01", "1")
+    np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
+
+
+def test_a_tsv_and_the_pandas_fallback_read_labels_as_text_too(tmp_path, monkeypatch):
+    """A TSV, and a CSV whose column changes type after pyarrow's first block (read by pandas):
+    the label columns are the text written there too."""
+    (tmp_path / "c.tsv").write_text("code\tincome\tn\trate\n01\tlow\t1\t0.2\n01\thigh\t3\t0.8\n1\tlow\t6\t0.2\n1\thigh\t2\t0.8\n")
+    labels, p = prior(_written(tmp_path, codes_spec('from "c.tsv"').replace("c.csv", "c.tsv")))
+    assert labels == ("01", "1")
+    np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
+    from privopt.language import datafiles
+
+    # a column the spec does not read holds a number in pyarrow's first block and text after it
+    (tmp_path / "c.csv").write_text(
+        "code,income,n,rate,note\n01,low,1,0.2,7\n01,high,3,0.8,7\n1,low,6,0.2,7\n1,high,2,0.8,text\n"
+    )
+    monkeypatch.setattr(datafiles, "CSV_BLOCK", 48)  # two rows a block
+    read_csv, fallback = pd.read_csv, []
+    monkeypatch.setattr(pd, "read_csv", lambda *a, **k: fallback.append(k) or read_csv(*a, **k))
+    labels, p = prior(_written(tmp_path, codes_spec('from "c.csv"')))
+    assert fallback and fallback[0]["dtype"] == {"code": str}  # pandas read it (first for the domain), labels as text
+    assert labels == ("01", "1")
+    np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
