@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from privopt.cli import main
+from privopt.errors import SpecError
 
 # Table 4 (Chen, Golubchik & Pal 2022, Sec. 8): optimum 0.675 at delta = 0.9
 TABLE4 = textwrap.dedent(
@@ -670,25 +671,25 @@ def test_a_records_file_with_01_is_refused_by_a_domain_of_1(tmp_path):
     refused(tmp_path, RECORD_CODES.replace("LABELS", "{1, 2}"), 4, r"row 1 of 'r.csv': code = '01' is not in its domain")
 
 
-def test_a_label_column_read_first_as_numbers_is_read_again_as_text():
-    """One file, one read per use: a column first read among the others (guessed as numbers)
-    and then asked for as labels is read again as the text written, the digest unchanged."""
-    import tempfile
-    from pathlib import Path
-
+def test_a_label_column_read_first_as_numbers_is_read_again_as_text(tmp_path):
+    """A column first read among the others (guessed as numbers) and then asked for as labels
+    is read again, alone, as the text written; the digest unchanged, value columns numbers."""
     from privopt.language.datafiles import DataFiles
-    from privopt.language.source import Span
+    from privopt.language.source import Source, Span
 
-    with tempfile.TemporaryDirectory() as d:
-        (Path(d) / "c.csv").write_text("code,n\n01,5\n1,6\n1.0,7\n")
-        files = DataFiles(Path(d))
-        span = Span.__new__(Span)
-        first = files.columns("c.csv", span, ["code", "n"])
-        assert first["code"].tolist() == [1, 1, 1]  # no label: a guessed type, as before
-        digest = dict(files.digests)
-        again = files.columns("c.csv", span, ["code", "n"], labels=["code"])
-        assert [str(x) for x in again["code"]] == ["01", "1", "1.0"]
-        assert again["n"].tolist() == [5, 6, 7] and files.digests == digest
+    (tmp_path / "c.csv").write_text("code,n\n01,5\n1,6\n1.0,7\n")
+    files, span = DataFiles(tmp_path), Span(Source("x", None), 0, 1)
+    first = files.columns("c.csv", span, ["code", "n"])
+    assert first["code"].tolist() == [1, 1, 1]  # not asked for as labels: a guessed type
+    digest = dict(files.digests)
+    again = files.columns("c.csv", span, ["code", "n"], labels=["code"])
+    assert [str(x) for x in again["code"]] == ["01", "1", "1.0"]
+    assert again["n"].tolist() == [5, 6, 7] and files.digests == digest
+    files = DataFiles(tmp_path)
+    files.columns("c.csv", span, ["code"])
+    (tmp_path / "c.csv").write_text("code,n\n01,5\n1,6\n2,7\n")  # rewritten between the two reads
+    with pytest.raises(SpecError, match="changed while it was read"):
+        files.columns("c.csv", span, ["code"], labels=["code"])
 
 
 def test_numeric_parquet_labels_still_match_the_spec_by_value(tmp_path):

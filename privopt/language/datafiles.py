@@ -7,7 +7,9 @@ actually opened: the path is opened first and the opened descriptor's real path
 (``/proc/self/fd/N``) is compared with the folder, and that same open file is what pandas or
 pyarrow reads, so a symlink swapped in between cannot redirect the read. Label lookup is
 vectorized: reading a table of millions of rows costs a few numpy passes, not a Python loop
-per row. A header naming a column twice, and a value column of booleans or dates, are errors
+per row. Labels are the text written: a CSV's label columns are read as text (``01`` and
+``1`` are two labels), its value columns as numbers; Parquet columns keep their stored types
+(a numeric label matches the spec's label by value). A header naming a column twice, and a value column of booleans or dates, are errors
 that name the column (never silently the first copy, never coerced to numbers).
 
 Partitioned Parquet: a path naming a folder (``"data/"``: every ``*.parquet`` in it) or a glob
