@@ -898,6 +898,11 @@ def _print_summary(problem, result, tables: bool) -> None:
     out.print(f"verification: max confidence recomputed {_fmt(v['max_confidence'])} "
               f"(error {v['max_confidence_error']:.1e}); constraint violation {v['max_constraint_violation']:.1e}; "
               f"row sums +- {v['max_row_sum_error']:.1e}; {v['optimality']}")
+    for nr in result.details.get("no_records", ()):  # record-level tables: combinations without records
+        shown = "; ".join(", ".join(f"{k}={v}" for k, v in c.items()) for c in nr["cells"][:5])
+        more = f" and {len(nr['cells']) - 5} more" if len(nr["cells"]) > 5 else ""
+        out.print(escape(f"no records: {nr['table']} has no record in '{nr['file']}' for {len(nr['cells'])} "
+                         f"combination(s) ({shown}{more}); {nr['treatment']}"))
 
     g = result.groups
     gt = RichTable(title=f"QID groups ({len(g):,})", title_justify="left")

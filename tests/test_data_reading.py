@@ -65,7 +65,7 @@ def test_integer_labels_are_looked_up_and_unknown_ones_named(tmp_path):
         read_long_table(files, "t.csv", SPAN, [a], "w", 0.0)
     df = pd.DataFrame({"a": [1, 5, 9, 7], "w": [1.0, 2.0, 3.0, 4.0]})
     files = _write(tmp_path, df, "u.csv")
-    with pytest.raises(SpecError, match="row 5 of 'u.csv': a = '7' is not in its domain"):
+    with pytest.raises(SpecError, match="row 4 of 'u.csv': a = '7' is not in its domain"):
         read_long_table(files, "u.csv", SPAN, [a], "w", 0.0)
     df = pd.DataFrame({"a": [12, 5, 9, 1], "w": [1.0, 2.0, 3.0, 4.0]})
     files = _write(tmp_path, df, "v.csv")
@@ -118,5 +118,5 @@ def test_text_labels_are_read_as_dictionary_codes_across_blocks(tmp_path, monkey
     assert isinstance(frame["g"].dtype, pd.CategoricalDtype)
     assert list(frame["g"].astype(str)) == list(pd.read_csv(tmp_path / "t.csv")["g"].astype(str))
     g = _Var("g", ["high", "low", "mid"])
-    with pytest.raises(SpecError, match="row 5001 of 't.csv': g = 'top' is not in its domain"):
+    with pytest.raises(SpecError, match="row 5000 of 't.csv': g = 'top' is not in its domain"):
         read_long_table(files, "t.csv", SPAN, [g], "w", 0.0)

@@ -184,7 +184,7 @@ def test_absolute_path(tmp_path):
 def test_unknown_label_in_data_file(tmp_path):
     (tmp_path / "d.csv").write_text("gender,income,n\nF,low,1\nF,huge,2\n")
     text = prior_from_file("d.csv")
-    expect_error(tmp_path, text, 5, "row 3 of 'd.csv': income = 'huge' is not in its domain")
+    expect_error(tmp_path, text, 5, "row 2 of 'd.csv': income = 'huge' is not in its domain")
 
 
 def test_wrong_role_before_arrow(tmp_path):

@@ -138,7 +138,7 @@ def test_row_errors_name_the_part(tmp_path):
     df = pd.read_parquet(tmp_path / "data" / "part-1.parquet")
     df.loc[df.index[2], "g"] = "Z"
     df.to_parquet(tmp_path / "data" / "part-1.parquet", index=False)
-    assert "row 4 of 'data/part-1.parquet': g = 'Z' is not in its domain" in error(tmp_path, "data/")
+    assert "row 3 of 'data/part-1.parquet': g = 'Z' is not in its domain" in error(tmp_path, "data/")
 
 
 def test_only_needed_columns_are_read(tmp_path, monkeypatch):

@@ -282,9 +282,9 @@ ERROR_CASES = [
     ),
     # a row longer than the header: pandas takes the extra leading fields as an index, so the
     # message names a shifted column (reported: the message should say the row is too long)
-    case("data_file_ragged_row", prior_file('= counts from "prior.csv" column n'), "is not in its domain", files={"prior.csv": "gender,income,n\nF,low,1,7,8\n"}),
+    case("data_file_ragged_row", prior_file('= counts from "prior.csv" column n'), "row 1 of 'prior.csv' has 5 field(s), the header has 3", files={"prior.csv": "gender,income,n\nF,low,1,7,8\n"}),
     case("data_file_cannot_read", prior_file('= counts from "prior.csv" column n'), "cannot read 'prior.csv'", files={"prior.csv": 'gender,income,n\n"F,low,1\n'}),
-    case("domain_file_all_blank", edit(ATR, "private {low, mid, high}", 'private from "levels.csv" column level'), "income has an empty domain", files={"levels.csv": "id,level\n1,\n2,\n"}),
+    case("domain_file_all_blank", edit(ATR, "private {low, mid, high}", 'private from "levels.csv" column level'), "row 1 of 'levels.csv': level is empty", files={"levels.csv": "id,level\n1,\n2,\n"}),
     case("domain_file_no_such_column", edit(ATR, "private {low, mid, high}", 'private from "prior.csv" column inc'), "has no column 'inc'", files={"prior.csv": PRIOR_CSV}),
     # ------------------------------------------------------------ builder/build.py: declarations
     case("atr_two_titles", edit(ATR, 'spec "t"\n', 'spec "t"\nspec "u"\n'), "a spec has at most one title"),

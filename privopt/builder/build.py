@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import SpecError, UnsupportedError, UsageError
 from ..language import ast
-from ..language.datafiles import DataFiles, distinct_labels, read_long_table
+from ..language.datafiles import DataFiles, count_records, distinct_labels, read_long_table
 from ..language.source import Span
 from ..language.tables import parse_number, read_inline
 from ..model.linear import LinTable
@@ -22,6 +22,7 @@ from ..model.problem import (
     CellConstraint,
     Design,
     MaxConfidence,
+    NoRecords,
     Objective,
     Problem,
     Role,
@@ -84,6 +85,8 @@ class Builder:
         self.consts: dict[str, Table] = {}  # const NAME(VARS) = ...: numbers, not distributions
         self.names: dict[str, Span] = {}  # every declared name, for duplicate checks
         self.in_use: frozenset[str] = frozenset()  # names written in the statement being read
+        self.no_records: dict[str, NoRecords] = {}  # tables estimated from records, by name: conditions without any
+        self.reads_no_records: set[str] = set()  # of those, the ones the constraint being read uses
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> Problem:
@@ -122,14 +125,18 @@ class Builder:
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
         self._check_objective_class(objectives[0], is_obfuscation(objectives[0], constraint_decls))
         if is_obfuscation(objectives[0], constraint_decls):
+            self._check_no_records(None)
             return ObfuscationBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
         refuse_family_syntax([*constraint_decls, *objectives])
         if not _is_atr_objective(objectives[0]):
             from .mechanism import MechanismBuilder
 
+            self._check_no_records(None)
+
             return MechanismBuilder(self).build(constraint_decls, objectives[0], titles[0].title if titles else None)
         constraints = tuple(c for s in constraint_decls for c in self._constraint(s))
         objective = self._objective(objectives[0])
+        self._check_no_records(objective)
         return Problem(
             title=titles[0].title if titles else None,
             variables=self.variables,
@@ -140,6 +147,7 @@ class Builder:
             objective=objective,
             source_name=self.source.name,
             data_sha256=dict(self.files.digests),
+            no_records=tuple(self.no_records.values()),
         )
 
     def _check_objective_class(self, o: ast.ObjectiveDecl, obfuscation: bool) -> None:
@@ -306,9 +314,11 @@ class Builder:
             assert isinstance(dom, ast.DomainFile)
             column = dom.column.name if dom.column is not None else d.name.name
             labels = distinct_labels(self.files, dom.path, dom.path_span, column)
-            try:
-                values = np.array([float(x) for x in labels])
-            except ValueError:
+            # numbers as the spec writes them (not 'nan', '1_0'); labels that are the same number
+            # (01 and 1, 1 and 1.0: two labels of the file) are text, not numbers
+            numbers = [parse_number(x) for x in labels]
+            values = np.array(numbers, dtype=float) if all(x is not None for x in numbers) else None
+            if values is not None and np.unique(values).size != values.size:
                 values = None
         if not labels:
             raise SpecError(f"{d.name.name} has an empty domain", dom.span)
@@ -416,6 +426,9 @@ class Builder:
             if name in self.known:
                 raise SpecError(f"{name} is already known", prob.span, "give it once")
         src = k.source
+        if isinstance(src, ast.FileTable) and src.column is None:
+            self._records(k, name, target_vars, given_vars, [v for v in target_vars if v.name in fixed])
+            return
         layout_vars = row_vars + [col]
         counts = getattr(src, "counts", False)
         if isinstance(src, ast.InlineTable):
@@ -454,6 +467,91 @@ class Builder:
             span=k.span,
         )
 
+    def _records(self, k: ast.KnownDecl, name: str, target_vars, given_vars, fixed_vars) -> None:
+        """``known P(T... | C...) [= counts] from FILE`` without ``column``: FILE holds one row
+        per record, and the table is the records' empirical distribution,
+
+            P(t | c) = n(c, t) / n(c),   n(c, t) = #{records with labels (c, t)},  n(c) = sum_t n(c, t)
+
+        (a joint: n(t) / N). ``P(risk = good | sex, ...)`` is the share of the combination's
+        records labelled ``good`` in the outcome column. A condition ``c`` without any record
+        (n(c) = 0) has no rate, and is listed in ``no_records`` (results say which cells and
+        how): a constraint reading the table does not hold at its cells (``_cell``: they are
+        free), and the table there holds the rate over all N records, ``n(t) / N``, only as the
+        reference the released value is kept near. In a transparency report such a combination
+        carries no population (checked against the prior in ``_check_no_records``), so neither
+        changes any confidence nor the optimum (Chen et al. eq. 16: every term of a group's
+        confidence is weighted by P(x))."""
+        src = k.source
+        free = [v for v in target_vars if v not in fixed_vars]
+        axes = list(given_vars) + free + list(fixed_vars)  # the binary shorthand's variable last, as _known does
+        n = count_records(self.files, src.path, src.path_span, axes)
+        g = len(given_vars)
+        per = n.sum(axis=tuple(range(g, n.ndim)), keepdims=True)  # n(c)
+        total = float(n.sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            data = n / per
+        empty = (per == 0).reshape(per.shape[:g])
+        if g and empty.any():
+            pooled = n.sum(axis=tuple(range(g))) / total  # n(t) / N
+            data = np.where(per == 0, pooled, data)
+            where = [tuple(int(i) for i in idx) for idx in np.argwhere(empty)]
+            self.no_records[name] = NoRecords(
+                table=name,
+                path=src.path,
+                given=tuple(v.name for v in given_vars),
+                cells=tuple(tuple(v.labels[i] for v, i in zip(given_vars, idx)) for idx in where),
+                index=tuple(where),
+                records=int(total),
+                span=src.path_span,
+                text=_prob_text(k.prob),
+                fill={
+                    ", ".join(v.labels[i] for v, i in zip(axes[g:], idx)): float(pooled[idx])
+                    for idx in np.ndindex(pooled.shape)
+                },
+            )
+        self.known[name] = Table(
+            name=name,
+            targets=tuple(v.name for v in target_vars),
+            given=tuple(v.name for v in given_vars),
+            axes=tuple(v.name for v in axes),
+            data=data,
+            span=k.span,
+        )
+
+    def _check_no_records(self, objective: Objective | None) -> None:
+        """A combination without records may go without a rate only where it carries no
+        population: in a transparency report whose prior gives it probability 0. Elsewhere (a
+        mechanism, or a prior with mass there) its rate would change the answer: an error at
+        the table naming the combination."""
+        for nr in self.no_records.values():
+            prior = self.known.get(objective.measure.prior) if objective is not None else None
+            where = f"{nr.text} has no record for ({nr.cell_text(0)}) in '{nr.path}'" + (
+                f" ({len(nr.cells)} combinations have none)" if len(nr.cells) > 1 else ""
+            )
+            if prior is not None and prior.name == nr.table:  # a conditional prior: its rows must be distributions
+                joint = ", ".join(prior.given + prior.targets)
+                raise SpecError(
+                    where + "; a conditional prior needs records in every condition", nr.span,
+                    f'read the joint prior from the records instead: known P({joint}) = counts from "{nr.path}" '
+                    "(a combination without records then has no population)",
+                )
+            if prior is None or not set(nr.given) <= set(prior.axes):
+                raise SpecError(
+                    where + ", so its rate there is undefined", nr.span,
+                    "give the rates in a value column (from FILE column C), or use the table in a transparency report, where a combination without population needs none",
+                )
+            arr = prior.aligned(nr.given + tuple(a for a in prior.axes if a not in nr.given))
+            mass = arr.reshape(arr.shape[: len(nr.given)] + (-1,)).sum(axis=-1)
+            for j, idx in enumerate(nr.index):
+                if mass[idx] > 0:
+                    raise SpecError(
+                        f"{nr.text} has no record for ({nr.cell_text(j)}) in '{nr.path}', but the prior {prior.name} "
+                        f"gives it probability {mass[idx]:.6g}, so its rate would change the answer",
+                        nr.span,
+                        "read the prior from the same records, or give the rates in a value column (from FILE column C)",
+                    )
+
     def _const(self, k: ast.ConstDecl) -> None:
         """``const d(X, Y) = { ... }``: a table of finite numbers; the last variable is the column."""
         self._declare(k.name, "table")
@@ -464,6 +562,11 @@ class Builder:
         if isinstance(src, ast.InlineTable):
             data = read_inline(self.source, src.body, src.body_span, axes[:-1], axes[-1]).data
         elif isinstance(src, ast.FileTable):
+            if src.column is None:
+                raise SpecError(
+                    "a const table takes its numbers from a value column; counting records makes a distribution",
+                    src.path_span, f'write: const {k.name.name}(...) from "{src.path}" column C',
+                )
             data = read_long_table(self.files, src.path, src.path_span, axes, src.column.name, None)
         else:
             raise SpecError("a const table is written inline or read from a file", src.span)
@@ -563,6 +666,7 @@ class Builder:
         on ``X[c]`` alone (``coef * X + const``)."""
         self.domains.constraint(c, self.is_probability)
         self.in_use = frozenset(ast.names_in(c.exprs))
+        self.reads_no_records: set[str] = set()  # tables with combinations without records this constraint reads
         vals = [self._value(e) for e in c.exprs]
         out = []
         for lv, rv, op in zip(vals, vals[1:], c.ops):
@@ -594,13 +698,31 @@ class Builder:
         """``diff (<= | ==) 0`` cell by cell: its coefficients (the diagonal) and constants
         broadcast over the design's axes."""
         diff = diff.align(self.design.axes, self._design_shape())
+        coef, const = diff.diagonal(), diff.array().copy()
+        if self.reads_no_records:  # no rate there, so nothing to hold: the cell is free (0 <= 0)
+            free = self._no_record_cells(self.reads_no_records)
+            coef, const = np.where(free, 0.0, coef), np.where(free, 0.0, const)
         return CellConstraint(
-            diff.diagonal(),
-            diff.array().copy(),
+            coef,
+            const,
             sense,
             c.span,
             c.exprs[0].span.to(c.exprs[-1].span).text(),
         )
+
+    def _no_record_cells(self, tables: set[str]) -> np.ndarray:
+        """The design's cells whose conditioning labels are a combination without records in
+        one of ``tables`` (boolean, over the design's axes)."""
+        axes, shape = self.design.axes, self._design_shape()
+        mask = np.zeros(shape, dtype=bool)
+        for name in tables:
+            nr = self.no_records[name]
+            sub = np.zeros(tuple(self.variables[a].size for a in nr.given), dtype=bool)
+            sub[tuple(np.array(nr.index).T)] = True
+            present = [a for a in axes if a in nr.given]
+            sub = np.transpose(sub, [nr.given.index(a) for a in present])
+            mask |= sub.reshape([self.variables[a].size if a in nr.given else 1 for a in axes])
+        return mask
 
     def _design_shape(self) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in self.design.axes)
@@ -631,6 +753,8 @@ class Builder:
             )
         present = tuple(a for a in axes if a in table.axes)
         arr = table.aligned(present)
+        if table.name in self.no_records:
+            self.reads_no_records.add(table.name)
         return LinTable.const(present, arr.shape, arr, self._design_n())
 
     def _value(self, e: ast.Expr):

@@ -17,6 +17,7 @@ mismatch is a located error naming both sizes.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -451,10 +452,25 @@ def _text(e: ast.Expr) -> str:
     return e.span.source.text[e.span.start : e.span.end]
 
 
+def _matrix_entries(content: str) -> list[tuple[str, int]]:
+    """The entries of one matrix line with their offsets: split at commas when the line has
+    one (each entry stripped; an empty one kept as ""), else at runs of white space."""
+    if "," not in content:
+        return [(m.group(), m.start()) for m in re.finditer(r"\S+", content)]
+    out, pos = [], 0
+    for piece in content.split(","):
+        lead = len(piece) - len(piece.lstrip())
+        out.append((piece.strip(), pos + lead))
+        pos += len(piece) + 1
+    return out
+
+
 def _read_matrix(text: str, span: Span, what: str, file_rows: bool = False) -> np.ndarray:
-    """Rows of numbers, one per line, separated by spaces or commas (a CSV file: commas). A bad
-    cell is located: in the spec at its own place, in a file by line and column."""
-    body = text.strip()
+    """Rows of numbers, one per line, separated by commas (a CSV file) or by spaces. A bad cell
+    is located: in the spec at its own place, in a file by row and column. A line holding a comma
+    is split at its commas, so an empty entry (``1,,1``, ``1,2,``) is a missing value and an
+    error, never dropped to give a shorter row."""
+    body = text
     if not file_rows:
         inner_start = text.index("{") + 1
         body = text[inner_start : text.rindex("}")]
@@ -462,19 +478,22 @@ def _read_matrix(text: str, span: Span, what: str, file_rows: bool = False) -> n
     offset = 0 if file_rows else inner_start
     for line_no, line in enumerate(body.split("\n"), start=1):
         cells = []
-        pos = 0
         content = line.split("#", 1)[0]  # a comment runs to the end of its line
-        for raw in content.replace(",", " ").replace("\t", " ").replace("\r", " ").split(" "):
+        for raw, pos in _matrix_entries(content):
+            if file_rows:
+                row = len(rows) + 1
+                at = f"row {row}" + (f" (line {line_no})" if line_no != row else "") + f", column {len(cells) + 1} of {what}"
+                cell_span = span
+            else:
+                at = "this entry"
+                cell_span = span.source.span(span.start + offset + pos, span.start + offset + pos + max(len(raw), 1))
             if raw == "":
-                pos += 1
-                continue
-            v = parse_number(raw.strip())
+                raise SpecError(f"{at} is empty (a missing value)", cell_span, "write a number in every entry; a missing value is not filled in")
+            v = parse_number(raw)
             if v is None or not math.isfinite(v):
-                where = f"line {line_no}, entry {len(cells) + 1} of {what}: " if file_rows else ""
-                cell_span = span if file_rows else span.source.span(span.start + offset + pos, span.start + offset + pos + len(raw))
+                where = f"{at}: " if file_rows else ""
                 raise SpecError(f"{where}'{raw}' is not a finite number", cell_span, "a matrix holds numbers only")
             cells.append(v)
-            pos += len(raw) + 1
         offset += len(line) + 1
         if not cells:
             continue

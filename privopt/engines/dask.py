@@ -123,6 +123,11 @@ def solve(
     paths: dict[str, ast.Span] = {}
     for s in parsed.statements:
         if isinstance(s, ast.KnownDecl | ast.ConstDecl) and isinstance(s.source, ast.FileTable):
+            if s.source.column is None:  # records counted per block would fill empty rates per block
+                raise UsageError(
+                    f"line {s.span.line}: the dask engine reads tables with a value column ('from FILE column C'); "
+                    "a file of records is read by the local engine (leave out --engine dask)"
+                )
             paths.setdefault(s.source.path, s.source.path_span)
         if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile):
             paths.setdefault(s.domain.path, s.domain.path_span)
@@ -347,22 +352,22 @@ class _BlockFiles(DataFiles):
         super().__init__(folder, allow_paths)
         self.rows, self.fixed = rows, fixed
 
-    def columns(self, text, span, names):
+    def columns(self, text, span, names, labels=()):
         if text in self.rows:
             df = self.rows[text]
             for n in names:
                 if n not in df.columns:
                     super().columns(text, span, [n])  # the located error
             return df[list(dict.fromkeys(names))]
-        df = super().columns(text, span, names)
+        df = super().columns(text, span, names, labels)
         keep = np.ones(len(df), dtype=bool)
         for name, (var, i) in self.fixed.items():
             if name in df.columns:
                 keep &= _codes_loose(df[name], var) == i
         return df[keep].reset_index(drop=True)
 
-    def frame(self, text, span):
-        return self.rows[text] if text in self.rows else super().frame(text, span)
+    def frame(self, text, span, labels=()):
+        return self.rows[text] if text in self.rows else super().frame(text, span, labels)
 
     def row_text(self, text, span, row):
         return f"row {row + 1} of the rows of '{text}' for this block" if text in self.rows else super().row_text(text, span, row)

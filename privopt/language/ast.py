@@ -211,7 +211,7 @@ class FileTable:
     counts: bool
     path: str
     path_span: Span
-    column: Ident
+    column: Ident | None  # None: one row per record, counted per combination of labels
     span: Span
 
 

@@ -7,7 +7,9 @@ actually opened: the path is opened first and the opened descriptor's real path
 (``/proc/self/fd/N``) is compared with the folder, and that same open file is what pandas or
 pyarrow reads, so a symlink swapped in between cannot redirect the read. Label lookup is
 vectorized: reading a table of millions of rows costs a few numpy passes, not a Python loop
-per row. A header naming a column twice, and a value column of booleans or dates, are errors
+per row. Labels are the text written: a CSV's label columns are read as text (``01`` and
+``1`` are two labels), its value columns as numbers; Parquet columns keep their stored types
+(a numeric label matches the spec's label by value). A header naming a column twice, and a value column of booleans or dates, are errors
 that name the column (never silently the first copy, never coerced to numbers).
 
 Partitioned Parquet: a path naming a folder (``"data/"``: every ``*.parquet`` in it) or a glob
@@ -27,6 +29,7 @@ import csv
 import glob
 import hashlib
 import io
+import math
 import os
 import stat
 from dataclasses import dataclass, field
@@ -37,7 +40,7 @@ import pandas as pd
 
 from ..errors import SpecError
 from .source import Span
-from .tables import Domain
+from .tables import Domain, parse_number
 
 # Where reading reports its progress: a callable (what, done, total) set by the CLI around a
 # load (``reading_progress``), None elsewhere. A context variable, not an argument, because the
@@ -61,6 +64,7 @@ class DataFiles:
     folder: Path
     allow_paths: bool = False
     _frames: dict[Path, pd.DataFrame] = field(default_factory=dict)
+    _texts: dict[Path, set[str]] = field(default_factory=dict)  # columns of a cached CSV frame read as text
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read (one entry per part)
 
@@ -124,23 +128,41 @@ class DataFiles:
         self.digests[text] = hashlib.sha256(data).hexdigest()
         return _decode(data, text, span).removeprefix("\ufeff")
 
-    def frame(self, text: str, span: Span) -> pd.DataFrame:
-        """The whole table of a data file or a partitioned dataset (every column)."""
+    def frame(self, text: str, span: Span, labels=()) -> pd.DataFrame:
+        """The whole table of a data file or a partitioned dataset (every column).
+
+        ``labels`` names the columns read as a variable's labels: in a CSV/TSV they are the
+        text written (``01`` is not ``1``, ``1.0`` is not ``1``), never a number guessed from
+        it; the other columns keep their guessed types (value columns are numbers). A label
+        column that an earlier read of the same file guessed as numbers is read again as text,
+        alone (the file's bytes must not have changed in between). Parquet columns keep their
+        stored types."""
         source = self._parquet_source(text, span)
         if source is not None:
             return source.read(source.names, span)
         real, fh = self.open(text, span)
         with fh:
             if real not in self._frames:
-                self._frames[real], self.digests[text] = _read(fh, text, span)
-        return self._frames[real]
+                df, self.digests[text] = _read(fh, text, span, labels)
+                self._frames[real], self._texts[real] = df, _text_columns(df)
+            df = self._frames[real]
+            again = [n for n in dict.fromkeys(labels) if n in df.columns and n not in self._texts[real]]
+            if again:
+                more, digest = _read(fh, text, span, again, only=again)
+                if digest != self.digests.get(text, digest):
+                    raise SpecError(f"data file '{text}' changed while it was read", span, "run again on a file that is not being written")
+                df = df.assign(**{n: more[n] for n in again})
+                self._frames[real] = df
+                self._texts[real] |= set(again)
+        return df
 
-    def columns(self, text: str, span: Span, names: list[str]) -> pd.DataFrame:
+    def columns(self, text: str, span: Span, names: list[str], labels=()) -> pd.DataFrame:
         """The named columns of a data file or dataset; Parquet reads only these. A missing
-        column is an error naming the file and the closest column."""
+        column is an error naming the file and the closest column. ``labels``: those of
+        ``names`` read as a variable's labels (text as written in a CSV, see ``frame``)."""
         source = self._parquet_source(text, span)
         if source is None:
-            df = self.frame(text, span)
+            df = self.frame(text, span, labels)
             return pd.DataFrame({n: _column(df, n, text, span) for n in dict.fromkeys(names)}, copy=False)
         for n in names:
             if n not in source.names:
@@ -153,13 +175,13 @@ class DataFiles:
         return list(source.names) if source is not None else list(self.frame(text, span).columns)
 
     def row_text(self, text: str, span: Span, row: int) -> str:
-        """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts the
-        header as row 1, as a spreadsheet shows a CSV; in a dataset FILE is the part."""
+        """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts data
+        rows from 1, the header not counted (as ``apply`` and ``audit`` do); in a dataset FILE
+        is the part and N counts that part's rows."""
         source = self._parquet_source(text, span)
-        if source is not None and len(source.parts) > 1:
-            k = int(np.searchsorted(source.offsets, row, side="right")) - 1
-            return f"row {row - int(source.offsets[k]) + 2} of '{source.parts[k].name}'"
-        return f"row {row + 2} of '{text}'"
+        if source is not None:
+            return source.row_text(row)
+        return _row_text(text, row)
 
     def parts(self, text: str, span: Span) -> list[Path] | None:
         """The checked real paths of a Parquet dataset's parts (or of one Parquet file), their
@@ -188,19 +210,32 @@ class DataFiles:
         return source
 
     def _dataset_paths(self, text: str, span: Span) -> list[str] | None:
-        """The parts (paths relative to the spec's folder, sorted) of a folder or glob, or
-        None when ``text`` names a single file. No part matched is an error."""
-        is_glob = any(c in text for c in "*?[")
-        if not text or not (is_glob or text.endswith(("/", os.sep)) or _is_dir(self.folder / text)):
+        """The parts (paths relative to the spec's folder, sorted) of a folder or pattern, or
+        None when ``text`` names a single file. No part matched is an error.
+
+        A path is literal unless the spec says otherwise (docs/language.md, "From a file"): a
+        name that exists as written is that file or folder, whatever its characters
+        (``cnt[1].parquet``, ``survey[2024].csv``); otherwise it is a pattern only when it holds
+        ``*`` or ``?``, and ``[`` and ``]`` stay literal even then."""
+        if not text:
             return None
+        written = self.folder / text
+        if text.endswith(("/", os.sep)) or _is_dir(written):
+            is_glob = False
+        elif os.path.lexists(written) or not any(c in text for c in "*?"):
+            return None
+        else:
+            is_glob = True
         folder = self.folder.resolve()
         raw = Path(text)
         self._check_written(raw, folder, span)
-        pattern = str(self.folder / raw) if is_glob else str(self.folder / raw / "*.parquet")
-        found = sorted(p for p in glob.glob(pattern, recursive=True) if not os.path.isdir(p))
+        pattern = _literal_brackets(text) if is_glob else glob.escape(text.rstrip("/" + os.sep)) + "/*.parquet"
+        found = sorted(
+            p for p in glob.glob(pattern, root_dir=self.folder, recursive=True) if not _is_dir(self.folder / p)
+        )
         if not found:
             if is_glob:
-                raise SpecError(f"no file matches '{text}'", span, f"looked for {pattern}")
+                raise SpecError(f"no file matches '{text}'", span, f"looked for {self.folder / text}")
             raise SpecError(
                 f"'{text.rstrip('/')}' is a folder with no .parquet files",
                 span,
@@ -208,9 +243,7 @@ class DataFiles:
             )
         out = []
         for p in found:
-            name = os.path.relpath(p, self.folder)
-            if name.startswith(".."):  # outside the folder: only with --allow-paths
-                name = p
+            name = os.path.normpath(p)  # relative to the spec's folder (absolute only with --allow-paths)
             if SUFFIXES.get(Path(name).suffix.lower()) != "parquet":
                 raise SpecError(
                     f"'{name}' (matched by '{text}') is not a Parquet file",
@@ -282,10 +315,21 @@ class ParquetSource:
         offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
         return cls(text, parts, list(raw), raw, offsets)
 
+    def row_text(self, row: int) -> str:
+        """'row N of PART' for row ``row`` (0-based) of the long table, N counting data rows of
+        the part from 1."""
+        if len(self.parts) == 1:
+            return _row_text(self.text, row)
+        k = int(np.searchsorted(self.offsets, row, side="right")) - 1
+        return _row_text(self.parts[k].name, row - int(self.offsets[k]))
+
     def read(self, names: list[str], span: Span) -> pd.DataFrame:
+        """The named columns as one frame. A null in any of them is an error naming its row and
+        column: a missing value is never dropped, filled or read as a label."""
         todo = [n for n in names if n not in self._cache]
         if todo:
             import pyarrow as pa
+            import pyarrow.compute as pac
 
             try:
                 tables = []
@@ -297,8 +341,30 @@ class ParquetSource:
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise SpecError(f"cannot read '{self.text}': {first}", span) from None
             for n in todo:
-                self._cache[n] = table.column(self.raw[n]).to_pandas()
+                col = table.column(self.raw[n])
+                if col.null_count:
+                    raise _empty_cell(self.row_text(pac.index(pac.is_null(col), True).as_py()), n, "a null", span)
+                self._cache[n] = col.to_pandas()
         return pd.DataFrame({n: self._cache[n] for n in names})
+
+
+def _row_text(name: str, row: int) -> str:
+    """'row N of FILE' for the 0-based data row ``row``: N counts data rows from 1."""
+    return f"row {row + 1} of '{name}'"
+
+
+def _empty_cell(where: str, column: str, what: str, span: Span) -> SpecError:
+    """A missing value: located, never dropped, filled or guessed."""
+    return SpecError(
+        f"{where}: {column} is empty ({what})",
+        span,
+        f"give every row a value in column '{column}'; privopt reads a file as written and does not fill a missing value",
+    )
+
+
+def _literal_brackets(pattern: str) -> str:
+    """A glob pattern whose ``[`` and ``]`` match themselves (``*``, ``?`` and ``**`` still match)."""
+    return "".join("[[]" if c == "[" else "[]]" if c == "]" else c for c in pattern)
 
 
 def _is_dir(path: Path) -> bool:
@@ -325,8 +391,10 @@ def _real_path(fd: int, opened: Path) -> Path:
     return Path(os.path.realpath(opened))
 
 
-def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, str]:
-    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results)."""
+def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[pd.DataFrame, str]:
+    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results).
+    In a CSV/TSV the columns named in ``labels`` are read as text; ``only``: read just these
+    columns (a label column read again as text)."""
     kind = SUFFIXES.get(Path(text).suffix.lower())
     if kind is None:
         raise SpecError(
@@ -344,9 +412,10 @@ def _read(fh: io.BufferedReader, text: str, span: Span) -> tuple[pd.DataFrame, s
             _no_duplicate_columns(table.column_names, text, span)
             df = table.to_pandas()
         else:
-            digest = _check_text(fh, kind, text, span)
+            digest, header = _check_text(fh, kind, text, span)
             fh.seek(0)
-            df = _read_text(fh, kind, text, span)
+            raw = [h for h in header if h.strip() in set(labels)]
+            df = _read_text(fh, kind, text, span, raw, None if only is None else [h for h in header if h.strip() in set(only)])
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
@@ -362,9 +431,10 @@ TEXT_CHUNK = 1 << 23  # bytes hashed and checked as UTF-8 at a time
 CSV_BLOCK = 1 << 22  # bytes pyarrow parses at a time
 
 
-def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> str:
+def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> tuple[str, list[str]]:
     """One pass over a CSV/TSV file in chunks: its SHA-256, and UTF-8 checked (an error names the
-    line of a bad byte) without holding the file or its text whole."""
+    line of a bad byte) without holding the file or its text whole. Returns the digest and the
+    header's names as written."""
     digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder("utf-8")()
     first = fh.read(TEXT_CHUNK)
@@ -389,16 +459,19 @@ def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> str:
     sep = "\t" if kind == "tsv" else ","
     header = next(csv.reader(io.StringIO(first[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
     _no_duplicate_columns(header, text, span)
-    return digest.hexdigest()
+    return digest.hexdigest(), header
 
 
-def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.DataFrame:
+def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(), only=None) -> pd.DataFrame:
     """A CSV/TSV file (already checked by ``_check_text``) as a DataFrame, streamed: pyarrow
     parses a block at a time and each block's integer columns are kept in the smallest integer
     type that holds them, so a 2-million-row file of small labels costs its compact columns,
     not int64 copies of the whole table (docs/performance.md, "Memory"). A file pyarrow cannot
     stream (a ragged row, a column whose type changes after the first block) is read by pandas,
-    whose errors say what is wrong."""
+    whose errors say what is wrong. Neither reads any text as missing: ``NA``, ``null``, ``None``
+    are labels like any other, and an empty cell is kept as empty text (an error where read).
+    The ``labels`` columns (names as in the header) are read as text, dictionary-encoded (a few
+    labels: int8 codes a row), never as guessed numbers; ``only`` reads just those columns."""
     import pyarrow as pa
     import pyarrow.csv as pc
 
@@ -408,7 +481,13 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
             fh,
             read_options=pc.ReadOptions(block_size=CSV_BLOCK),
             parse_options=pc.ParseOptions(delimiter=sep),
-            convert_options=pc.ConvertOptions(auto_dict_encode=True),  # text labels as dictionary codes
+            # text labels as dictionary codes; no text means "missing" ("NA" is North America, and
+            # an empty cell is an error where it is read, never a silent gap)
+            convert_options=pc.ConvertOptions(
+                auto_dict_encode=True, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in labels},
+                include_columns=list(only) if only is not None else [],
+            ),
         )
         names = reader.schema.names
         parts: list[list[np.ndarray]] = [[] for _ in names]
@@ -422,9 +501,41 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> pd.Da
             columns[name] = _join(chunks)
             chunks.clear()
         return pd.DataFrame(columns, copy=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
         fh.seek(0)
-        return pd.read_csv(fh, sep=sep)
+        if "columns, got" in str(e):  # a row with more or fewer fields than the header
+            _ragged_row(fh, sep, text, span)
+        return pd.read_csv(
+            fh, sep=sep, keep_default_na=False, na_filter=False, dtype={n: str for n in labels},
+            usecols=list(only) if only is not None else None,
+        )
+
+
+def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
+    """The error for the first data row whose number of fields differs from the header's
+    (rows counted from 1 after the header, blank lines not counted, as pyarrow skips them).
+    Only on this error path is the file walked row by row (by the csv module's C reader);
+    pandas would take a longer row's first fields as an index and shift every column."""
+    wrapper = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+    try:
+        rows = csv.reader(wrapper, delimiter=sep, strict=True)
+        header = next(rows, [])
+        n = 0
+        for fields in rows:
+            if not fields:
+                continue
+            n += 1
+            if len(fields) != len(header):
+                raise SpecError(
+                    f"row {n} of '{text}' has {len(fields)} field(s), the header has {len(header)}",
+                    span,
+                    "give every row one field per column of the header (a field holding the separator is quoted)",
+                )
+    except csv.Error:  # a quote left open: pandas' error says where
+        pass
+    finally:
+        wrapper.detach()  # the file stays open for the caller
+        fh.seek(0)
 
 
 def _compact(col) -> np.ndarray | pd.Series:
@@ -540,14 +651,18 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
         if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: look up each category once
             cats = pd.Index(var.labels).get_indexer(col.cat.categories.astype(str).str.strip())
             codes = np.where(col.cat.codes.to_numpy() >= 0, cats[col.cat.codes.to_numpy()], -1)
-        else:
-            strs = col.astype(str).str.strip()
+        else:  # text: a null (None) is missing, never the label 'None'
+            strs = col.astype(str).str.strip().where(col.notna().to_numpy(), None)
             codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])
+        where = files.row_text(text, span, row) if files else _row_text(text, row)
+        cell = col.iloc[row]
+        if _is_missing(cell, col):
+            raise _empty_cell(where, var.name, "an empty cell" if isinstance(cell, str) else "a null", span)
         raise SpecError(
-            f"{files.row_text(text, span, row) if files else f'row {row + 2} of {text!r}'}: {var.name} = '{col.iloc[row]}' is not in its domain"
+            f"{where}: {var.name} = '{cell}' is not in its domain"
             + (f" ({bad.size} rows have unknown labels)" if bad.size > 1 else ""),
             span,
             f"{var.name} takes {{{', '.join(var.labels[:12])}{', ...' if var.size > 12 else ''}}}",
@@ -555,6 +670,25 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
     return codes
 
 
+def _is_missing(cell, col: pd.Series) -> bool:
+    """An empty text cell, or a null in a column of text (in a column of numbers, NaN is the
+    text ``nan`` as written, not a missing value: a null was refused when the column was read)."""
+    if isinstance(cell, str):
+        return cell.strip() == ""
+    return not pd.api.types.is_numeric_dtype(col.dtype) and bool(pd.isna(cell))
+
+
+def _text_columns(df: pd.DataFrame) -> set[str]:
+    """The columns of a frame read from a CSV that hold the text written: a dictionary, object
+    or string column (pyarrow and pandas guess numbers, booleans and dates from the text, and
+    then the text is lost: ``01`` and ``1`` are both 1)."""
+    return {
+        n for n in df.columns
+        if isinstance(df[n].dtype, pd.CategoricalDtype) or df[n].dtype == object or pd.api.types.is_string_dtype(df[n].dtype)
+    }
+
+
+MAX_TABLE_CELLS = 1 << 28  # cells of one table read from a file (2 GiB of float64)
 LOOKUP_MAX = 1 << 20  # integer labels spanning at most this many values are looked up in a table
 
 
@@ -610,14 +744,10 @@ def read_long_table(
 ) -> np.ndarray:
     """Array over ``axes`` from a long-format file. ``missing`` fills absent combinations
     (0 for counts); None makes an absent combination an error."""
-    df = files.columns(text, span, [v.name for v in axes] + [value_column])
     shape = tuple(v.size for v in axes)
-    # the flat index built one axis at a time (as np.ravel_multi_index would): one code column
-    # alive at once, not one per axis
-    flat = np.zeros(len(df), dtype=np.int64)
-    for v in axes:
-        flat *= v.size
-        flat += _codes(df[v.name], v, text, span, files)
+    cells = _cells(axes, span)
+    df = files.columns(text, span, [v.name for v in axes] + [value_column], labels=[v.name for v in axes])
+    flat = _flat_index(files, df, axes, text, span)
     raw = df[value_column]
     if isinstance(raw.dtype, pd.CategoricalDtype):  # text in a value column: read as text, then refused
         raw = raw.astype(object)
@@ -626,10 +756,13 @@ def read_long_table(
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         row = int(bad[0])
+        where, cell = files.row_text(text, span, row), raw.iloc[row]
+        if _is_missing(cell, raw):
+            raise _empty_cell(where, value_column, "an empty cell" if isinstance(cell, str) else "a null", span)
         raise SpecError(
-            f"{files.row_text(text, span, row)}: {value_column} = '{raw.iloc[row]}' is not a number", span
+            f"{where}: {value_column} = '{cell}' is not a number", span, f"column '{value_column}' holds finite numbers"
         )
-    size = int(np.prod(shape)) if shape else 1
+    size = cells
     hits = np.bincount(flat, minlength=size)
     dup = np.flatnonzero(hits > 1)
     if dup.size:
@@ -655,19 +788,80 @@ def read_long_table(
     return out.reshape(shape)
 
 
+def _cells(axes: list[Domain], span: Span) -> int:
+    """The number of cells of a table over ``axes``, checked before any memory is allocated."""
+    cells = math.prod(v.size for v in axes)
+    if cells > MAX_TABLE_CELLS:
+        raise SpecError(
+            f"a table over {', '.join(v.name for v in axes)} has {cells:,} cells, more than the {MAX_TABLE_CELLS:,} privopt holds",
+            span, "use variables with fewer labels",
+        )
+    return cells
+
+
+def _flat_index(files: DataFiles, df: pd.DataFrame, axes: list[Domain], text: str, span: Span) -> np.ndarray:
+    """Each row's cell in a table over ``axes`` (C order), built one axis at a time as
+    np.ravel_multi_index would: one code column alive at once, not one per axis."""
+    flat = np.zeros(len(df), dtype=np.int64)
+    for v in axes:
+        flat *= v.size
+        flat += _codes(df[v.name], v, text, span, files)
+    return flat
+
+
+def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -> np.ndarray:
+    """Records per combination of labels: a file of one row per record (person, applicant)
+    gives the array ``n[c] = #{rows r : labels(r) = c}`` over ``axes`` (float64; zero where no
+    record has the combination). Vectorized: each column's labels are looked up once
+    (``_codes``), and the cells are counted with one ``np.bincount``. A label outside a
+    domain, an empty cell or a null is an error naming its row, never a dropped record."""
+    shape = tuple(v.size for v in axes)
+    cells = _cells(axes, span)
+    df = files.columns(text, span, [v.name for v in axes], labels=[v.name for v in axes])
+    flat = _flat_index(files, df, axes, text, span)
+    return np.bincount(flat, minlength=cells).astype(np.float64).reshape(shape)
+
+
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
-    """Sorted distinct values of a column (numerically when they are all numbers)."""
-    return labels_of(files.columns(text, span, [column])[column].dropna())
+    """Sorted distinct values of a column (numerically when they are all numbers). An empty
+    cell is an error naming its row: a domain is read as written, never with a gap dropped."""
+    col = files.columns(text, span, [column], labels=[column])[column]
+    if not pd.api.types.is_numeric_dtype(col.dtype):
+        empty = _empty_cells(col)
+        if empty.any():
+            row = int(np.flatnonzero(empty)[0])
+            cell = col.iloc[row]
+            raise _empty_cell(files.row_text(text, span, row), column, "an empty cell" if isinstance(cell, str) else "a null", span)
+    return labels_of(col)
+
+
+def _empty_cells(col: pd.Series) -> np.ndarray:
+    """Where a column of text is empty or null (a dictionary column: each category tested once)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        blank = np.asarray(col.cat.categories.astype(str).str.strip() == "", dtype=bool)
+        return (codes < 0) | blank[np.maximum(codes, 0)]
+    return col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
 
 
 def labels_of(col: pd.Series) -> tuple[str, ...]:
-    """The sorted distinct labels of a column without missing values (numerically when they
-    are all numbers), as a domain read from a file has them."""
-    uniq = pd.unique(col)
+    """The sorted distinct labels of a column without missing values, as a domain read from a
+    file has them. A column of numbers (Parquet) gives each number's shortest text, sorted by
+    value. A column of text gives each label as written (surrounding spaces ignored), sorted by
+    value when every label is a number in the spec's syntax (``2`` before ``10``; ``01`` and
+    ``1`` are two labels, in that order), else as text."""
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: its categories in use
+        uniq = col.cat.categories[np.unique(col.cat.codes.to_numpy()[col.cat.codes.to_numpy() >= 0])]
+    else:
+        uniq = pd.unique(col)
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         uniq = np.sort(uniq)
         return tuple(_fmt_number(v) for v in uniq)
-    return tuple(sorted(str(v).strip() for v in uniq))
+    labels = set(str(v).strip() for v in uniq)
+    numbers = {lab: parse_number(lab) for lab in labels}
+    if labels and all(x is not None and math.isfinite(x) for x in numbers.values()):
+        return tuple(sorted(labels, key=lambda lab: (numbers[lab], lab)))
+    return tuple(sorted(labels))
 
 
 def _fmt_number(v) -> str:

@@ -416,7 +416,8 @@ class _ToAst(Transformer_NonRecursive):
 
     def file_table(self, meta, items):
         counts, path, column = items
-        return ast.FileTable(counts is not None, str(path)[1:-1], self._tok(path), self._ident(column), self._span(meta))
+        column = self._ident(column) if column is not None else None  # None: the file holds one row per record
+        return ast.FileTable(counts is not None, str(path)[1:-1], self._tok(path), column, self._span(meta))
 
     def builtin_table(self, meta, items):
         func, *args = items

@@ -244,6 +244,42 @@ class MechanismObjective:
 
 
 @dataclass(frozen=True, eq=False)
+class NoRecords:
+    """A known table estimated from a file of records (``from FILE`` without ``column``) with
+    combinations of its conditioning labels that no record has. Their rate is undefined: the
+    constraints that read it do not hold at those cells, the table holds the rate over all the
+    file's records there (a reference only), and the builder has checked that the combinations
+    carry no population, so nothing there changes a confidence."""
+
+    table: str  # the known table's name
+    path: str  # the file as written in the spec
+    given: tuple[str, ...]  # the conditioning variables
+    cells: tuple[tuple[str, ...], ...]  # the labels of each combination without records
+    index: tuple[tuple[int, ...], ...]  # the same as label indices
+    records: int  # records in the file
+    span: Span | None = field(default=None, repr=False)
+    text: str = ""  # P(...) as written
+
+    fill: dict[str, float] = field(default_factory=dict)  # the reference there: the rate over all records, by target label(s)
+
+    TREATMENT = (
+        "no record, so no population: no confidence depends on these cells. A constraint reading their rate does "
+        "not hold there (there is none), so their released values are free; the rate over all records of the "
+        "file is the reference they are kept near when the method breaks ties"
+    )
+
+    def cell_text(self, j: int) -> str:
+        return ", ".join(f"{v}={lab}" for v, lab in zip(self.given, self.cells[j]))
+
+    def to_dict(self) -> dict:
+        return {
+            "table": self.table, "file": self.path, "records": self.records,
+            "cells": [dict(zip(self.given, c)) for c in self.cells], "rate_used": dict(self.fill),
+            "treatment": self.TREATMENT,
+        }
+
+
+@dataclass(frozen=True, eq=False)
 class Problem:
     """A validated privacy-design problem."""
 
@@ -263,6 +299,7 @@ class Problem:
     joint: Table | None = field(default=None, repr=False)  # the known joint of the non-release variables
     noise: NoiseModel | None = field(default=None, repr=False)  # continuous inputs and Gaussian noise (model/noise.py)
     obfuscation: ObfuscationModel | None = field(default=None, repr=False)  # rank-preserving obfuscation (model/obfuscation.py)
+    no_records: tuple[NoRecords, ...] = ()  # record-level tables' combinations without records (builder: _records)
 
     @property
     def family(self) -> str:

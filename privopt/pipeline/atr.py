@@ -121,6 +121,7 @@ def run(
         verification=verification,
         timings=timings(problem.parse_s, solve_s, t_start),
         stats=stats,
+        details={"no_records": [nr.to_dict() for nr in problem.no_records]} if problem.no_records else {},
     )
 
 
