@@ -50,6 +50,7 @@ Every tolerance privopt verifies an answer at (docs/verification.md, docs/atr.md
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,8 +77,20 @@ group and still call it optimal: the optimality tolerance of every LP route (``O
 groups ended at 2e-8 and 3.1e-8."""
 
 BUDGET_RTOL = 1e-9
-"""Relative: how far a mechanism's privacy ratio may exceed e^eps: achieved eps <= eps +
-log1p(BUDGET_RTOL)."""
+"""Relative to the budget: how far the eps a mechanism achieves (the log of its largest ratio:
+ldp, dp, log-lift) may exceed eps: ``achieved <= eps + budget_slack(eps)``."""
+
+BUDGET_ULPS = 8
+"""Ulps of 1: the rounding a log-ratio of two computed cells carries (each cell a short sum of
+design cells, then renormalized), the whole slack at eps = 0 and below ~2e-6 (``budget_slack``)."""
+
+
+def budget_slack(eps: float) -> float:
+    """How far an achieved eps may exceed the budget eps, in log space (a ratio within
+    ``e^(eps + slack)``): ``max(BUDGET_RTOL eps, BUDGET_ULPS 2^-52)``. Relative to the budget,
+    so ``ldp <= 1e-12`` is checked to 1.8e-15 (the rounding of the ratio), not to an absolute
+    1e-9, a thousand times the budget."""
+    return max(BUDGET_RTOL * eps, BUDGET_ULPS * float(np.finfo(float).eps)) if eps == eps else math.nan
 
 OBJ_TOL = 1e-8
 """Relative to max(|objective|, cost scale): how far a mechanism's objective recomputed from the
