@@ -46,6 +46,25 @@ Tolerances
 ----------
 
 Every tolerance privopt verifies an answer at (docs/verification.md, docs/atr.md's Numerics).
+Privacy budgets are checked with slack relative to the budget, in log space for e^eps
+factors, never with an absolute slack larger than the budget itself:
+
+* mechanisms (``pipeline/mechanism.py``): ``ldp``, ``dp`` and ``loglift`` budgets by the eps
+  the table achieves, ``achieved <= eps + budget_slack(eps)`` = ``max(BUDGET_RTOL eps,
+  BUDGET_ULPS 2^-52)``; cleaning leaves a shortfall alone only below ``ROUNDING`` (2 ulps) of
+  its floor; rows and cells ``VERIFY_TOL`` (absolute: probabilities are at most 1); linear
+  constraints ``VERIFY_TOL`` relative to ``max(1, |terms|)``; the objective ``OBJ_TOL`` and
+  ``OBJ_RTOL`` relative to ``max(|objective|, cost scale)``;
+* transparency reports (``pipeline/atr.py``): rows, cells and constraints as above, the max
+  confidence ``CONF_RTOL`` (relative), the LFP's bracket ``GAP_TOL`` (relative);
+* noise placement (``pipeline/noise.py``, ``measures/gaussian.py``): the delta achieved
+  ``log delta_achieved <= log delta + log1p(DELTA_RTOL)`` (log space, relative); the
+  calibration's bound proven from (eps, delta) (``sensitivity_ceiling``, to 2^-40); the loss
+  ``1e-9`` and its certificate ``CONIC_RTOL``, both relative to the loss with no absolute
+  floor; an eps whose condition moves delta by more than ``DELTA_RTOL`` per rounding is
+  refused (``rounding_effect``);
+* obfuscation (``pipeline/obfuscation.py``): the leakage ``I(X; F) <= eps (1 + LEAK_RTOL) +
+  LEAK_ATOL`` (bits; the absolute part is the rounding of a few log terms, 1e-15).
 """
 
 from __future__ import annotations
