@@ -342,3 +342,80 @@ def test_loglift_budget_finer_than_the_solver_tolerance_still_verifies():
     assert r.status == "optimal" and r.verification["cleaning"]["pooled"]
     assert r.verification["budgets_achieved"]["loglift(S -> Y) <= eps"] <= 1e-12 * (1 + 1e-9)
     assert r.objective == pytest.approx(_loglift_lp_at_zero(), abs=1e-9)
+
+
+# ------------------------------------------------------------------ item 4: extreme params in the other classes
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-300, 0.5, 1.0])
+@pytest.mark.parametrize("method", ["auto", "lp"])
+def test_sanitization_alpha_at_its_ends(alpha, method):
+    """Lemma 1 (Ding et al., eq. 7) on specs/sanitize_markov_lemma1.priv: the one feasible
+    channel has tv = alpha (1 - sum_x P(x)^2) with P(X) = (0.36, 0.385, 0.255): 0.65715 alpha,
+    at alpha = 0 (Y = X), 1e-300 and 1 (Y independent of S), by the closed form and by the LP."""
+    r = api.solve(api.load(SPECS / "sanitize_markov_lemma1.priv", params={"alpha": repr(alpha)}), method=method)
+    px = np.array([0.36, 0.385, 0.255])
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(alpha * (1 - px @ px), rel=1e-9, abs=1e-15)
+
+
+def test_shaped_noise_with_eps_beyond_any_ratio_is_the_unconstrained_lp():
+    """eps = 1e300 (e^eps overflows; the rows use e^-eps = 0): the budget constrains nothing the
+    moment constraints allow, so the optimum is the spec's without the dp line (14.3901893939)."""
+    text = (SPECS / "shaped_noise_means.priv").read_text()
+    free = api.solve(api.loads(text.replace("subject to dp(x -> y) <= (eps, delta)\n", "")))
+    r = api.solve(api.loads(text, params={"eps": "1e300"}))
+    assert r.status == "optimal" and free.status == "optimal"
+    assert r.objective == pytest.approx(free.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("eps", ["1e-12", "1e-300"])
+def test_shaped_noise_with_tiny_eps_is_infeasible(eps):
+    """E[y | x] = alpha x + ... differs by 0.4 between x = 1 and x = 5, while eps = 1e-12 lets
+    P(y | x) differ by a factor e^1e-12 only (means within ~6e-12): no table exists (exit 3)."""
+    r = invoke("solve", SPECS / "shaped_noise_means.priv", "--set", f"eps={eps}", "--json")
+    assert r.exit_code == 3, r.output
+    assert json.loads(r.stdout)["status"] == "infeasible"
+
+
+def test_ldp_at_the_largest_eps_is_the_identity():
+    """eps = 1e300: (k - 1) / (e^eps + k - 1) = 0, Y = X, verified in log space (no e^eps)."""
+    r = api.solve(api.load(SPECS / "randomized_response.priv", params={"eps": "1e300"}))
+    assert r.status == "optimal" and r.objective == pytest.approx(0.0, abs=1e-12)
+
+
+def _table4_closed_form(delta: str):
+    from privopt.closedform.atr import solve_binary
+    from privopt.lower.atr import lower_atr
+
+    problem = api.load(SPECS / "atr_table4.priv", params={"delta": delta})
+    inst = lower_atr(problem)
+    lo, hi = inst.binary_bounds()
+    return problem, inst, solve_binary(inst.p, lo, hi, inst.reference[..., 1]).table
+
+
+def test_fidelity_bound_is_checked_relative_to_its_terms():
+    """|Dt - D| <= 1 - delta at delta = 1 - 1e-12: a table 1e-10 outside the bound passed
+    (1e-9, absolute for terms below 1: a hundred times the bound); now 'not verified'."""
+    from privopt.measures.confidence import group_max_confidence
+    from privopt.pipeline import atr as patr
+
+    problem, inst, table = _table4_closed_form("0.999999999999")
+    beta = group_max_confidence(inst.p, table)
+    assert patr.verify(problem, inst, table, beta, "test")["passed"]
+    bad = table.copy()
+    row = np.unravel_index(int(np.argmax(bad[..., 1] < 1 - 1e-9)), bad.shape[:-1])
+    bad[row + (1,)] += 1e-10  # one approve cell 1e-10 above its bound, its row still summing to 1
+    bad[row + (0,)] -= 1e-10
+    check = patr.verify(problem, inst, bad, group_max_confidence(inst.p, bad), "test")
+    assert not check["passed"]
+    assert any("'|Dt - D| <= 1 - delta' is violated" in f for f in check["failures"])
+
+
+@pytest.mark.parametrize("method", ["closed-form", "lfp"])
+def test_alpha_fidelity_near_one_lands_on_its_bounds(method):
+    """alpha = 1 - 1e-12 fixes every cell (Dt = D); Theorem 1's formula left a cell 1e-12 above
+    its bound of 0 (verified as 'violation 1e-12'). The table is moved onto its bounds: exact."""
+    r = api.solve(api.load(SPECS / "atr_alpha_fidelity.priv", params={"alpha": "0.999999999999"}), method=method)
+    assert r.status == "optimal" and r.objective == 1.0
+    assert r.verification["max_constraint_violation"] == 0.0

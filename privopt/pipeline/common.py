@@ -55,8 +55,10 @@ factors, never with an absolute slack larger than the budget itself:
   its floor; rows and cells ``VERIFY_TOL`` (absolute: probabilities are at most 1); linear
   constraints ``VERIFY_TOL`` relative to ``max(1, |terms|)``; the objective ``OBJ_TOL`` and
   ``OBJ_RTOL`` relative to ``max(|objective|, cost scale)``;
-* transparency reports (``pipeline/atr.py``): rows, cells and constraints as above, the max
-  confidence ``CONF_RTOL`` (relative), the LFP's bracket ``GAP_TOL`` (relative);
+* transparency reports (``pipeline/atr.py``): rows and cells as above; each constraint (the
+  fidelity bounds) ``CONS_RTOL`` relative to its own terms, with no floor (the table is on its
+  bounds first); the max confidence ``CONF_RTOL`` (relative), the LFP's bracket ``GAP_TOL``
+  (relative);
 * noise placement (``pipeline/noise.py``, ``measures/gaussian.py``): the delta achieved
   ``log delta_achieved <= log delta + log1p(DELTA_RTOL)`` (log space, relative); the
   calibration's bound proven from (eps, delta) (``sensitivity_ceiling``, to 2^-40); the loss
@@ -84,6 +86,13 @@ VERIFY_TOL = 1e-9
 """Absolute: how far a row sum may be from 1 and a cell outside [0, 1]; relative to the
 magnitude of a constraint's terms (at least absolute): how far a linear constraint may be
 violated. Both families."""
+
+CONS_RTOL = 16 * float(np.finfo(float).eps)
+"""Relative to the magnitude of its terms (no floor): how far a transparency report's
+constraint (a fidelity bound ``|Dt - D| <= 1 - delta``, ``Dt >= alpha D``) may be violated.
+Every table is moved onto its cells' bounds before it is checked, so only the rounding of the
+bounds' arithmetic remains: 16 ulps. (1e-9 with a floor of 1 let ``|Dt - D| <= 1e-12`` pass at
+1e-9, and a cell bounded by 0 carry 1e-12.)"""
 
 CONF_RTOL = 1e-8
 """Relative: how far the max confidence privopt recomputes from a transparency table may be
