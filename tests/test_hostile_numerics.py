@@ -419,3 +419,16 @@ def test_alpha_fidelity_near_one_lands_on_its_bounds(method):
     r = api.solve(api.load(SPECS / "atr_alpha_fidelity.priv", params={"alpha": "0.999999999999"}), method=method)
     assert r.status == "optimal" and r.objective == 1.0
     assert r.verification["max_constraint_violation"] == 0.0
+
+
+def test_a_row_off_its_sum_by_more_than_rounding_is_not_verified():
+    """Probability sums: a row of randomized response summing to 1 + 1e-12 passed the former
+    absolute 1e-9; now a row may be off by its rounding only (4 ulps per cell: 4.4e-15 here)."""
+    from privopt.pipeline import mechanism as pm
+
+    problem = api.load(SPECS / "randomized_response.priv")
+    table = _rr_table(5, 0.5).reshape(5, 5)
+    assert pm.verify(problem, table.ravel(), None, "a test table")["passed"]
+    table[2] *= 1 + 1e-12
+    check = pm.verify(problem, table.ravel(), None, "a test table")
+    assert not check["passed"] and any("a row sums to 1 +- 1e-12" in f for f in check["failures"])

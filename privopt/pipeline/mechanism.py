@@ -46,12 +46,14 @@ from .common import (
     EXACT,
     OBJ_RTOL,
     OBJ_TOL,
+    ROW_ULPS,
     VERIFY_TOL,
     Accuracy,
     Measured,
     Route,
     budget_slack,
     label_column,
+    row_tol,
     timings,
 )
 
@@ -170,7 +172,7 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
         **feas,
         "tolerance": VERIFY_TOL,
         "tolerances": {
-            "rows and cells (absolute)": VERIFY_TOL,
+            "rows (ulps per cell; cells in [0, 1] exactly)": ROW_ULPS,
             "constraints (relative to the magnitude of their terms, at least absolute)": VERIFY_TOL,
             "budgets (achieved eps <= eps + max(rtol eps, ulps 2^-52)): rtol, ulps": [BUDGET_RTOL, BUDGET_ULPS],
             "objective vs solver and vs the bound (relative to max(|objective|, cost scale))": OBJ_RTOL,
@@ -208,9 +210,10 @@ def _feasibility(problem: Problem, x: np.ndarray) -> dict:
         if not _holds(b, achieved[b.text]):
             failures.append(f"'{b.text}' does not hold: the table achieves eps = {achieved[b.text]:.6g}")
         budget_err = worst(budget_err, _violation(b, cond, live))
-    if not row_err <= VERIFY_TOL:
-        failures.append(f"a row sums to 1 +- {row_err:.3g}")
-    if not range_err <= VERIFY_TOL:
+    width = int(np.prod(M.shape[M.ndim - k :], dtype=np.int64))
+    if not row_err <= row_tol(width):
+        failures.append(f"a row sums to 1 +- {row_err:.3g} (tolerance {row_tol(width):.2g}: rounding)")
+    if not range_err <= 0.0:
         failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
     return {
         "max_row_sum_error": row_err,
