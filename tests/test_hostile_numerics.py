@@ -187,7 +187,7 @@ def test_verifier_rejects_a_slightly_worse_point_at_every_scale(width):
     [
         ("[0, 1e200]", ["too wide", "1e+401", "divide the range by 1e200"]),
         ("[-1e200, 1e200]", ["too wide", "beyond 4e+292"]),
-        ("[0, 2e-300]", ["too narrow", "1e-598", "multiply the range by 1e300"]),
+        ("[0, 2e-300]", ["too narrow", "1e-598", "multiply the range by 1e299"]),
         ("[0, 1e-160]", ["too narrow", "below 1e-292"]),
     ],
 )
@@ -432,3 +432,11 @@ def test_a_row_off_its_sum_by_more_than_rounding_is_not_verified():
     table[2] *= 1 + 1e-12
     check = pm.verify(problem, table.ravel(), None, "a test table")
     assert not check["passed"] and any("a row sums to 1 +- 1e-12" in f for f in check["failures"])
+
+
+def test_noise_too_large_for_a_tiny_budget_is_refused_with_both_ways_out(tmp_path):
+    """eps = delta = 1e-300 allows a sensitivity of 3.6e-300: variances of 1e599 for a range of
+    width 1. Refused at the range (exit 2), naming the rescaling and the budget as the ways out."""
+    text = (SPECS / "noise_placement.priv").read_text().replace("param eps = 1.0", "param eps = 1e-300")
+    text = text.replace("param delta = 1e-5", "param delta = 1e-300")
+    expect_refusal(tmp_path, text, 6, 17, ["1e+599", "divide the range by 1e299", "or allow a larger eps or delta"])

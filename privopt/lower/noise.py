@@ -350,16 +350,18 @@ def check_scale(model: NoiseModel, program: ConicProgram) -> None:
         raise SpecError(
             f"the range [{lo:.6g}, {hi:.6g}] of {x.name} is too narrow to compute with: {about}, below "
             f"{SCALE_MIN:.2g}, where doubles lose their digits",
-            span, f"measure {x.name} in smaller units (the loss scales with the square of the unit), "
-            f"e.g. multiply the range by 1e{-round(math.log10(w)):d}",
+            span, f"measure {x.name} in units 1e{math.floor(-log10_unit / 2):d} times smaller (multiply the range by "
+            f"1e{math.floor(-log10_unit / 2):d}; the loss scales with the square of the unit)"
+            + (", or ask for a smaller eps" if program.sensitivity_bound > 1 else ""),
         )
     if log10_loss > math.log10(SCALE_MAX) or log10_unit > math.log10(SCALE_MAX):
         raise SpecError(
             f"the range [{lo:.6g}, {hi:.6g}] of {x.name} is too wide to compute with: {about}, and the "
             f"expected squared error about 1e{log10_loss:+.0f}, beyond {SCALE_MAX:.2g} (the largest double is "
             f"{sys.float_info.max:.3g})",
-            span, f"measure {x.name} in larger units (the loss scales with the square of the unit), "
-            f"e.g. divide the range by 1e{round(math.log10(w)):d}",
+            span, f"measure {x.name} in units 1e{max(math.floor(log10_loss / 2), 1):d} times larger (divide the range by "
+            f"1e{max(math.floor(log10_loss / 2), 1):d}; the loss scales with the square of the unit)"
+            + (", or allow a larger eps or delta" if program.sensitivity_bound < 1e-3 else ""),
         )
 
 
