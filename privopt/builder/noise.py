@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from ..errors import SpecError, UnsupportedError
 from ..language import ast
 from ..language.source import Span
 from ..language.tables import parse_number
-from ..measures.gaussian import CALIBRATIONS, classic_is_private, max_sensitivity
+from ..measures.gaussian import CALIBRATIONS, DELTA_MIN, DELTA_RTOL, classic_is_private, max_sensitivity, rounding_effect
 from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
@@ -202,7 +203,7 @@ class NoiseBuilder:
             raise SpecError(f"the range [{lo:g}, {hi:g}] is empty or a single point", dom.span, "write [lo, hi] with lo < hi")
         if not math.isfinite(hi - lo):
             raise SpecError("the range's width overflows", dom.span, "use a narrower range")
-        self.inputs[d.name.name] = Continuous(d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span)
+        self.inputs[d.name.name] = Continuous(d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span, dom.span)
 
     def _noise(self, d: ast.NoiseDecl) -> None:
         self.b._declare(d.name, "noise variable")
@@ -387,11 +388,17 @@ class NoiseBuilder:
         self.b.domains.require(items[1], 0, 1, "dp's delta", why, c.span, lo_open=True, hi_open=True)
         eps, delta = (self._eval(i) for i in items)
         if not (isinstance(eps, float) and 0 < eps < math.inf):
-            raise SpecError("eps must be a number > 0", items[0].span)
+            raise SpecError("eps must be a number > 0", self._value_site(items[0]))
         if not (isinstance(delta, float) and 0 < delta < 1):
             raise SpecError(
-                "delta must be a number in (0, 1): Gaussian noise cannot give delta = 0", items[1].span,
+                "delta must be a number in (0, 1): Gaussian noise cannot give delta = 0", self._value_site(items[1]),
                 "typical values are 1e-5 to 1e-9",
+            )
+        if delta < DELTA_MIN:
+            raise SpecError(
+                f"delta = {delta:.6g} is below {DELTA_MIN:.4g}, the smallest double held to full precision: "
+                "a subnormal delta keeps fewer digits, and the calibration rests on log(delta)",
+                self._value_site(items[1]), f"use a delta in [{DELTA_MIN:.4g}, 1), e.g. 1e-300",
             )
         if calibration == "classic":
             ok, exact = classic_is_private(eps, delta)
@@ -401,9 +408,31 @@ class NoiseBuilder:
                     f"delta = {exact:.3g} (the formula is proven for eps < 1)", cal_span,
                     "drop 'calibration: classic' to use the exact analytic calibration",
                 )
-        if max_sensitivity(eps, delta, calibration) <= 0:
+        bound_d = max_sensitivity(eps, delta, calibration)
+        if bound_d <= 0:
             raise UnsupportedError("no finite noise meets this (eps, delta)", bound.span, "raise eps or delta")
+        effect = rounding_effect(eps, bound_d)
+        if not effect <= DELTA_RTOL:
+            # large eps: Delta ~ sqrt(2 eps) and -a <= sqrt(-2 log delta), so the effect is
+            # at most 2^-52 sqrt(2 eps) sqrt(-2 log delta): below DELTA_RTOL up to eps_max
+            eps_max = 0.5 * (DELTA_RTOL / (sys.float_info.epsilon * max(1.0, math.sqrt(-2.0 * math.log(delta))))) ** 2
+            raise SpecError(
+                f"eps = {eps:.6g} is too large to verify in doubles: at the sensitivity it allows ({bound_d:.6g}) one "
+                f"rounding moves delta by a relative {effect:.2g}, more than the {DELTA_RTOL:g} privopt verifies at",
+                self._value_site(items[0]),
+                f"use an eps up to about {eps_max:.2g} at this delta (its noise is already negligible there)",
+            )
         return DPRequirement(source, rel_name, eps, delta, calibration, c.span, text), release
+
+    def _value_site(self, e: ast.Expr) -> Span:
+        """Where a value the requirement uses was written: a param's own declaration (its
+        value) when ``e`` names a param declared in the spec and not set from outside (--set),
+        else ``e`` itself."""
+        if isinstance(e, ast.Name) and e.name not in self.b.overrides:
+            for s in self.b.spec.statements:
+                if isinstance(s, ast.ParamDecl) and s.name.name == e.name:
+                    return s.expr.span
+        return e.span
 
     def _objective(self, o: ast.ObjectiveDecl, release: LinTable) -> NoiseObjective:
         text = o.span.source.text[o.span.start : o.span.end]

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 
+from ..errors import SpecError
 from ..measures.gaussian import max_sensitivity
 from ..model.noise import NoiseModel
 
@@ -284,13 +286,97 @@ class ConicProgram:
 
 def lower_noise(model: NoiseModel, blocks: tuple[Block, ...] | None = None) -> ConicProgram:
     """The conic program of ``model`` (or of the same release with other noise ``blocks``: the
-    baselines put noise on the inputs alone, ``G = F``, or on the answers alone, ``G = I``)."""
+    baselines put noise on the inputs alone, ``G = F``, or on the answers alone, ``G = I``).
+
+    Variances are solved in units of ``unit = (w_max / Delta)^2`` and the budgets are
+    ``t_j = (Delta / w_j)^2 unit = (w_max / w_j)^2``, computed as that ratio so that neither a
+    width of 1e200 nor one of 2e-300 overflows on the way. For the spec's own noise
+    (``blocks`` None) ``check_scale`` first refuses, at the range, data whose variances or loss
+    a double cannot hold; every lowering is then checked to hand the solver finite numbers only."""
     req = model.requirement
     bound = max_sensitivity(req.eps, req.delta, req.calibration)
     w = model.input.widths
     moving = np.flatnonzero(np.any(model.F != 0, axis=0))
-    unit = float(np.max(w[moving]) ** 2 / bound**2) if moving.size else 1.0
-    t = (bound / w[moving]) ** 2 * unit
-    if blocks is None:
-        blocks = tuple(Block(n.name, n.G, n.correlated) for n in model.noises)
-    return ConicProgram(model.F[:, moving], t, blocks, unit, model.objective.offset, bound)
+    w_max = float(np.max(w[moving])) if moving.size else 1.0
+    t = (w_max / w[moving]) ** 2
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, located
+        if blocks is None:
+            blocks = tuple(Block(n.name, n.G, n.correlated) for n in model.noises)
+            check_scale(model, ConicProgram(model.F[:, moving], t, blocks, 1.0, 0.0, bound))
+        log_unit = 2.0 * (math.log(w_max) - math.log(bound)) if moving.size else 0.0
+        unit = math.exp(log_unit) if log_unit < math.log(sys.float_info.max) else math.inf
+        program = ConicProgram(model.F[:, moving], t, blocks, unit, model.objective.offset, bound)
+        _check_finite(model, program)
+    return program
+
+
+# Variances and losses are kept this far inside the doubles' range: a variance 2^-52 times
+# the unit is still a normal double, and the loss can be summed with room to spare.
+SCALE_MIN = sys.float_info.min / sys.float_info.epsilon  # 1.0e-292
+SCALE_MAX = sys.float_info.max * sys.float_info.epsilon  # 4.0e292
+
+
+def check_scale(model: NoiseModel, program: ConicProgram) -> None:
+    """Refuse (a ``SpecError`` at the input's range) a spec whose noise a double cannot hold.
+
+    Every variance is ``unit`` times the solver's number, ``unit = (w / Delta)^2`` (w the
+    range's width, Delta the calibration's largest sensitivity), and the loss of the spec's
+    placement and of both baselines is at most ``unit sigma tr(G'G)`` (``sigma`` the equal
+    variance that meets every constraint, ``ConicProgram.balance``: that choice is feasible).
+    ``unit`` must be at least ``SCALE_MIN`` and these losses at most ``SCALE_MAX``; the log10 of
+    each is computed from logs, so the message can name the magnitude that would overflow.
+    ``program`` is the spec's program in units of 1 (``unit`` 1, no offset)."""
+    if program.F.shape[1] == 0:
+        return
+    x = model.input
+    span = x.range_span if x.range_span is not None else x.span
+    w = float(np.max(x.widths))
+    log10_unit = 2.0 * (math.log10(w) - math.log10(program.sensitivity_bound))
+    m = model.F.shape[0]
+    estimates = []
+    for blocks in (program.blocks, (Block("input_only", model.F, False),), (Block("output_only", np.eye(m), False),)):
+        scaled = ConicProgram(program.F, program.t, blocks, 1.0, 0.0, program.sensitivity_bound)
+        sigma, _ = scaled.balance
+        weight = sum(float(np.sum(b.G * b.G)) for b in blocks)
+        if sigma > 0 and weight > 0 and math.isfinite(sigma * weight):
+            estimates.append(math.log10(sigma * weight))
+    log10_loss = log10_unit + max(estimates, default=0.0)
+    lo, hi = x.lo.min(), x.hi.max()
+    about = (
+        f"its noise variances are about (w / Delta)^2 = 1e{log10_unit:+.0f} (w = {w:.3g} the range's width, Delta = "
+        f"{program.sensitivity_bound:.3g} the largest sensitivity the budget allows)"
+    )
+    if log10_unit < math.log10(SCALE_MIN):
+        raise SpecError(
+            f"the range [{lo:.6g}, {hi:.6g}] of {x.name} is too narrow to compute with: {about}, below "
+            f"{SCALE_MIN:.2g}, where doubles lose their digits",
+            span, f"measure {x.name} in units 1e{math.floor(-log10_unit / 2):d} times smaller (multiply the range by "
+            f"1e{math.floor(-log10_unit / 2):d}; the loss scales with the square of the unit)"
+            + (", or ask for a smaller eps" if program.sensitivity_bound > 1 else ""),
+        )
+    if log10_loss > math.log10(SCALE_MAX) or log10_unit > math.log10(SCALE_MAX):
+        raise SpecError(
+            f"the range [{lo:.6g}, {hi:.6g}] of {x.name} is too wide to compute with: {about}, and the "
+            f"expected squared error about 1e{log10_loss:+.0f}, beyond {SCALE_MAX:.2g} (the largest double is "
+            f"{sys.float_info.max:.3g})",
+            span, f"measure {x.name} in units 1e{max(math.floor(log10_loss / 2), 1):d} times larger (divide the range by "
+            f"1e{max(math.floor(log10_loss / 2), 1):d}; the loss scales with the square of the unit)"
+            + (", or allow a larger eps or delta" if program.sensitivity_bound < 1e-3 else ""),
+        )
+
+
+def _check_finite(model: NoiseModel, program: ConicProgram) -> None:
+    """No NaN or inf reaches a solver: the lowering's data (the release's matrices, the
+    budgets, the unit and the loss's weights) must be finite, else a ``SpecError`` at the
+    privacy requirement (its release holds the numbers)."""
+    parts = {"the release's coefficients of the input": program.F, "the budgets": program.t, "the variance unit": program.unit}
+    for b in program.blocks:
+        parts[f"the coefficients of the noise {b.name}"] = b.G
+        parts[f"the squared coefficients of the noise {b.name}"] = b.weights
+    parts["the constant part of the loss"] = program.offset
+    for what, value in parts.items():
+        if not np.all(np.isfinite(value)):
+            raise SpecError(
+                f"{what} overflow a double ({sys.float_info.max:.3g}): the program cannot be solved in these units",
+                model.requirement.span, "rescale the matrices or the input's range so that the numbers stay below 1e150",
+            )

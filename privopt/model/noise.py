@@ -31,6 +31,7 @@ class Continuous:
     lo: np.ndarray = field(repr=False)
     hi: np.ndarray = field(repr=False)
     span: Span | None = field(default=None, repr=False)
+    range_span: Span | None = field(default=None, repr=False)  # the ``[lo, hi]`` written
 
     @property
     def size(self) -> int:
