@@ -252,9 +252,10 @@ def test_eps_too_large_to_verify_is_refused_at_the_param(tmp_path, eps):
 
 
 @pytest.mark.parametrize(("old", "new", "line", "col", "words"), [
-    ("param delta = 1e-5", "param delta = 0", 11, 15, ["delta must be a number in (0, 1)"]),
-    ("param delta = 1e-5", "param delta = 1", 11, 15, ["delta must be a number in (0, 1)"]),
-    ("param eps = 1.0", "param eps = 0", 10, 13, ["eps must be a number > 0"]),
+    # the param-domain check (builder/params.py) refuses these at the param before calibration
+    ("param delta = 1e-5", "param delta = 0", 11, 15, ["delta = 0 is outside its domain: delta must lie in (0, 1)"]),
+    ("param delta = 1e-5", "param delta = 1", 11, 15, ["delta = 1 is outside its domain: delta must lie in (0, 1)"]),
+    ("param eps = 1.0", "param eps = 0", 10, 13, ["eps = 0 is outside its domain: eps must be > 0"]),
 ])
 def test_budget_outside_its_domain_is_refused_at_the_param(tmp_path, old, new, line, col, words):
     text = (SPECS / "noise_placement.priv").read_text().replace(old, new)
