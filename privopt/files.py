@@ -5,9 +5,9 @@ possibly forever; a device or a socket is not a file of records either. So a fil
 reads or appends to on the user's word (``apply --data``, ``audit --release``, ``--log``) is
 opened with ``O_NONBLOCK``, which makes opening a FIFO return at once (to write, with
 ``ENXIO`` when nothing reads it), and ``fstat`` of the descriptor actually opened decides:
-anything but a regular file is refused before a byte is read or written. The same approach
-guards the spec (``language/parser.py``) and the data files it names
-(``language/datafiles.py``), which keep their own located errors.
+anything but a regular file is refused before a byte is read or written. The spec
+(``language/parser.py``) and the data files it names (``language/datafiles.py``) are opened
+here too, and turn these exceptions into their own located errors.
 
 The callers turn the exceptions into their own messages (``UsageError`` naming the option).
 """

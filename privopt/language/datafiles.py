@@ -31,13 +31,13 @@ import hashlib
 import io
 import math
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .. import files
 from ..errors import SpecError
 from .source import Span
 from .tables import Domain, parse_number
@@ -92,11 +92,14 @@ class DataFiles:
         self._check_written(raw, folder, span)
         target = self.folder / raw
         try:
-            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            fd = files.open_regular(target)
         except FileNotFoundError:
             raise SpecError(f"data file '{text}' does not exist", span, f"looked for {target}") from None
-        except IsADirectoryError:
-            raise SpecError(f"'{text}' is a folder, not a data file", span) from None
+        except (IsADirectoryError, files.NotRegularFile) as e:
+            if isinstance(e, IsADirectoryError) or e.kind == "a folder":
+                raise SpecError(f"'{text}' is a folder, not a data file", span) from None
+            raise SpecError(f"'{text}' is not a regular file ({e.kind})", span,
+                            "give the path of a .csv, .tsv or .parquet file") from None
         except (OSError, ValueError) as e:
             raise SpecError(
                 f"cannot open data file '{text}': {getattr(e, 'strerror', None) or e}",
@@ -107,10 +110,6 @@ class DataFiles:
             real = _real_path(fd, target)
             if not self.allow_paths and not real.is_relative_to(folder):
                 raise _leaves(span)
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                what = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
-                raise SpecError(f"'{text}' is {what}", span, "give the path of a .csv, .tsv or .parquet file")
             return real, os.fdopen(fd, "rb")
         except BaseException:
             os.close(fd)

@@ -17,7 +17,6 @@ import difflib
 import math
 import os
 import re
-import stat
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -32,6 +31,7 @@ from lark.exceptions import (
     VisitError,
 )
 
+from .. import files
 from ..errors import PrivoptError, SpecError
 from . import ast
 from .source import Source, Span
@@ -148,16 +148,19 @@ def parse_file(path: str | Path) -> ast.SpecFile:
 
 
 def _read_spec_bytes(p: Path) -> bytes:
-    """The bytes of a regular file, checked on the file actually opened. O_NONBLOCK makes
-    opening a FIFO return at once (instead of waiting for a writer), so it is refused like
-    a device or a folder before anything is read."""
+    """The bytes of a regular file, checked on the file actually opened (``files.open_regular``:
+    a FIFO is refused at once instead of waiting for a writer, like a device or a folder)."""
     name = str(p)
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = files.open_regular(p)
     except FileNotFoundError:
         raise SpecError("the spec file does not exist", hint="check the path", file=name) from None
-    except IsADirectoryError:
-        raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name) from None
+    except (IsADirectoryError, files.NotRegularFile) as e:
+        if isinstance(e, IsADirectoryError) or e.kind == "a folder":
+            raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name) from None
+        raise SpecError(
+            f"this is {e.kind}, not a regular file", hint="save the spec to a file and give its path", file=name
+        ) from None
     except (OSError, ValueError) as e:
         raise SpecError(
             f"cannot open the spec file: {getattr(e, 'strerror', None) or e}",
@@ -165,16 +168,7 @@ def _read_spec_bytes(p: Path) -> bytes:
             file=name,
         ) from None
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name)
-        if not stat.S_ISREG(st.st_mode):
-            raise SpecError(
-                f"this is a {_file_kind(st.st_mode)}, not a regular file",
-                hint="save the spec to a file and give its path",
-                file=name,
-            )
-        if st.st_size > MAX_SPEC_BYTES:
+        if os.fstat(fd).st_size > MAX_SPEC_BYTES:
             raise SpecError(
                 f"the spec file is larger than {MAX_SPEC_BYTES // 2**20} MB",
                 hint="read large tables from data files: known P(...) = counts from \"data.csv\" column n",
@@ -186,16 +180,6 @@ def _read_spec_bytes(p: Path) -> bytes:
         raise SpecError(f"cannot read the spec file: {e.strerror or e}", file=name) from None
     finally:
         os.close(fd)
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
 
 
 def _not_utf8(p: Path, raw: bytes, e: UnicodeDecodeError) -> SpecError:
