@@ -238,17 +238,17 @@ def test_rows_count_data_rows_from_one(tmp_path):
 def test_a_fifo_data_input_is_refused_at_once(tmp_path, where):
     if where == "matrix":
         os.mkfifo(tmp_path / "q.csv")
-        refused(tmp_path, MATRIX_SPEC, 2, r"'q.csv' is not a regular file")
+        refused(tmp_path, MATRIX_SPEC, 2, r"'q.csv' is a FIFO \(named pipe\), not a regular file")
         return
     if where == "table":
         os.mkfifo(tmp_path / "c.csv")
-        refused(tmp_path, table4("c.csv"), 5, r"'c.csv' is not a regular file")
+        refused(tmp_path, table4("c.csv"), 5, r"'c.csv' is a FIFO \(named pipe\), not a regular file")
         return
     (tmp_path / "data").mkdir()
     TABLE4_COUNTS.to_parquet(tmp_path / "data" / "part-0.parquet", index=False)
     os.mkfifo(tmp_path / "data" / "part-1.parquet")
     path = "data/" if where == "part" else "data/part-*.parquet"
-    refused(tmp_path, table4(path), 5, r"'data/part-1.parquet' is not a regular file")
+    refused(tmp_path, table4(path), 5, r"'data/part-1.parquet' is a FIFO \(named pipe\), not a regular file")
 
 
 def test_a_table_too_large_is_refused_before_memory_is_allocated(tmp_path):

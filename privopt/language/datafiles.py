@@ -98,7 +98,7 @@ class DataFiles:
         except (IsADirectoryError, files.NotRegularFile) as e:
             if isinstance(e, IsADirectoryError) or e.kind == "a folder":
                 raise SpecError(f"'{text}' is a folder, not a data file", span) from None
-            raise SpecError(f"'{text}' is not a regular file ({e.kind})", span,
+            raise SpecError(f"'{text}' is {e.kind}, not a regular file", span,
                             "give the path of a .csv, .tsv or .parquet file") from None
         except (OSError, ValueError) as e:
             raise SpecError(
