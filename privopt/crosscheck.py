@@ -37,7 +37,7 @@ import numpy as np
 from .backends import all_backends
 from .backends.base import Backend
 from .classify import analyse
-from .errors import InfeasibleError, UsageError
+from .errors import InfeasibleError, UsageError, did_you_mean
 from .model.problem import Problem
 from .pipeline.common import EXACT, Accuracy, Route, RouteSkipped, RouteStopped
 
@@ -141,7 +141,7 @@ def _selected(backends: list[str] | None) -> list[Backend]:
     known = {b.name for b in out} | {b.label for b in out}
     unknown = [b for b in backends if b not in known]
     if unknown:
-        raise UsageError(f"unknown backend '{unknown[0]}'; choose from: {', '.join(sorted(known))}")
+        raise UsageError(f"unknown backend '{unknown[0]}'{did_you_mean(unknown[0], sorted(known))}; choose from: {', '.join(sorted(known))}")
     return [b for b in out if b.name in backends or b.label in backends]
 
 
