@@ -201,11 +201,12 @@ def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = D
         return done(0.5, 0.5, 0.25, "optimal", 0, "independent",
                     [("eps = 0 and F depends on X: I(Y; F) = 0 forces P(Y | X = 0) = P(Y | X = 1) "
                      "(p1 + p2 = 1), where Q = 1/4 exactly; BSC(1/2) is returned")])
-    floor = independence_bound(px1, pf, r, eps)
-    if 0.25 - floor <= tol:
+    deficit = independence_bound(px1, pf, r, eps)
+    floor = 0.25 - deficit
+    if deficit <= tol:
         return done(0.5, 0.5, floor, "optimal", 0, "independent",
                     [(f"eps = {eps!r} bits is so small that no channel beats Y independent of X by more than "
-                      f"{0.25 - floor:.3g} in Q (the bound |rho| <= sqrt(2 ln2 P_X(0) P_X(1) eps / "
+                      f"{deficit:.3g} in Q (the bound |rho| <= sqrt(2 ln2 P_X(0) P_X(1) eps / "
                       "sum_f P(f)^3 (r_f - P_X(1))^2)): BSC(1/2) is returned, Q = 1/4, certified within that")])
     if symmetric:
         return _symmetric(o, eps, done)
@@ -213,8 +214,9 @@ def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = D
 
 
 def independence_bound(px1: float, pf, r, eps: float) -> float:
-    """A proven lower bound on Q* from the leakage budget alone, tight as eps -> 0:
-    ``Q* >= 1/4 - arcsin(min(1, sqrt(2 ln2 P_X(0) P_X(1) eps / S))) / (2 pi)`` with
+    """How far below 1/4 the optimum can be, from the leakage budget alone (tight as eps -> 0):
+    ``Q* >= 1/4 - arcsin(min(1, sqrt(2 ln2 P_X(0) P_X(1) eps / S))) / (2 pi)``; returns the
+    arcsin term (the deficit; 1/4 minus it is a proven lower bound), with
     ``S = sum_f P(f)^3 (r_f - P_X(1))^2`` (S > 0 iff F depends on X).
 
     Proof. Off T (p1 + p2 >= 1) Q >= 1/4 (fact 1). On T, with ``s = P_Y(1)``, ``t_f = P(Y=1|F=f)
@@ -230,10 +232,10 @@ def independence_bound(px1: float, pf, r, eps: float) -> float:
     live = pf > 0
     S = float(np.sum(np.where(live, pf**3 * (r - px1) ** 2, 0.0)))
     if S <= 0.0:  # F independent of X: every channel leaks 0 and Q* = 0
-        return 0.0
+        return 0.25
     with np.errstate(over="ignore"):
         x = math.sqrt(min(1.0, 2.0 * LN2 * px0 * px1 * eps / S)) if math.isfinite(eps) else 1.0
-    return 0.25 - math.asin(min(1.0, x)) / (2.0 * math.pi)
+    return math.asin(min(1.0, x)) / (2.0 * math.pi)
 
 
 def _symmetric(o: _Oracle, eps: float, done) -> ChannelSolution:
