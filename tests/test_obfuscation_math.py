@@ -157,7 +157,9 @@ def test_q_exact_at_degenerate_channels():
         for const in ([[1, 0], [1, 0]], [[0, 1], [0, 1]]):
             assert ob.krcc_q(px, const) == 0.25 and ob.rho(px, const) == 0.0
         for p in (0.0, 0.2, 0.5, 0.9, 1.0):
-            assert ob.krcc_q(px, ob.channel(p, 1 - p)) == 0.25  # Y independent of X
+            assert ob.krcc_q(px, [[1 - p, p], [1 - p, p]]) == 0.25  # Y independent of X: equal rows
+            # channel(p, 1 - p) has W[1, 1] = 1 - (1 - p), which is p only up to an ulp: Q is 1/4 to an ulp
+            assert abs(ob.krcc_q(px, ob.channel(p, 1 - p)) - 0.25) <= 2 * np.spacing(0.25)
     for px in (0.0, 1.0):  # X constant: rho = 0 by convention
         assert ob.krcc_q(px, np.eye(2)) == 0.25 and ob.rho(px, [[0.3, 0.7], [0.1, 0.9]]) == 0.0
 

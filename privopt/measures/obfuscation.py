@@ -47,10 +47,12 @@ __all__ = [
     "krcc_distance",
     "krcc_q",
     "krcc_q_p",
+    "kl_excess",
     "leakage_bits",
     "leakage_grad_p",
     "leakage_p",
     "max_leakage",
+    "one_minus_sum",
     "rho",
     "simulate",
 ]
@@ -172,17 +174,47 @@ def _joint(px1, p1, p2):
     return px0 * (1.0 - p1), px0 * p1, px1 * p2, px1 * (1.0 - p2)
 
 
-def krcc_q_p(px1: float, p1, p2):
+def one_minus_sum(p1, p2):
+    """``u = 1 - p1 - p2`` to a few ulps of u itself: the larger of p1, p2 is taken from 1 first
+    (exact when it is >= 1/2, Sterbenz), then the smaller. ``(1 - p1) - p2`` would lose a tiny
+    p1's digits when p2 is near 1 (p1 ~ 1e-12, p2 ~ 1 - 2e-11: a relative error ~ 1e-5 in u)."""
+    p1 = np.asarray(p1, dtype=float)
+    p2 = np.asarray(p2, dtype=float)
+    return np.where(p1 >= p2, (1.0 - p1) - p2, (1.0 - p2) - p1)
+
+
+def kl_excess(x):
+    """``phi(x) = (1 + x) log(1 + x) - x`` (nats) for x >= -1, to a few ulps of phi itself
+    (array-valued). It is the generalized KL term: for laws p, q on the same points,
+    ``D(p || q) = sum q phi(p / q - 1)`` since sum (p - q) = 0, with every term >= 0 (no
+    cancellation between terms). Near 0 the series ``sum_{k >= 2} (-1)^k x^k / (k (k - 1))``
+    (phi ~ x^2 / 2); phi(-1) = 1."""
+    x = np.maximum(np.asarray(x, dtype=float), -1.0)
+    small = np.abs(x) < 0.05
+    xs = np.where(small, x, 0.0)
+    series = np.zeros_like(xs)
+    for k in range(17, 1, -1):  # Horner-like, smallest terms first; 0.05^15 / 240 < 1e-21
+        series = series + (-1.0) ** k * xs**k / (k * (k - 1))
+    xl = np.where(small, 1.0, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        direct = np.where(xl > -1.0, (1.0 + xl) * np.log1p(np.maximum(xl, -1.0 + 1e-300)) - xl, 1.0)
+    out = np.where(small, series, direct)
+    return float(out) if out.ndim == 0 else out
+
+
+def krcc_q_p(px1: float, p1, p2, u=None):
     """Q(P_X, W) for W = channel(p1, p2), vectorized over arrays p1, p2 (no input checks).
 
     ``Q = atan2(sqrt(abc + abd + acd + bcd), ad - bc) / (2 pi)`` with ``ad - bc =
     P_X(0) P_X(1) (1 - p1 - p2)`` computed as that product (exactly 1/4 on p1 + p2 = 1);
-    Q = 1/4 where X or Y is constant (see the module docstring)."""
+    Q = 1/4 where X or Y is constant (see the module docstring). ``u = 1 - p1 - p2`` is
+    ``one_minus_sum(p1, p2)`` unless given (``krcc_q`` passes the table's own ``W[1, 1] - W[0, 1]``)."""
     p1 = np.asarray(p1, dtype=float)
     p2 = np.asarray(p2, dtype=float)
     a, b, c, d = _joint(px1, p1, p2)
     num = a * b * c + a * b * d + a * c * d + b * c * d
-    cov = (1.0 - px1) * px1 * (1.0 - p1 - p2)  # = ad - bc = -s12 / 2
+    u = one_minus_sum(p1, p2) if u is None else np.asarray(u, dtype=float)
+    cov = (1.0 - px1) * px1 * u  # = ad - bc = -s12 / 2
     q = np.arctan2(np.sqrt(num), cov) / (2.0 * math.pi)
     degenerate = ((a + b) * (c + d) * (a + c) * (b + d)) == 0
     q = np.where(degenerate & (num == 0) & (cov == 0), 0.25, q)
@@ -190,28 +222,30 @@ def krcc_q_p(px1: float, p1, p2):
 
 
 def _split(W):
+    """(p1, p2, u) of a table: u = W[1, 1] - W[0, 1] = 1 - p1 - p2, the difference of the table's
+    own cells (exact when they are close: a table with equal rows has u = 0 exactly)."""
     m = check_channel(W)
-    return float(m[0, 1]), float(m[1, 0])
+    return float(m[0, 1]), float(m[1, 0]), float(m[1, 1] - m[0, 1])
 
 
 def krcc_q(px1, W) -> float:
     """Theorem 1's ``Q(P_X, P_{Y|X}) = F_{N1,N2}(0, 0)`` with eq. 2's covariance, by Sheppard's
     formula ``1/4 + arcsin(rho) / (2 pi)`` (evaluated in the stable atan2 form, see ``krcc_q_p``).
     0 at Y = X, 1/4 when Y is independent of X or constant, 1/2 at Y = 1 - X."""
-    p1, p2 = _split(W)
-    return float(krcc_q_p(check_px(px1), p1, p2))
+    p1, p2, u = _split(W)
+    return float(krcc_q_p(check_px(px1), p1, p2, u))
 
 
 def rho(px1, W) -> float:
     """Correlation of eq. 2's (N1, N2): ``s12 / sqrt(s11 s22) = -(ad - bc) / sqrt((a+b)(c+d)
     (a+c)(b+d))``, clipped to [-1, 1]; 0 when X or Y is constant (a zero variance)."""
     px1 = check_px(px1)
-    p1, p2 = _split(W)
+    p1, p2, u = _split(W)
     a, b, c, d = _joint(px1, p1, p2)
     den = (a + b) * (c + d) * (a + c) * (b + d)
     if den <= 0:
         return 0.0
-    cov = (1.0 - px1) * px1 * (1.0 - p1 - p2)
+    cov = (1.0 - px1) * px1 * u
     return float(np.clip(-cov / math.sqrt(den), -1.0, 1.0))
 
 
@@ -236,7 +270,7 @@ def _kl_terms(px1, pf, r, p1, p2):
     ``delta_f = t_f - tbar = u (r_f - P_X(1))`` when the ratio is near 1."""
     p1 = np.asarray(p1, dtype=float)[..., None]
     p2 = np.asarray(p2, dtype=float)[..., None]
-    u = 1.0 - p1 - p2
+    u = one_minus_sum(p1, p2)
     t, tc = p1 + u * r, p2 + u * (1.0 - r)
     tbar, tbarc = p1 + u * px1, p2 + u * (1.0 - px1)
     delta = u * (r - px1)
@@ -255,14 +289,21 @@ def _kl_terms(px1, pf, r, p1, p2):
 
 def leakage_p(px1: float, pf, r, p1, p2):
     """I(Y; F) in bits for W = channel(p1, p2), vectorized (no input checks): ``sum_f P(f)
-    [t_f log(t_f / tbar) + (1 - t_f) log((1 - t_f) / (1 - tbar))]`` with 0 log 0 = 0 (see
-    ``_kl_terms``); clamped at 0 (rounding can make it -1e-18)."""
-    t, tc, l1, l0 = _kl_terms(px1, pf, r, p1, p2)
-    with np.errstate(invalid="ignore"):
-        up = np.where(t > 0, t * l1, 0.0)
-        dn = np.where(tc > 0, tc * l0, 0.0)
-    terms = np.where(pf > 0, pf * (up + dn), 0.0)
-    out = np.maximum(terms.sum(axis=-1) / LN2, 0.0)
+    d(t_f || tbar)`` written as ``sum_f P(f) [tbar phi(delta_f / tbar) + (1 - tbar) phi(-delta_f /
+    (1 - tbar))]`` with ``delta_f = t_f - tbar = u (r_f - P_X(1))`` and ``phi = kl_excess`` (the
+    linear terms +-delta_f cancel exactly, so they are never formed): every term is >= 0 and the
+    sum keeps a few ulps of relative accuracy down to I ~ 1e-300 (the plain ``t log(t / tbar)``
+    form cancels to ~1e-17 absolute)."""
+    p1 = np.asarray(p1, dtype=float)[..., None]
+    p2 = np.asarray(p2, dtype=float)[..., None]
+    u = one_minus_sum(p1, p2)
+    tbar, tbarc = p1 + u * px1, p2 + u * (1.0 - px1)
+    delta = u * (r - px1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = np.where(tbar > 0, tbar * kl_excess(delta / np.where(tbar > 0, tbar, 1.0)), 0.0)
+        dn = np.where(tbarc > 0, tbarc * kl_excess(-delta / np.where(tbarc > 0, tbarc, 1.0)), 0.0)
+    terms = np.where((pf > 0) & (delta != 0), pf * (up + dn), 0.0)
+    out = terms.sum(axis=-1) / LN2
     return float(out) if out.ndim == 0 else out
 
 
@@ -281,7 +322,7 @@ def leakage_bits(px1, W, F_given_X) -> float:
     """The leakage ``I(P_Y; P_{Y|F}) = I(Y; F)`` of Theorem 1 in bits, under Y - X - F:
     ``P(Y | F) = sum_x W(. | x) P(x | F)`` and ``I = sum_f P(f) D(P(Y|F=f) || P_Y)``."""
     px1 = check_px(px1)
-    p1, p2 = _split(W)
+    p1, p2, _ = _split(W)
     pf, r = _fingerprint(px1, F_given_X)
     return float(leakage_p(px1, pf, r, p1, p2))
 

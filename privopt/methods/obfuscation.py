@@ -52,6 +52,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..measures.obfuscation import (
+    LN2,
     _fingerprint,
     channel,
     check_px,
@@ -60,7 +61,7 @@ from ..measures.obfuscation import (
     leakage_p,
 )
 
-__all__ = ["DEFAULT_TOL", "ChannelSolution", "grid_channel", "optimal_channel"]
+__all__ = ["DEFAULT_TOL", "ChannelSolution", "grid_channel", "independence_bound", "optimal_channel"]
 
 DEFAULT_TOL = 1e-9  # absolute, in Q
 MAX_ITER = 5000
@@ -174,7 +175,9 @@ def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = D
 
     Edges: P_X(1) in {0, 1} (X constant: I = 0 and Q = 1/4 for every W, the identity is
     returned); eps >= I(X; F) (the identity is feasible, Q = 0); eps = 0 with F dependent on X
-    (only channels with Y independent of X are feasible, Q = 1/4, W = BSC(1/2))."""
+    (only channels with Y independent of X are feasible, Q = 1/4, W = BSC(1/2)); eps so small that
+    ``independence_bound`` is within tol of 1/4 (e.g. 1e-300: the feasible channels are
+    independent up to rounding, |u| ~ sqrt(eps)): BSC(1/2), certified by that bound."""
     px1, pf, r, eps, tol = _check(px1, F_given_X, eps, tol)
     o = _Oracle(px1, pf, r)
     symmetric = bool(symmetric)
@@ -198,9 +201,41 @@ def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = D
         return done(0.5, 0.5, 0.25, "optimal", 0, "independent",
                     [("eps = 0 and F depends on X: I(Y; F) = 0 forces P(Y | X = 0) = P(Y | X = 1) "
                      "(p1 + p2 = 1), where Q = 1/4 exactly; BSC(1/2) is returned")])
+    deficit = independence_bound(px1, pf, r, eps)
+    floor = 0.25 - deficit
+    if deficit <= tol:
+        return done(0.5, 0.5, floor, "optimal", 0, "independent",
+                    [(f"eps = {eps!r} bits is so small that no channel beats Y independent of X by more than "
+                      f"{deficit:.3g} in Q (the bound |rho| <= sqrt(2 ln2 P_X(0) P_X(1) eps / "
+                      "sum_f P(f)^3 (r_f - P_X(1))^2)): BSC(1/2) is returned, Q = 1/4, certified within that")])
     if symmetric:
         return _symmetric(o, eps, done)
-    return _outer_approximation(o, eps, tol, max_iter, done)
+    return _outer_approximation(o, eps, tol, max_iter, done, floor)
+
+
+def independence_bound(px1: float, pf, r, eps: float) -> float:
+    """How far below 1/4 the optimum can be, from the leakage budget alone (tight as eps -> 0):
+    ``Q* >= 1/4 - arcsin(min(1, sqrt(2 ln2 P_X(0) P_X(1) eps / S))) / (2 pi)``; returns the
+    arcsin term (the deficit; 1/4 minus it is a proven lower bound), with
+    ``S = sum_f P(f)^3 (r_f - P_X(1))^2`` (S > 0 iff F depends on X).
+
+    Proof. Off T (p1 + p2 >= 1) Q >= 1/4 (fact 1). On T, with ``s = P_Y(1)``, ``t_f = P(Y=1|F=f)
+    = s + delta_f`` and ``delta_f = u (r_f - P_X(1))``: the binary divergence is
+    ``d(t || s) = int_s^t (t - x) / (x (1 - x)) dx >= delta^2 / (2 max x (1 - x))`` (nats), the max
+    over x between s and t_f; since ``s = sum_f P(f) t_f >= P(f) t_f``, every such x has
+    ``x <= s / P(f)`` and ``1 - x <= (1 - s) / P(f)``, so ``x (1 - x) <= s (1 - s) / P(f)^2`` and
+    ``I ln2 >= u^2 S / (2 s (1 - s))``. The correlation of eq. 2 is ``rho^2 = u^2 P_X(0) P_X(1) /
+    (s (1 - s))`` (module ``measures.obfuscation``), hence ``rho^2 <= 2 ln2 P_X(0) P_X(1) I / S``
+    and Sheppard's ``Q = 1/4 - arcsin|rho| / (2 pi)`` gives the bound. Rounding: the bound is
+    computed to a few ulps; it is used only when it is within tol of 1/4."""
+    px0 = 1.0 - px1
+    live = pf > 0
+    S = float(np.sum(np.where(live, pf**3 * (r - px1) ** 2, 0.0)))
+    if S <= 0.0:  # F independent of X: every channel leaks 0 and Q* = 0
+        return 0.25
+    with np.errstate(over="ignore"):
+        x = math.sqrt(min(1.0, 2.0 * LN2 * px0 * px1 * eps / S)) if math.isfinite(eps) else 1.0
+    return math.asin(min(1.0, x)) / (2.0 * math.pi)
 
 
 def _symmetric(o: _Oracle, eps: float, done) -> ChannelSolution:
@@ -231,7 +266,7 @@ def _clip(poly: np.ndarray, g: np.ndarray, h: float) -> np.ndarray:
     return np.clip(pts, 0.0, 1.0)
 
 
-def _outer_approximation(o: _Oracle, eps: float, tol: float, max_iter: int, done) -> ChannelSolution:
+def _outer_approximation(o: _Oracle, eps: float, tol: float, max_iter: int, done, floor: float = 0.0) -> ChannelSolution:
     centre = np.array([0.5, 0.5])  # Y independent of X: I = 0, Q = 1/4
     best, ub = centre, 0.25
     poly = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
@@ -242,7 +277,7 @@ def _outer_approximation(o: _Oracle, eps: float, tol: float, max_iter: int, done
     while it < max_iter:
         qv = o.q(poly[:, 0], poly[:, 1])
         j = int(np.argmin(qv))
-        lb = float(qv[j])
+        lb = max(float(qv[j]), floor)  # both are proven lower bounds
         if ub - lb <= tol:
             status = "optimal"
             break

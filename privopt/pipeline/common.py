@@ -66,8 +66,9 @@ factors, never with an absolute slack larger than the budget itself:
   ``1e-9`` and its certificate ``CONIC_RTOL``, both relative to the loss with no absolute
   floor; an eps whose condition moves delta by more than ``DELTA_RTOL`` per rounding is
   refused (``rounding_effect``);
-* obfuscation (``pipeline/obfuscation.py``): the leakage ``I(X; F) <= eps (1 + LEAK_RTOL) +
-  LEAK_ATOL`` (bits; the absolute part is the rounding of a few log terms, 1e-15).
+* obfuscation (``pipeline/obfuscation.py``): the leakage ``I(Y; F) <= eps (1 + LEAK_RTOL)``
+  (bits, relative, no absolute floor: the leakage is recomputed term by term with no
+  cancellation), and Q within a few ulps (``q_allowance``) of the method's value.
 """
 
 from __future__ import annotations
