@@ -99,7 +99,9 @@ def test_formatters_print_values_as_they_are():
         assert fmt(None) == "-" and fmt(float("nan")) == "-"
 
 
-@pytest.mark.parametrize("width", [80, 60])
+# 60 columns for every class and command with -m slow; the default run keeps 80 here, and 60 in
+# a real terminal (test_a_real_terminal_of_60_columns_is_honoured) and for the tiny-number table
+@pytest.mark.parametrize("width", [80, pytest.param(60, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("klass", list(CLASSES))
 def test_solve_at_narrow_widths_cuts_nothing(klass, width):
     """Every class's summary at 80 and 60 columns: no "…", no line beyond the width, and the same
@@ -114,7 +116,9 @@ def test_solve_at_narrow_widths_cuts_nothing(klass, width):
     assert f"{objective:.12g}" in numbers(narrow.stdout)
 
 
-@pytest.mark.parametrize("width", [80, 60])
+# 60 columns for every class and command with -m slow; the default run keeps 80 here, and 60 in
+# a real terminal (test_a_real_terminal_of_60_columns_is_honoured) and for the tiny-number table
+@pytest.mark.parametrize("width", [80, pytest.param(60, marks=pytest.mark.slow)])
 @pytest.mark.parametrize(
     "args",
     [
