@@ -380,3 +380,18 @@ def test_suggest_and_where_applies():
     assert functions.where_applies("nosuch") is None
     assert functions.where_applies("ldp").startswith("ldp applies to mechanism (sanitization) and shaped-noise specs")
     assert re.fullmatch(r"\w+", "".join(functions.FUNCTIONS))
+
+
+# ------------------------------------------------------------------ a noise-placement statement in a table spec
+
+
+@pytest.mark.parametrize(("stmt", "words"), [
+    ("let z = 2", "'let' belongs to noise-placement specs"),
+    ("noise e : gaussian[2]", "'noise' belongs to noise-placement specs"),
+    ("var w : data real[2] in [0, 1]", "a continuous variable (real[n] in [lo, hi]) belongs to noise-placement specs"),
+])
+def test_a_noise_placement_statement_in_a_table_spec_is_the_error_at_that_statement(tmp_path, stmt, words):
+    """It was reported at line 4 (the first finite variable) as if the spec were a noise
+    placement with a stray table: the statement the user added is the stray one."""
+    path = edited(tmp_path, "randomized_response.priv", "design R", f"{stmt}\ndesign R")
+    expect(path, 7, 1, words, "this spec designs a table (line 8)", absent=("line 4",))

@@ -97,7 +97,16 @@ class Builder:
         # a condition with a value is read only in an obfuscation's constraints: refused in a
         # known table or a design before they are read
         refuse_family_syntax([s for s in st if not isinstance(s, ast.ConstraintDecl | ast.ObjectiveDecl)])
-        if any(_is_continuous(s) for s in st):
+        continuous = [s for s in st if _is_continuous(s)]
+        design = next((s for s in st if isinstance(s, ast.DesignDecl)), None)
+        if continuous and design is not None:  # a finite design: the continuous part is the stray
+            raise UnsupportedError(
+                f"{_CONTINUOUS_WHAT[type(continuous[0])]} belongs to noise-placement specs (continuous inputs "
+                f"and Gaussian noise), but this spec designs a table (line {design.span.line})",
+                continuous[0].span,
+                "remove it, or write the noise placement as a spec of its own",
+            )
+        if continuous:
             from .noise import NoiseBuilder
 
             return NoiseBuilder(self).build(titles[0].title if titles else None)
@@ -990,6 +999,14 @@ def normalize_counts(data: np.ndarray, n_given: int) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         scaled = data / np.where(top > 0, top, np.nan)
         return scaled / scaled.sum(axis=axes, keepdims=True)
+
+
+_CONTINUOUS_WHAT = {
+    ast.VarDecl: "a continuous variable (real[n] in [lo, hi])",
+    ast.NoiseDecl: "'noise'",
+    ast.LetDecl: "'let'",
+    ast.MatrixDecl: "'const NAME = matrix'",
+}
 
 
 def _is_continuous(s: ast.Statement) -> bool:
