@@ -11,6 +11,7 @@ import numpy as np
 from .model.problem import Problem
 
 METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
+ATR_METHODS = ("closed-form", "lfp")  # what a transparency report may name (analyse_atr decides which apply)
 
 
 @dataclass(frozen=True)

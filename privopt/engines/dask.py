@@ -56,6 +56,7 @@ import pandas as pd
 
 from .. import pipeline, solverlog
 from ..builder.build import MEASURES, PROB_TOL, Builder
+from ..classify import ATR_METHODS
 from ..errors import SpecError, UsageError
 from ..language import ast
 from ..language.datafiles import DataFiles, _codes, distinct_labels, labels_of
@@ -225,7 +226,6 @@ def solve(
 
 # ------------------------------------------------------------------ driver helpers
 
-ATR_METHODS = ("closed-form", "lfp")  # the methods a transparency report may name (classify.py)
 SCHEDULER_TIMEOUT_S = 5.0  # to reach a scheduler, then to connect to it: past that, exit 2 naming it
 SCHEMES = ("tcp", "tls", "ws", "wss")
 
