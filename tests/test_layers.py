@@ -7,7 +7,7 @@ first::
 
     0  privopt._version, privopt.errors, privopt.render, privopt.solverlog, privopt.outdir, privopt.results, privopt.files
     1  privopt.language
-    2  privopt.model
+    2  privopt.model, privopt.core
     3  privopt.measures, privopt.backends
     4  privopt.builder, privopt.closedform, privopt.lower
     5  privopt.methods, privopt.classify
@@ -43,6 +43,7 @@ LAYERS = {
     "privopt.files": 0,
     "privopt.language": 1,
     "privopt.model": 2,
+    "privopt.core": 2,
     "privopt.measures": 3,
     "privopt.backends": 3,
     "privopt.builder": 4,

@@ -1,0 +1,105 @@
+"""The canonical program every LP, QP, MILP and conic route lowers to.
+
+    minimize    c @ x + 1/2 x @ Q @ x          (Q symmetric positive semidefinite, or None)
+    subject to  row_lower <= A @ x <= row_upper (a row with row_lower == row_upper is a "zero"
+                                                  set row, any other a "nonnegative" one)
+                col_lower <= x <= col_upper
+                x[cone.start : cone.start + cone.size] in cone.kind  for every cone
+                x[j] integer                     where integrality[j]
+
+A second-order cone ``soc`` of size k is ``{(t, u) : |u|_2 <= t}`` over k consecutive columns;
+a ``psd`` cone of size k = n (n + 1) / 2 is an n x n symmetric matrix by its lower triangle,
+column by column (scaled so the inner product is the trace's, as in SCS and Clarabel).
+Columns in cones are the affine images a lowering introduces (MathOptInterface's
+``VectorAffineFunction``-in-set written with slack columns), so every set is over variables.
+
+The LP is the special case with no Q, no cones and no integers. Backends declare which parts
+they take (``backends.base.Backend.capabilities``) and the plan picks among them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+CONE_KINDS = ("soc", "psd")
+
+
+@dataclass(frozen=True)
+class Cone:
+    """``x[start : start + size]`` lies in the cone ``kind`` (``soc`` or ``psd``)."""
+
+    kind: str
+    start: int
+    size: int
+
+    def __post_init__(self):
+        if self.kind not in CONE_KINDS:
+            raise ValueError(f"unknown cone '{self.kind}'; cones: {', '.join(CONE_KINDS)}")
+
+    @property
+    def order(self) -> int:
+        """The matrix order n of a psd cone (size n (n + 1) / 2); the size of a soc."""
+        if self.kind == "psd":
+            return int((np.sqrt(8 * self.size + 1) - 1) // 2)
+        return self.size
+
+
+@dataclass(frozen=True)
+class CanonicalProgram:
+    c: np.ndarray
+    A: Any  # scipy.sparse matrix (m x n), csc for the backends
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    Q: Any = None  # scipy.sparse (n x n) or None: the quadratic term 1/2 x'Qx
+    cones: tuple[Cone, ...] = ()
+    integrality: np.ndarray | None = field(default=None, repr=False)  # bool per column, or None: none integer
+    offset: float = 0.0  # a constant added to the objective (reported, not solved)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.A.shape
+
+    @property
+    def is_qp(self) -> bool:
+        return self.Q is not None and self.Q.nnz > 0
+
+    @property
+    def n_integers(self) -> int:
+        return 0 if self.integrality is None else int(np.count_nonzero(self.integrality))
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """The capabilities a backend must have to solve this program: "quadratic",
+        "integer", and each cone kind present."""
+        out = set(c.kind for c in self.cones)
+        if self.is_qp:
+            out.add("quadratic")
+        if self.n_integers:
+            out.add("integer")
+        return frozenset(out)
+
+    def census(self) -> dict[str, Any]:
+        """What the program is made of, as ``privopt explain --json`` prints it:
+        {"variables": n, "integers": k, "objective": "linear" | "quadratic",
+        "constraints": {"zero": rows held equal, "nonnegative": one-sided or ranged rows (a
+        ranged row counts twice) and finite column bounds, "soc": cones, "psd": cones}}."""
+        lo, hi = np.asarray(self.row_lower, float), np.asarray(self.row_upper, float)
+        eq = np.isfinite(lo) & (lo == hi)
+        rows_nonneg = int(np.count_nonzero(np.isfinite(lo) & ~eq) + np.count_nonzero(np.isfinite(hi) & ~eq))
+        cols = int(np.count_nonzero(np.isfinite(self.col_lower)) + np.count_nonzero(np.isfinite(self.col_upper)))
+        return {
+            "variables": int(self.shape[1]),
+            "integers": self.n_integers,
+            "objective": "quadratic" if self.is_qp else "linear",
+            "constraints": {
+                "zero": int(np.count_nonzero(eq)),
+                "nonnegative": rows_nonneg + cols,
+                "soc": sum(1 for k in self.cones if k.kind == "soc"),
+                "psd": sum(1 for k in self.cones if k.kind == "psd"),
+            },
+        }
