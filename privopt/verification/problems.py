@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core.sets import PSD, Budget, Fidelity, GaussianDP, Leakage, LogLift, Nonnegative, SimplexRows, Zero
 from ..measures.gaussian import sensitivity_ceiling
-from ..measures.reduce import worst
+from ..measures.reduce import osum, worst
 from ..model.linear import marginal
 from . import atoms
 from . import certificate as cert
@@ -48,7 +48,7 @@ def transparency_constraints(problem, table: np.ndarray, dense: np.ndarray, floo
     cons_err = 0.0
     for part in parts:
         cons_err = worst(cons_err, part.values.pop("error"))
-    rows = sets.simplex_rows(SimplexRows(width=int(table.shape[-1]) if table.ndim else 1), table)
+    rows = sets.simplex_rows(SimplexRows(width=int(table.shape[-1]) if table.ndim else 1), table, rowsum=osum)
     out = fold(*parts, rows)
     out.values["max_constraint_violation"] = cons_err
     return out
