@@ -27,9 +27,6 @@ class Check:
     margin: float
     detail: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "margin": self.margin, "detail": self.detail}
-
 
 def compare(name: str, measured: float, allowed: float, failure: str, held: str = "") -> Check:
     """``measured <= allowed`` (False on NaN), with margin ``allowed - measured``; ``detail`` is
@@ -64,10 +61,6 @@ class Verdict:
     def failures(self) -> list[str]:
         """The failure texts, in the order of the checks."""
         return [c.detail for c in self.checks if not c.passed]
-
-    def add(self, *checks: Check) -> Verdict:
-        self.checks.extend(checks)
-        return self
 
 
 def fold(*parts: Iterable[Check] | Verdict) -> Verdict:

@@ -44,11 +44,11 @@ def transparency_constraints(problem, table: np.ndarray, dense: np.ndarray, floo
     design's axes; ``sets.fidelity`` with ``floor`` and ``tol``), then the table's rows (G, m,
     A: each record's outcomes). Values: ``max_row_sum_error``, ``max_range_violation``,
     ``max_constraint_violation``."""
-    parts = [sets.fidelity(Fidelity(c.sense, c.text), c.coef, c.const, dense, floor, tol) for c in problem.constraints]
+    parts = [sets.verify_set(Fidelity(c.sense, c.text), c.coef, c.const, dense, floor, tol) for c in problem.constraints]
     cons_err = 0.0
     for part in parts:
         cons_err = worst(cons_err, part.values.pop("error"))
-    rows = sets.simplex_rows(SimplexRows(width=int(table.shape[-1]) if table.ndim else 1), table, rowsum=osum)
+    rows = sets.verify_set(SimplexRows(width=int(table.shape[-1]) if table.ndim else 1), table, rowsum=osum)
     out = fold(*parts, rows)
     out.values["max_constraint_violation"] = cons_err
     return out
@@ -89,7 +89,7 @@ def budget_verdict(b, x: np.ndarray) -> Verdict:
     """A model budget ``b`` on the design table ``x``: its conditional evaluated and checked
     (``sets.budget``)."""
     cond, live = sets.conditional(b.cond, x)
-    return sets.budget(budget_set(b), cond, live, b.weights, b.pairs)
+    return sets.verify_set(budget_set(b), cond, live, b.weights, b.pairs)
 
 
 def mechanism_constraints(problem, x: np.ndarray) -> Verdict:
@@ -115,7 +115,7 @@ def mechanism_constraints(problem, x: np.ndarray) -> Verdict:
         log_excess = worst(log_excess, v.pop("log_excess"))
         budget_err = worst(budget_err, v.pop("violation"))
     width = int(np.prod(M.shape[M.ndim - k :], dtype=np.int64))
-    rows = sets.simplex_rows(SimplexRows(width=width), M, k)
+    rows = sets.verify_set(SimplexRows(width=width), M, k)
     out = fold([finite], *linear, *budgets, rows)
     out.values = {
         "max_row_sum_error": out.values["max_row_sum_error"],
@@ -165,7 +165,7 @@ def verify_noise(model, cov: dict[str, np.ndarray], program, program_bound: Call
     f' Sigma^+ f by 1/c), so the spec's optimum, with sensitivities below the ``ceiling``
     proven here from (eps, delta), is at least the program's times ``shrink = (bound /
     ceiling)^2``: a lowering with too small a bound is not certified. The bound must be within
-    ``CONIC_RTOL`` of the loss (``certificate.relative_bound``). Values: ``H``, ``loss``,
+    ``CONIC_RTOL`` of the loss (``certificate.relative_bound``). Values: ``loss``,
     ``max_sensitivity``, ``log_delta_achieved``, ``delta_achieved``, ``sensitivity_ceiling``,
     ``shrink``, ``lower_bound``, ``relative_gap``."""
     req = model.requirement
@@ -173,7 +173,7 @@ def verify_noise(model, cov: dict[str, np.ndarray], program, program_bound: Call
               for name, S in cov.items() if S.ndim in (1, 2)]
     ok = all(v.passed for v in noises)
     H = sets.factor({b.name: b.G for b in program.blocks}, cov, model.answers) if ok else None
-    privacy = sets.gaussian_dp(GaussianDP(req.eps, req.delta, req.calibration, req.text), H, model.F, model.input.widths)
+    privacy = sets.verify_set(GaussianDP(req.eps, req.delta, req.calibration, req.text), H, model.F, model.input.widths)
     H = H if H is not None else np.full((model.answers, 1), np.nan)
     objective = atoms.trace_loss(program.blocks, cov, H, program.offset)
     loss = objective.values["loss"]
@@ -190,7 +190,7 @@ def verify_noise(model, cov: dict[str, np.ndarray], program, program_bound: Call
     if program_bound is not None:
         out = fold(out, cert.relative_bound(loss, lb, scale))
     out.values["relative_gap"] = cert.relative_gap(loss, lb, scale)
-    out.values |= {"H": H, "sensitivity_ceiling": ceiling, "shrink": shrink, "lower_bound": lb}
+    out.values |= {"sensitivity_ceiling": ceiling, "shrink": shrink, "lower_bound": lb}
     return out
 
 
@@ -209,10 +209,10 @@ def verify_channel(model, W, claimed: float | None = None) -> Verdict:
     if not shaped:
         W = np.full((2, 2), 0.5)
     channel = SimplexRows(width=2, atol=ROW_ATOL, table=model.design)
-    rows = sets.simplex_rows(channel, W)
+    rows = sets.verify_set(channel, W)
     restriction = [sets.symmetric(channel, W)] if model.symmetric else []
     if model.leakage is not None:
-        leak = sets.leakage(Leakage(model.eps, model.leakage.text), model.px1, W, model.F_given_X)
+        leak = sets.verify_set(Leakage(model.eps, model.leakage.text), model.px1, W, model.F_given_X)
     else:
         leak = Verdict([], {"leakage_bits": atoms.leakage_bits(model.px1, W, model.F_given_X)})
     q = atoms.krcc_q(model.px1, W, claimed, rows.values["max_row_sum_error"])

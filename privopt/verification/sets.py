@@ -142,12 +142,6 @@ def linear_violation(s: Budget | LogLift, cond: np.ndarray, live: np.ndarray, we
     return ms.pairwise_violation(cond, live, s.eps, s.delta, pairs)
 
 
-def holds(eps: float, achieved: float) -> bool:
-    """A budget holds when the eps the table achieves is at most ``eps + budget_slack(eps)``:
-    relative to the budget, a few ulps at eps = 0. NaN never holds."""
-    return achieved <= eps + budget_slack(eps)
-
-
 def budget(s: Budget | LogLift, cond: np.ndarray, live: np.ndarray, weights=None, pairs=None) -> Verdict:
     """A dp / ldp budget or a log-lift bound on the conditional ``cond`` (S, Y) with its
     ``live`` source cells (``weights``: P(s), for a log-lift; ``pairs``: the adjacent pairs
