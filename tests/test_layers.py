@@ -8,7 +8,7 @@ first::
     0  privopt._version, privopt.errors, privopt.render, privopt.solverlog, privopt.outdir, privopt.results, privopt.files
     1  privopt.language
     2  privopt.model, privopt.core
-    3  privopt.measures, privopt.backends
+    3  privopt.measures, privopt.backends, privopt.verification
     4  privopt.builder, privopt.closedform, privopt.lower
     5  privopt.methods, privopt.classify
     6  privopt.pipeline
@@ -46,6 +46,7 @@ LAYERS = {
     "privopt.core": 2,
     "privopt.measures": 3,
     "privopt.backends": 3,
+    "privopt.verification": 3,
     "privopt.builder": 4,
     "privopt.closedform": 4,
     "privopt.lower": 4,

@@ -20,12 +20,12 @@ from ..measures.confidence import (
     beta_min,
     c_star,
     conditional_prior,
-    group_max_confidence,
 )
 from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
 from ..methods.lfp import repair_rows, solve_lfp
 from ..model.problem import Problem
 from ..results import LazyTables, Result
+from ..verification.problems import transparency_constraints, verify_transparency
 from . import routes_atr
 from .common import (
     CONS_RTOL,
@@ -180,45 +180,16 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
     attained, which certifies optimality); and Lemma 5's floor beta_min <= beta, so a live
     group can never be certified at confidence 0. Every comparison fails on NaN.
     """
-    failures: list[str] = []
-    p = inst.p
-    total = float(p.sum()) if p.size else 0.0
-    if not (np.all(np.isfinite(p)) and p.min(initial=0.0) >= 0.0 and 0.0 < total < np.inf):
-        failures.append(f"the prior P(public, private) is not a finite nonnegative table of positive mass (total {total:.6g})")
-    live = live_groups(inst)
-    if p.size and not live.any():
-        failures.append("no group has positive mass: there is nothing to report")
-    if not np.all(np.isfinite(table)) or not np.all(np.isfinite(beta_g)):
-        failures.append("the table or the method's confidences contain a value that is not a finite number")
-    row_err, range_err, cons_err, violated = _violations(problem, inst, table, floor=0.0, tol=CONS_RTOL)
-    failures += violated
-    achieved = group_max_confidence(inst.p, table)
-    gap = achieved - beta_g
-    rel = np.abs(gap) / np.maximum(np.maximum(np.abs(achieved), np.abs(beta_g)), 1e-300)
-    rel = np.where(gap == 0, 0.0, rel)
-    conf_err = float(np.abs(gap).max()) if gap.size else 0.0
-    floor = beta_min(inst.p)
-    below_floor = float(np.max(floor - achieved)) if achieved.size else 0.0
-    if not row_err <= row_tol(table.shape[-1]):
-        failures.append(f"a row sums to 1 +- {row_err:.3g} (tolerance {row_tol(table.shape[-1]):.2g}: rounding)")
-    if not range_err <= 0.0:
-        failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
-    if rel.size and not rel.max() <= CONF_RTOL:
-        g = int(np.nanargmax(np.where(np.isnan(rel), np.inf, rel)))
-        failures.append(
-            f"group {inst.group_key(g)}: recomputed max confidence {achieved[g]:.12g} differs from {beta_g[g]:.12g}"
-        )
-    if not below_floor <= VERIFY_TOL * max(1.0, float(floor.max(initial=0.0))):
-        failures.append(f"a group's confidence is below Lemma 5's floor by {below_floor:.3g}")
+    v = verify_transparency(problem, inst.p, table, beta_g, _design_array(problem, inst, table), inst.group_key)
     return {
-        "passed": not failures,
-        "max_confidence": float(achieved.max()) if achieved.size else 0.0,
-        "max_confidence_error": conf_err,
-        "max_confidence_relative_error": float(rel.max(initial=0.0)),
+        "passed": v.passed,
+        "max_confidence": v.values["max_confidence"],
+        "max_confidence_error": v.values["max_confidence_error"],
+        "max_confidence_relative_error": v.values["max_confidence_relative_error"],
         "optimality": optimality,
-        "max_row_sum_error": row_err,
-        "max_constraint_violation": cons_err,
-        "max_range_violation": range_err,
+        "max_row_sum_error": v.values["max_row_sum_error"],
+        "max_constraint_violation": v.values["max_constraint_violation"],
+        "max_range_violation": v.values["max_range_violation"],
         "tolerance": VERIFY_TOL,
         "confidence_rtol": CONF_RTOL,
         "tolerances": {
@@ -227,35 +198,21 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
             "confidence vs the method's (relative)": CONF_RTOL,
         },
         "evidence": {"kind": "closed-form lower bound" if optimality.startswith("certified: closed") else "bracket", "source": optimality},
-        "failures": failures,
+        "failures": v.failures,
     }
 
 
 def _violations(
     problem: Problem, inst: ATRInstance, table: np.ndarray, floor: float = 1.0, tol: float = VERIFY_TOL
 ) -> tuple[float, float, float, list[str]]:
-    """(row-sum error, range violation, constraint violation, the constraints violated beyond
-    ``tol``) of the table as it is: rows and cells absolute, each constraint relative to
+    """(row-sum error, range violation, constraint violation, the failures beyond ``tol``:
+    constraints, then rows and cells) of the table as it is
+    (``verification.problems.transparency_constraints``): rows and cells absolute, each constraint relative to
     ``max(floor, the magnitude of its terms)``. ``verify`` uses floor 0 and ``CONS_RTOL``
     (the table is on its bounds); a route's ``measure`` floor 1 (absolute accuracy). NaN
     propagates."""
-    dense = _design_array(problem, inst, table)
-    row_err = float(np.abs(osum(table) - 1.0).max()) if table.size else 0.0
-    range_err = worst(worst(0.0, float(-table.min())), float(table.max() - 1.0)) if table.size else 0.0
-    cons_err = 0.0
-    failures = []
-    for c in problem.constraints:
-        val = c.coef * dense + c.const
-        # verify: relative to the terms themselves (floor 0): a fidelity bound |Dt - D| <= 1e-12,
-        # or a cell bounded by 0, is checked to the rounding of its own terms; a route's
-        # measure (floor 1): within its accuracy of a feasible table, absolutely
-        scale = np.maximum(floor, np.abs(c.coef * dense) + np.abs(c.const))
-        excess = np.abs(val) if c.sense == "==" else np.maximum(val, 0.0)
-        err = float(np.divide(excess, scale, out=np.where(excess > 0, np.inf, 0.0), where=scale > 0).max(initial=0.0))
-        if not err <= tol:
-            failures.append(f"'{c.text}' is violated by {err:.3g}")
-        cons_err = worst(cons_err, err)
-    return row_err, range_err, cons_err, failures
+    v = transparency_constraints(problem, table, _design_array(problem, inst, table), floor, tol)
+    return v.values["max_row_sum_error"], v.values["max_range_violation"], v.values["max_constraint_violation"], v.failures
 
 
 def _design_array(problem: Problem, inst: ATRInstance, table: np.ndarray) -> np.ndarray:

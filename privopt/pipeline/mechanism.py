@@ -40,12 +40,13 @@ from ..model.linear import marginal
 from ..model.problem import Problem, Role
 from ..results import LazyTables, Result
 from . import routes_mechanism
+from ..verification.problems import mechanism_constraints, verify_mechanism
+from ..verification.sets import linear_error
 from .common import (
     BUDGET_RTOL,
     BUDGET_ULPS,
     EXACT,
     OBJ_RTOL,
-    OBJ_TOL,
     ROW_ULPS,
     VERIFY_TOL,
     Accuracy,
@@ -53,7 +54,6 @@ from .common import (
     Route,
     budget_slack,
     label_column,
-    row_tol,
     timings,
 )
 
@@ -153,23 +153,13 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
     pairwise form (not through envelope rows): achieved eps <= eps + budget_slack(eps), so a
     positive cell beside a zero fails a pure budget whatever its size; the objective, twice;
     and the evidence of optimality: a proven bound within OBJ_RTOL of the objective."""
-    feas = _feasibility(problem, x)
-    failures = feas.pop("failures")
-    value = problem.objective.evaluate(x)
     evidence = dict(evidence or {"kind": "none"})
-    scale = max(abs(value), evidence.get("scale", 1.0))  # the objective's magnitude, or its cost scale
-    direct = _objective_direct(problem, x)
-    if direct is not None and not abs(direct - value) <= OBJ_TOL * scale:
-        failures.append(f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
-    if claimed is not None and not abs(claimed - value) <= OBJ_RTOL * scale:
-        failures.append(f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
-    if "bound" in evidence:
-        failures += _check_evidence(value, evidence, OBJ_RTOL * scale)
+    v = verify_mechanism(problem, x, claimed, evidence)
     return {
-        "passed": not failures,
-        "objective": value,
+        "passed": v.passed,
+        "objective": v.values["objective"],
         "optimality": optimality,
-        **feas,
+        **{k: v.values[k] for k in _FEASIBILITY},
         "tolerance": VERIFY_TOL,
         "tolerances": {
             "rows (ulps per cell; cells in [0, 1] exactly)": ROW_ULPS,
@@ -178,83 +168,25 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
             "objective vs solver and vs the bound (relative to max(|objective|, cost scale))": OBJ_RTOL,
         },
         "evidence": evidence,
-        "failures": failures,
+        "failures": v.failures,
     }
+
+
+_FEASIBILITY = ("max_row_sum_error", "max_constraint_violation", "max_budget_violation", "max_budget_log_excess",
+                "max_range_violation", "budgets_achieved")
 
 
 def _feasibility(problem: Problem, x: np.ndarray) -> dict:
     """How far the table is from the spec's feasible set: rows, cells, every linear constraint
     and every budget (in its pairwise form, as a ratio), with a message per failure beyond
     the tolerances (``failures``)."""
-    failures: list[str] = []
-    M = _design_array(problem, x)
-    k = len(problem.design.targets)
-    finite = bool(np.all(np.isfinite(M)))
-    if not finite:
-        failures.append("the table has a cell that is not a finite number")
-    row_err = float(np.abs(M.sum(axis=tuple(range(M.ndim - k, M.ndim))) - 1.0).max()) if M.size else 0.0
-    range_err = worst(worst(0.0, float(-M.min())), float(M.max() - 1.0)) if M.size else 0.0
-    cons_err = 0.0
-    for c in problem.constraints:
-        err = _constraint_error(c, x)
-        if not err <= VERIFY_TOL:
-            failures.append(f"'{c.text}' is violated by {err:.3g} (relative to the size of its terms)")
-        cons_err = worst(cons_err, err)
-    budget_err = 0.0
-    log_excess = 0.0
-    achieved = {}
-    for b in problem.budgets:
-        cond, live = _budget_cond(b, x)
-        achieved[b.text] = _achieved(b, cond, live)
-        log_excess = worst(log_excess, achieved[b.text] - b.eps)
-        if not _holds(b, achieved[b.text]):
-            failures.append(f"'{b.text}' does not hold: the table achieves eps = {achieved[b.text]:.6g}")
-        budget_err = worst(budget_err, _violation(b, cond, live))
-    width = int(np.prod(M.shape[M.ndim - k :], dtype=np.int64))
-    if not row_err <= row_tol(width):
-        failures.append(f"a row sums to 1 +- {row_err:.3g} (tolerance {row_tol(width):.2g}: rounding)")
-    if not range_err <= 0.0:
-        failures.append(f"a cell lies outside [0, 1] by {range_err:.3g}")
-    return {
-        "max_row_sum_error": row_err,
-        "max_constraint_violation": cons_err,
-        "max_budget_violation": budget_err,
-        "max_budget_log_excess": log_excess,  # achieved eps - eps (inf: a positive cell beside a zero)
-        "max_range_violation": range_err,
-        "budgets_achieved": achieved,
-        "failures": failures,
-    }
-
-
-def _check_evidence(value: float, evidence: dict, tol: float) -> list[str]:
-    """The bound must be on its side of the objective and within ``tol`` of it:
-    OBJ_RTOL times the larger of |objective| and the objective's cost scale (the largest cost
-    coefficient, ``evidence["scale"]``), so an objective whose costs are all 1e-9 is certified
-    to 1e-16, not to 1e-7. A table better than a proven bound by more than ``tol`` means the
-    table or the bound is wrong: that fails too."""
-    bound = evidence["bound"]
-    gap = value - bound if evidence["side"] == "lower" else bound - value
-    evidence["gap"] = gap
-    evidence["tolerance"] = tol
-    if abs(gap) <= tol:
-        return []
-    if not math.isfinite(bound):
-        why = "no finite bound could be proven"
-    elif gap < 0:
-        why = f"it is better than the {evidence['kind']} {bound:.12g} by {-gap:.3g}, which cannot be (tolerance {tol:.3g})"
-    else:
-        why = f"the {evidence['kind']} is {bound:.12g}, {gap:.3g} from the objective (tolerance {tol:.3g})"
-    return [f"the optimum {value:.12g} is not certified: {why}"]
+    v = mechanism_constraints(problem, x)
+    return v.values | {"failures": v.failures}
 
 
 def _constraint_error(c, x: np.ndarray) -> float:
     """Largest violation of a linear constraint, relative to max(1, |A| |x| + |b|) of its cell."""
-    mask = c.expr.defined_mask()
-    val = c.expr.value(x).ravel()[mask]
-    A = c.expr.matrix()
-    scale = np.maximum(1.0, (abs(A) @ np.abs(x) + np.abs(c.expr.b))[mask])
-    err = np.abs(val) if c.sense == "==" else np.maximum(val, 0.0)
-    return float((err / scale).max(initial=0.0))
+    return linear_error(c.expr, c.sense, x)
 
 
 # ------------------------------------------------------------------ cleaning
@@ -424,28 +356,11 @@ def _budget_cond(b, x):
     return cond, live
 
 
-def _violation(b, cond: np.ndarray, live: np.ndarray) -> float:
-    """How far the budget's linear form, scaled by e^-eps, is exceeded (0 when it holds): the
-    shortfall of the smaller cell of a pair (``privopt check`` compares it with its tolerance)."""
-    if b.kind == "loglift":
-        return ms.loglift_violation(cond, np.where(live, b.weights, 0.0), b.eps)
-    return ms.pairwise_violation(cond, live, b.eps, b.delta, b.pairs)
-
-
 def _achieved(b, cond: np.ndarray, live: np.ndarray) -> float:
     """The smallest eps the table satisfies for this budget (at its delta)."""
     if b.kind == "loglift":
         return ms.loglift(cond, np.where(live, b.weights, 0.0))
     return ms.pairwise_eps(cond, live, b.delta, b.pairs)
-
-
-def _objective_direct(problem: Problem, x: np.ndarray) -> float | None:
-    """tv and expected distortion computed from the dense joint with numpy (not the LP row)."""
-    obj = problem.objective
-    if obj.kind not in ("tv", "expected_distortion") or problem.model is None:
-        return None
-    pxy = marginal(problem.model.axes, problem.model.value(x), obj.pair)
-    return ms.tv(pxy) if obj.kind == "tv" else float((pxy * obj.distance).sum())
 
 
 # ------------------------------------------------------------------ routes, for privopt check

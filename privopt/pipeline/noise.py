@@ -29,18 +29,17 @@ from .. import solverlog
 from ..backends import get_backend
 from ..errors import SolverError, UsageError, VerificationError
 from ..lower.noise import Block, ConicProgram, lower_noise
-from ..measures.gaussian import (
-    DELTA_RTOL, classic_bound, log_analytic_delta, max_sensitivity, sensitivities_of_factor, sensitivity_ceiling,
-)
+from ..measures.gaussian import DELTA_RTOL, max_sensitivity, sensitivities_of_factor
 from ..model.noise import NoiseModel
 from ..model.problem import Problem
 from ..results import LazyTables, Result
+from ..verification.problems import verify_noise
+from ..verification.sets import factor as _factor
+from ..verification.tolerances import CONIC_RTOL  # the objective vs its proven lower bound (relative)
 from .common import EXACT, Accuracy, Answer, Measured, Route, RouteStopped, timings
 
 CONIC_TOLS = (1e-9, 1e-10, 1e-11)  # the solver's tolerances, tightened while the certificate fails
 CONIC_LOOSER = (1e-8, 1e-7)  # tried when the solver calls 1e-9 "inaccurate": the certificate still decides
-# the objective vs its proven lower bound (relative): the accuracy of an interior-point solve
-CONIC_RTOL = 1e-6
 PSD_MAX_ANSWERS = 60  # the psd lowering has one (m+1)^2 block per input: check skips it beyond
 
 
@@ -170,19 +169,6 @@ def clean(model: NoiseModel, program: ConicProgram, cov: dict[str, np.ndarray]) 
     return out
 
 
-def _factor(blocks: dict[str, np.ndarray], cov: dict[str, np.ndarray], m: int) -> np.ndarray:
-    """H with ``Sigma = H H'``: G sqrt(s) for variances, G V sqrt(lambda) for a covariance."""
-    parts = [np.zeros((m, 0))]
-    for name, G in blocks.items():
-        S = cov[name]
-        if S.ndim == 1:
-            parts.append(G * np.sqrt(np.maximum(S, 0.0)))
-        else:
-            lam, V = np.linalg.eigh((S + S.T) / 2)
-            parts.append(G @ (V * np.sqrt(np.maximum(lam, 0.0))))
-    return np.hstack(parts)
-
-
 def verify(
     model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True,
     backend=None, duals: dict | None = None,
@@ -190,82 +176,38 @@ def verify(
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``, and
     certify the loss against ``lower_bound`` (from the solver's multipliers ``duals`` when they
     suffice). Every comparison fails on NaN."""
-    failures: list[str] = []
     req = model.requirement
-    blocks = {b.name: b.G for b in program.blocks}
-    for name, S in cov.items():
-        if not np.all(np.isfinite(S)):
-            failures.append(f"the noise {name} has a variance that is not a finite number")
-        elif S.ndim == 1 and S.min(initial=0.0) < 0:
-            failures.append(f"the noise {name} has a negative variance {S.min():.3g}")
-        elif S.ndim == 2 and np.linalg.eigvalsh((S + S.T) / 2).min(initial=0.0) < -1e-12 * np.abs(S).max(initial=0.0):
-            failures.append(f"the covariance of {name} is not positive semidefinite")
-    H = _factor(blocks, cov, model.answers) if not failures else np.full((model.answers, 1), np.nan)
-    sens = sensitivities_of_factor(H, model.F, model.input.widths) if not failures else np.array([math.inf])
-    worst = float(np.max(sens, initial=0.0))
-    log_achieved = log_analytic_delta(worst, req.eps)
-    achieved = math.exp(log_achieved)
-    bound = program.sensitivity_bound
-    # in log space: a delta of 1e-300 is compared to its own digits, never as 0 <= 1e-300
-    if not log_achieved <= math.log(req.delta) + math.log1p(DELTA_RTOL):
-        failures.append(
-            f"'{req.text}' does not hold: the largest sensitivity {worst:.6g} gives delta = {achieved:.6g} at eps = {req.eps:g}"
-        )
-    # the calibration's bound, proven from (eps, delta) here, not taken from the lowering: no
-    # private noise has a sensitivity at or beyond ``ceiling``
-    ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, bound)
-    if req.calibration == "classic":
-        exact = classic_bound(req.eps, req.delta)
-        if not worst <= exact * (1 + DELTA_RTOL):
-            failures.append(f"the classic calibration needs sensitivity <= {exact:.12g}; the noise gives {worst:.12g}")
-    loss = program.offset + sum(
-        float(b.weights @ cov[b.name]) if cov[b.name].ndim == 1 else float(np.sum((b.G.T @ b.G) * cov[b.name]))
-        for b in program.blocks
-    )
-    direct = program.offset + float(np.sum(H * H))  # tr(Sigma) = tr(H H') = |H|_F^2
-    scale = abs(loss)  # every comparison below is relative to the loss itself, at any scale
-    if not abs(direct - loss) <= 1e-9 * scale:
-        failures.append(f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}")
-    # the solver's own loss, before cleaning scaled the noise to exact feasibility (information)
-    solver_loss = None if claimed is None else claimed * program.unit + program.offset
-    # The dual point bounds the lowered program, whose budgets t_j use ``bound``. Every
-    # constraint is homogeneous (Sigma -> c Sigma scales f' Sigma^+ f by 1/c), so the spec's
-    # optimum, with sensitivities below ``ceiling``, is at least the program's times
-    # (bound / ceiling)^2: a lowering with too small a bound (too much noise) is not certified.
-    shrink = (bound / ceiling) ** 2 if ceiling > 0 and math.isfinite(ceiling) else 0.0
-    enough = loss - CONIC_RTOL * scale
-    if certify and not failures and shrink > 0:
-        lb_program = lower_bound(program, backend, duals, program.offset + (enough - program.offset) / shrink)
-        lb = program.offset + (lb_program - program.offset) * shrink if lb_program > program.offset else lb_program
-    else:
-        lb = -math.inf
-    gap = (loss - lb) / scale if scale > 0 else (0.0 if lb >= loss else math.inf)
-    if certify and not abs(gap) <= CONIC_RTOL:
-        why = "no finite bound could be proven" if not math.isfinite(lb) else f"the proven lower bound is {lb:.12g}"
-        failures.append(f"the loss {loss:.12g} is not certified: {why} (relative gap {gap:.3g}, tolerance {CONIC_RTOL:g})")
+
+    def program_bound(enough: float) -> float:  # the route's certificate: a point of the dual
+        return lower_bound(program, backend, duals, enough)
+
+    v = verify_noise(model, cov, program, program_bound if certify else None)
+    loss, lb, gap = v.values["loss"], v.values["lower_bound"], v.values["relative_gap"]
+    scale = abs(loss)
     return {
-        "passed": not failures,
+        "passed": v.passed,
         "objective": loss,
         "optimality": f"certified: proven lower bound within {max(gap, 0.0):.1e} (relative)",
-        "solver_objective": solver_loss,
-        "max_sensitivity": worst,
-        "sensitivity_bound": bound,
-        "sensitivity_ceiling": ceiling,
-        "delta_achieved": achieved,
-        "log_delta_achieved": log_achieved,
+        # the solver's own loss, before cleaning scaled the noise to exact feasibility (information)
+        "solver_objective": None if claimed is None else claimed * program.unit + program.offset,
+        "max_sensitivity": v.values["max_sensitivity"],
+        "sensitivity_bound": program.sensitivity_bound,
+        "sensitivity_ceiling": v.values["sensitivity_ceiling"],
+        "delta_achieved": v.values["delta_achieved"],
+        "log_delta_achieved": v.values["log_delta_achieved"],
         "calibration": req.calibration,
         "eps": req.eps,
         "delta": req.delta,
         "evidence": {
             "kind": "lower bound (a feasible point of the Lagrange dual)", "bound": lb, "side": "lower",
             "gap": loss - lb, "relative_gap": gap, "tolerance": CONIC_RTOL * scale,
-            "calibration_factor": shrink,
+            "calibration_factor": v.values["shrink"],
         },
         "tolerances": {
             "delta achieved vs delta (relative)": DELTA_RTOL,
             "objective vs solver and vs the bound (relative)": CONIC_RTOL,
         },
-        "failures": failures,
+        "failures": v.failures,
     }
 
 

@@ -30,7 +30,7 @@ from ..closedform.obfuscation import (
     corollary2_applies,
 )
 from ..errors import SolverError, VerificationError
-from ..measures.obfuscation import kl_excess, krcc_q
+from ..measures.obfuscation import krcc_q
 from ..methods.obfuscation import (
     DEFAULT_TOL,
     ChannelSolution,
@@ -40,6 +40,10 @@ from ..methods.obfuscation import (
 from ..model.obfuscation import ObfuscationModel
 from ..model.problem import Problem
 from ..results import LazyTables, Result
+from ..verification.atoms import leakage_bits as _leakage
+from ..verification.atoms import sheppard as _sheppard
+from ..verification.problems import verify_channel
+from ..verification.tolerances import LEAK_RTOL, ROW_ATOL
 from .common import (
     Accuracy,
     Answer,
@@ -52,10 +56,6 @@ from .common import (
 
 GLOBAL_TOL = DEFAULT_TOL  # absolute, in Q: the global method's certified gap
 FLOOR_TOL = 1e-7  # absolute, in Q: the certified gap accepted where the method stops at float64's floor
-ULP = float(np.finfo(float).eps)
-LEAK_RTOL = 1e-12  # the recomputed leakage may exceed eps by eps * LEAK_RTOL (relative: no absolute floor)
-ROW_ATOL = 1e-15  # a row of W sums to 1 within this (W is built from (p1, p2))
-Q_ULPS = 64 * ULP  # the two formulas for Q agree within this times 1/4, plus arcsin's conditioning
 GRID_POINTS = 20001
 GRID_ACCURACY = 2e-3  # Q varies like sqrt(p) near p = 0: a 5e-5 grid step can cost ~2e-3 there
 
@@ -170,98 +170,23 @@ def _other_restriction(model: ObfuscationModel, solved: ChannelSolution) -> dict
 # ------------------------------------------------------------------ verification
 
 
-def _sheppard(px1: float, W: np.ndarray) -> float:
-    """Q = 1/4 + arcsin(rho) / (2 pi) with rho from eq. 2's covariance; 1/4 when a variance is 0."""
-    px0 = 1.0 - px1
-    py1 = px0 * W[0, 1] + px1 * W[1, 1]
-    s11 = 2.0 * px0 * px1
-    s22 = 2.0 * (1.0 - py1) * py1
-    s12 = 2.0 * px1 * (py1 - W[1, 1])
-    if s11 <= 0.0 or s22 <= 0.0:
-        return 0.25
-    r = min(1.0, max(-1.0, s12 / math.sqrt(s11 * s22)))
-    return 0.25 + math.asin(r) / (2.0 * math.pi)
-
-
-def _leakage(px1: float, W: np.ndarray, F: np.ndarray) -> float:
-    """I(Y; F) in bits from the table, by the covariance form: the joint ``P(f, y) = sum_x P(x)
-    F[x, f] W[x, y]`` differs from ``P(f) P(y)`` by exactly ``dev(f, y) = P_X(0) P_X(1) (F[1, f] -
-    F[0, f]) (W[1, y] - W[0, y])`` (binary X), so ``I = sum P(f) P(y) phi(dev / (P(f) P(y))) / ln2``
-    with ``phi(x) = (1 + x) log(1 + x) - x`` (``kl_excess``; the linear terms sum to 0). Every
-    term is >= 0, so the sum keeps its relative accuracy at any scale (a plain ``sum joint log2(joint
-    / outer)`` cancels to ~1e-17 absolute, far above an eps of 1e-30)."""
-    px = np.array([1.0 - px1, px1])
-    joint = np.einsum("x,xf,xy->fy", px, F, W)
-    pf, py = joint.sum(axis=1), joint.sum(axis=0)
-    outer = pf[:, None] * py[None, :]
-    dev = px[0] * px[1] * np.outer(F[1] - F[0], W[1] - W[0])
-    live = outer > 0
-    return float(np.sum(outer[live] * kl_excess(dev[live] / outer[live])) / math.log(2.0))
-
-
 def verify(model: ObfuscationModel, W: np.ndarray, claimed: float | None = None) -> dict:
     """Recompute the channel's rows, the symmetric restriction, the leakage and Q from ``W``
     (and compare Q with the method's ``claimed`` value, when given)."""
-    failures: list[str] = []
-    W = np.asarray(W, dtype=float)
-    if W.shape != (2, 2) or not np.all(np.isfinite(W)):
-        failures.append("the channel is not a 2 x 2 table of finite numbers")
-        W = np.full((2, 2), 0.5)
-    if W.min() < 0 or W.max() > 1:
-        failures.append(f"a cell of {model.design} lies outside [0, 1]")
-    row_error = float(np.max(np.abs(W.sum(axis=1) - 1.0)))
-    if not row_error <= ROW_ATOL:
-        failures.append(f"a row of {model.design} sums to 1 {row_error:+.3g}")
-    if model.symmetric and W[0, 1] != W[1, 0]:
-        failures.append(f"P(Y = 1 | X = 0) = {W[0, 1]!r} differs from P(Y = 0 | X = 1) = {W[1, 0]!r}")
-    leak = _leakage(model.px1, W, model.F_given_X)
-    allowed = model.eps * (1 + LEAK_RTOL)
-    if model.leakage is not None and not leak <= allowed:
-        failures.append(f"'{model.leakage.text}' does not hold: I = {leak:.12g} bits > {model.eps:g}")
-    Q = _sheppard(model.px1, W)
-    if claimed is not None:
-        allowed = q_allowance(Q, _rho_rounding(model.px1, W, row_error))
-        if not abs(Q - claimed) <= allowed:
-            failures.append(f"Q recomputed from the table, {Q!r}, differs from the method's {claimed!r} "
-                            f"by more than rounding ({allowed:.2g})")
+    v = verify_channel(model, W, claimed)
     return {
-        "passed": not failures,
-        "objective": Q,
-        "leakage_bits": leak,
+        "passed": v.passed,
+        "objective": v.values["objective"],
+        "leakage_bits": v.values["leakage_bits"],
         "leakage_bound": None if model.leakage is None else model.eps,
-        "max_row_sum_error": row_error,
+        "max_row_sum_error": v.values["max_row_sum_error"],
         "tolerances": {
             "leakage (bits): eps * (1 + rtol)": LEAK_RTOL,
             "rows (absolute)": ROW_ATOL,
             "optimality gap in Q (absolute)": GLOBAL_TOL,
         },
-        "failures": failures,
+        "failures": v.failures,
     }
-
-
-def _rho_rounding(px1: float, W: np.ndarray, row_error: float) -> float:
-    """How much rho is undetermined by the table's rounding: ``Q_ULPS`` of its own evaluation,
-    plus the ambiguity of ``u = 1 - p1 - p2`` itself (``W[1, 1] - W[0, 1]`` and ``W[0, 0] -
-    W[1, 0]`` differ by the rows' rounding, at most twice ``row_error``, or an ulp) times
-    ``|d rho / d u| = sqrt(P_X(0) P_X(1) / (P_Y(0) P_Y(1)))`` (eq. 2's rho is ``u`` times it)."""
-    px0 = 1.0 - px1
-    py1 = px0 * W[0, 1] + px1 * W[1, 1]
-    py0 = px0 * W[0, 0] + px1 * W[1, 0]
-    if not py0 * py1 > 0.0:
-        return Q_ULPS
-    return Q_ULPS + 2.0 * max(row_error, ULP) * math.sqrt(px0 * px1 / (py0 * py1))
-
-
-def q_allowance(Q: float, dr: float = Q_ULPS) -> float:
-    """How far two correct evaluations of Q may differ by rounding alone: ``Q_ULPS`` of the 1/4 in
-    ``Q = 1/4 + arcsin(rho) / (2 pi)``, plus arcsin's conditioning for an error ``dr`` in rho
-    (``_rho_rounding``): ``dr / sqrt(1 - rho^2)``, capped by ``2 sqrt(dr)`` (arcsin is
-    1/2-Hoelder at +-1), over 2 pi. A few ulps at every scale, never an absolute 1e-12 that
-    exceeds the quantity."""
-    r = abs(math.sin(2.0 * math.pi * (Q - 0.25)))
-    room = 1.0 - min(1.0, r + dr) ** 2
-    cond = 2.0 * math.sqrt(dr) if room <= 0.0 else min(dr / math.sqrt(room), 2.0 * math.sqrt(dr))
-    return Q_ULPS * 0.25 + cond / (2.0 * math.pi)
 
 
 def measures(model: ObfuscationModel, W: np.ndarray) -> dict[str, float]:
