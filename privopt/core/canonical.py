@@ -47,8 +47,23 @@ class Cone:
         return self.size
 
 
+def psd_layout(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(i, j, scale) of a psd cone's k = n (n + 1) / 2 columns: column k holds
+    ``scale[k] * X[i[k], j[k]]`` of the n x n symmetric matrix X, over its lower triangle
+    (i >= j) column by column, with ``scale = 1`` on the diagonal and ``sqrt(2)`` off it, so
+    that ``x' y = tr(X Y)`` for the packed x, y of X, Y (SCS's and Clarabel's ``svec``).
+    X is recovered as ``X[i, j] = X[j, i] = x[k] / scale[k]``."""
+    j, i = np.triu_indices(n)  # (j, i) with j <= i, ordered by j then i: the lower triangle by column
+    scale = np.where(i == j, 1.0, np.sqrt(2.0))
+    return i, j, scale
+
+
 @dataclass(frozen=True)
 class CanonicalProgram:
+    """The program of this module's docstring. The first seven fields are those of the LP
+    (``backends.base.LinearProgram``, an alias of this class), in its order, so an LP is built
+    as before; ``cones``, ``integrality`` and ``offset`` default to none."""
+
     c: np.ndarray
     A: Any  # scipy.sparse matrix (m x n), csc for the backends
     row_lower: np.ndarray
