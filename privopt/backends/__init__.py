@@ -8,18 +8,18 @@ it never stops the others.
 from __future__ import annotations
 
 from ..errors import UsageError, did_you_mean
-from .base import CAPABILITIES, Backend, CanonicalProgram, LinearProgram, LPSolution
+from .base import BACKENDS, CAPABILITIES, Backend, CanonicalProgram, LinearProgram, LPSolution
 from .cvxpy import CvxpyBackend
 from .highs import HighsBackend
 from .pyomo import PyomoBackend
 from .scipy import ScipyBackend
 
-BACKENDS: dict[str, type[Backend]] = {
+BACKENDS.update({
     "highs": HighsBackend,
     "scipy": ScipyBackend,
     "cvxpy": CvxpyBackend,
     "pyomo": PyomoBackend,
-}
+})
 
 
 def get_backend(name: str, solver: str | None = None) -> Backend:

@@ -37,6 +37,10 @@ from ..core.canonical import CanonicalProgram
 
 LinearProgram = CanonicalProgram  # the LP routes' name for it (an LP is a canonical program without Q, cones, integers)
 
+# the backends by name, in privopt's order of preference; backends/__init__.py registers them
+# (kept here, so that a refusal can name the backends that take a program without importing up)
+BACKENDS: dict[str, type[Backend]] = {}
+
 # what a backend may take beyond an LP, and how a refusal names it
 CAPABILITIES = {
     "quadratic": "a quadratic objective",
@@ -206,8 +210,6 @@ def refusal(backend: Backend, needs: frozenset[str]) -> str:
     """Why ``backend`` refuses a program that ``needs`` these capabilities, and who takes it:
     "backend 'scipy' solves LPs and MILPs only; this program has a quadratic objective;
     backends that take it: highs, cvxpy:CLARABEL, ..."."""
-    from . import BACKENDS
-
     solves = ["LPs"] + [_KIND[k] for k in CAPABILITIES if any(k in form for form in backend.takes)]
     ordered = [k for k in CAPABILITIES if k in needs]
     lacking = [k for k in ordered if not any(k in form for form in backend.takes)]
