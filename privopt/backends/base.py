@@ -214,9 +214,9 @@ def refusal(backend: Backend, needs: frozenset[str]) -> str:
     ordered = [k for k in CAPABILITIES if k in needs]
     lacking = [k for k in ordered if not any(k in form for form in backend.takes)]
     has = _and([CAPABILITIES[k] for k in lacking or ordered]) + ("" if lacking else " together")
-    takers = [
-        b.label for cls in BACKENDS.values() for b in (cls(s) for s in cls.solvers + cls.optional_solvers or (None,))
-        if b.accepts(needs)
+    takers = [  # an optional inner solver (cvxpy's SCIP) only where its package is installed
+        b.label for cls in BACKENDS.values() for s in cls.solvers + cls.optional_solvers or (None,)
+        if (b := cls(s)).accepts(needs) and (s not in cls.optional_solvers or b.available()[0])
     ]
     return (
         f"backend '{backend.label}' solves {_and(solves)} only; this program has {has}; "
