@@ -163,7 +163,8 @@ class Backend:
         return True, ""
 
     def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
-        """Solve ``lp``; the solver's console output goes to the solver log, never to stdout."""
+        """Solve ``lp``, any canonical program this backend ``accepts`` (others are refused:
+        ``unsupported``); the solver's console output goes to the solver log, never to stdout."""
         if (refused := self.unsupported(lp)) is not None:
             return refused
         if time_limit is not None:

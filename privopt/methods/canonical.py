@@ -29,7 +29,8 @@ _NONE = ("closed-form", "global")
 def canonical_program(problem: Problem, method: str, pairwise: bool = False) -> CanonicalProgram | None:
     """The canonical program ``method`` solves for ``problem`` (the module's docstring), or None
     for a method that solves none. ``UsageError`` for a method privopt does not have, or one
-    that solves another problem class."""
+    that solves another problem class; a lowering's own errors pass through (``lower_atr``'s
+    ``InfeasibleError`` for bounds no table meets)."""
     if method in _NONE:
         return None
     if method not in _FAMILY:
