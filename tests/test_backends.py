@@ -216,7 +216,8 @@ def test_capabilities_give_the_old_flags():
         assert cls.supports_conic == bool(cls.capabilities & {"soc", "psd"})
     assert BACKENDS["highs"].supports_qp and not BACKENDS["highs"].supports_conic
     assert not BACKENDS["scipy"].supports_qp and BACKENDS["cvxpy"].supports_conic
-    assert get_backend("highs").accepts(frozenset({"integer"})) and not get_backend("highs").accepts(frozenset({"integer", "quadratic"}))
+    highs = get_backend("highs")
+    assert highs.accepts(frozenset({"integer"})) and not highs.accepts(frozenset({"integer", "quadratic"}))
     assert not BACKENDS["cvxpy"]("OSQP").accepts(frozenset({"soc"}))
 
 

@@ -136,7 +136,8 @@ def test_generic_psd_cone():
     row = b.rows(1, 1.0, 1.0)
     b.terms(row, x[i == j], 1.0)
     program = b.build()
-    assert program.needs == frozenset({"psd"}) and program.census()["constraints"] == {"zero": 1, "nonnegative": 0, "soc": 0, "psd": 1}
+    assert program.needs == frozenset({"psd"})
+    assert program.census()["constraints"] == {"zero": 1, "nonnegative": 0, "soc": 0, "psd": 1}
     sol = get_backend("cvxpy", "CLARABEL").solve(program)
     assert sol.ok and sol.objective == pytest.approx(np.linalg.eigvalsh(M)[0], abs=1e-7)
 
