@@ -1,18 +1,26 @@
-"""The backend protocol: a canonical sparse LP in, a uniform solution out.
+"""The backend protocol: a canonical program in, a uniform solution out.
+
+The program is ``core.canonical.CanonicalProgram`` (``LinearProgram`` is the same class, the
+name the LP routes use):
 
     minimize    c @ x  (+ 1/2 x @ Q @ x, Q symmetric positive semidefinite, for a QP)
     subject to  row_lower <= A @ x <= row_upper
                 col_lower <= x <= col_upper
+                x[cone] in a second-order or PSD cone, x[j] integer where integrality[j]
 
-A backend is one small class: capability flags as class attributes, its solver imported
-inside ``_solve``, solver statuses mapped through a table. ``Backend.solve`` runs ``_solve``
-with the solver's console output routed to the solver log (``privopt.solverlog``: discarded
-unless ``--verbose`` or ``--log FILE``), so nothing a solver prints reaches privopt's stdout; a
-backend wraps its blocking solver call in ``solverlog.interruptible`` so Ctrl-C takes effect.
+A backend is one small class: the parts of that program it takes (``capabilities``, from
+``CAPABILITIES``; every backend takes LPs) as a class attribute, its solver imported inside
+``_solve``, solver statuses mapped through a table. ``Backend.solve`` refuses a program that
+needs more than the backend takes (``unsupported``: what the program has and which backends
+take it), then runs ``_solve`` with the solver's console output routed to the solver log
+(``privopt.solverlog``: discarded unless ``--verbose`` or ``--log FILE``), so nothing a solver
+prints reaches privopt's stdout; a backend wraps its blocking solver call in
+``solverlog.interruptible`` so Ctrl-C takes effect.
 
 The result keeps two separate things (Pyomo's split): why the solver stopped (``termination``) and what the returned point
 is (``status``). Only ``status == "optimal"`` is an answer; every other status is reported,
-never used.
+never used. A program with integer columns (a MILP) has no duals: ``row_dual`` and
+``col_dual`` are None.
 """
 
 from __future__ import annotations
@@ -25,25 +33,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import solverlog
+from ..core.canonical import CanonicalProgram
 
+LinearProgram = CanonicalProgram  # the LP routes' name for it (an LP is a canonical program without Q, cones, integers)
 
-@dataclass(frozen=True)
-class LinearProgram:
-    c: np.ndarray
-    A: sp.csc_matrix
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    col_lower: np.ndarray
-    col_upper: np.ndarray
-    Q: sp.csc_matrix | None = None  # quadratic objective term (1/2 x'Qx); None for an LP
+# the backends by name, in privopt's order of preference; backends/__init__.py registers them
+# (kept here, so that a refusal can name the backends that take a program without importing up)
+BACKENDS: dict[str, type[Backend]] = {}
 
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.A.shape
-
-    @property
-    def is_qp(self) -> bool:
-        return self.Q is not None and self.Q.nnz > 0
+# what a backend may take beyond an LP, and how a refusal names it
+CAPABILITIES = {
+    "quadratic": "a quadratic objective",
+    "integer": "integer columns",
+    "soc": "second-order cones",
+    "psd": "PSD cones",
+}
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,15 @@ class ConicSolution:
 
 
 class Backend:
-    """Base class; subclasses set the flags and implement ``solve`` (an LP, or a QP when
-    ``supports_qp``; ``unsupported`` returns the status for a program a backend cannot take).
+    """Base class; subclasses declare what they take and implement ``_solve`` for it.
+
+    ``capabilities`` is what the backend takes beyond LPs, with at least one of its inner
+    solvers (a subset of ``CAPABILITIES``); ``forms`` narrows it per inner solver to the
+    combinations a solver takes (cvxpy's OSQP takes no cones; HiGHS takes a quadratic
+    objective or integers, not both), as cvxpy's solvers list the constraint kinds they
+    support and whether they are MIP-capable. ``supports_qp`` and ``supports_conic`` are read
+    off ``capabilities``. ``unsupported`` refuses, the same way for every backend, a program
+    whose ``needs`` no form of this backend covers.
 
     ``package`` is imported by ``available``; a missing or broken package makes the backend
     report itself unavailable (with the reason) instead of failing the caller.
@@ -98,10 +109,30 @@ class Backend:
 
     name: ClassVar[str] = "base"
     package: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    forms: ClassVar[dict[str | None, tuple[frozenset[str], ...]]] = {}  # inner solver -> what it takes together
     supports_lp: ClassVar[bool] = True
-    supports_qp: ClassVar[bool] = False
-    supports_conic: ClassVar[bool] = False  # second-order and PSD cones (lower/noise.py)
+    supports_qp: ClassVar[bool] = False  # "quadratic" in capabilities (set by __init_subclass__)
+    supports_conic: ClassVar[bool] = False  # a cone in capabilities: second-order and PSD cones (lower/noise.py)
     solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers, for modelling layers (cvxpy)
+    optional_solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers taken by name, from optional packages (not cross-checked)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        unknown = cls.capabilities - set(CAPABILITIES)
+        if unknown:
+            raise TypeError(f"{cls.__name__}: unknown capabilities {sorted(unknown)}; known: {', '.join(CAPABILITIES)}")
+        cls.supports_qp = "quadratic" in cls.capabilities
+        cls.supports_conic = bool(cls.capabilities & {"soc", "psd"})
+
+    @property
+    def takes(self) -> tuple[frozenset[str], ...]:
+        """The combinations of capabilities this instance (with its inner solver) takes."""
+        return self.forms.get(self.solver, (self.capabilities,))
+
+    def accepts(self, needs: frozenset[str]) -> bool:
+        """True if some combination this instance takes covers ``needs`` (an LP needs nothing)."""
+        return any(needs <= form for form in self.takes)
 
     @property
     def stalls_on_envelopes(self) -> bool:
@@ -110,7 +141,7 @@ class Backend:
         return False
 
     def __init__(self, solver: str | None = None):
-        if solver is not None and solver not in self.solvers:
+        if solver is not None and solver not in self.solvers + self.optional_solvers:
             from ..errors import UsageError
 
             choices = ", ".join(self.solvers) if self.solvers else "none (it has no --solver choice)"
@@ -132,7 +163,8 @@ class Backend:
         return True, ""
 
     def solve(self, lp: LinearProgram, *, time_limit: float | None = None, tol: float = 1e-9) -> LPSolution:
-        """Solve ``lp``; the solver's console output goes to the solver log, never to stdout."""
+        """Solve ``lp``, any canonical program this backend ``accepts`` (others are refused:
+        ``unsupported``); the solver's console output goes to the solver log, never to stdout."""
         if (refused := self.unsupported(lp)) is not None:
             return refused
         if time_limit is not None:
@@ -166,14 +198,38 @@ class Backend:
     def _solve_conic(self, program, *, form: str, time_limit: float | None, tol: float) -> ConicSolution:
         raise NotImplementedError
 
-    def unsupported(self, lp: LinearProgram) -> LPSolution | None:
-        """A failed solution if this backend cannot take ``lp`` (a QP on an LP-only backend)."""
-        if lp.is_qp and not self.supports_qp:
-            return LPSolution(
-                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
-                f"backend '{self.label}' solves LPs only; this program has a quadratic objective",
-            )
-        return None
+    def unsupported(self, program: CanonicalProgram) -> LPSolution | None:
+        """A refused solution (termination "unsupported") if no combination this backend takes
+        covers ``program.needs``; its message names what the program has that the backend
+        does not take, and the backends that take the whole program."""
+        if self.accepts(program.needs):
+            return None
+        return LPSolution("unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "", refusal(self, program.needs))
+
+
+def refusal(backend: Backend, needs: frozenset[str]) -> str:
+    """Why ``backend`` refuses a program that ``needs`` these capabilities, and who takes it:
+    "backend 'scipy' solves LPs and MILPs only; this program has a quadratic objective;
+    backends that take it: highs, cvxpy:CLARABEL, ..."."""
+    solves = ["LPs"] + [_KIND[k] for k in CAPABILITIES if any(k in form for form in backend.takes)]
+    ordered = [k for k in CAPABILITIES if k in needs]
+    lacking = [k for k in ordered if not any(k in form for form in backend.takes)]
+    has = _and([CAPABILITIES[k] for k in lacking or ordered]) + ("" if lacking else " together")
+    takers = [  # an optional inner solver (cvxpy's SCIP) only where its package is installed
+        b.label for cls in BACKENDS.values() for s in cls.solvers + cls.optional_solvers or (None,)
+        if (b := cls(s)).accepts(needs) and (s not in cls.optional_solvers or b.available()[0])
+    ]
+    return (
+        f"backend '{backend.label}' solves {_and(solves)} only; this program has {has}; "
+        + (f"backends that take it: {', '.join(takers)}" if takers else "no backend here takes it")
+    )
+
+
+_KIND = {"quadratic": "QPs", "integer": "MILPs", "soc": "second-order cone programs", "psd": "semidefinite programs"}
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _not_a_number(lp: LinearProgram) -> str | None:

@@ -1,8 +1,15 @@
-"""cvxpy as a modelling layer over CLARABEL, HIGHS, SCS or OSQP (``--solver``).
+"""cvxpy as a modelling layer over CLARABEL, HIGHS, SCS or OSQP (``--solver``), and SCIP
+where pyscipopt is installed (the one inner solver that takes integers with cones).
 
 Each inner solver gets the options it needs to reach ~1e-9 (cvxpy's defaults stop near 1e-8
 or looser). cvxpy's "inaccurate" statuses are failures, never answers. Duals are cvxpy's
-multipliers mapped to privopt's convention, d objective / d row bound.
+multipliers mapped to privopt's convention, d objective / d row bound (none for a program
+with integer columns).
+
+``_solve`` writes any canonical program (``core.canonical``) as one cvxpy problem: a vector x
+(integer where the program says so), its rows and bounds, ``cp.SOC(x[s], x[s+1 : s+k])`` for a
+second-order cone and, for a psd cone of order n, a symmetric n x n variable X with ``X >> 0``
+tied to the cone's columns by ``x[s + k] = scale_k X[i_k, j_k]`` (``core.canonical.psd_layout``).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import solverlog
+from ..core.canonical import psd_layout
 from .base import Backend, ConicSolution, LinearProgram, LPSolution, split_rows
 
 # cvxpy status -> (termination, status of the returned point)
@@ -35,16 +43,27 @@ _OPTIONS = {
     "HIGHS": lambda tol: {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol},
     "SCS": lambda tol: {"eps_abs": tol, "eps_rel": tol, "max_iters": 200_000},
     "OSQP": lambda tol: {"eps_abs": tol, "eps_rel": tol, "max_iter": 200_000, "polishing": True},
+    "SCIP": lambda tol: {"scip_params": {"limits/gap": tol}},
 }
 _TIME_LIMIT = {"CLARABEL": "time_limit", "HIGHS": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit"}
+_MIP_OPTIONS = {"HIGHS": lambda tol: {"mip_rel_gap": tol}}  # branch and cut to an optimum, not HiGHS's default 1e-4 gap
+
+_CONIC = frozenset({"quadratic", "soc", "psd"})
 
 
 class CvxpyBackend(Backend):
     name = "cvxpy"
     package = "cvxpy"
-    supports_qp = True
-    supports_conic = True  # with CLARABEL or SCS (the others take no cones)
+    capabilities = frozenset({"quadratic", "integer", "soc", "psd"})
+    forms = {  # what each inner solver takes together (cvxpy's supported constraints and MIP_CAPABLE)
+        "CLARABEL": (_CONIC,),
+        "HIGHS": (frozenset({"quadratic"}), frozenset({"integer"})),
+        "SCS": (_CONIC,),
+        "OSQP": (frozenset({"quadratic"}),),
+        "SCIP": (frozenset({"quadratic", "integer", "soc"}),),
+    }
     solvers = ("CLARABEL", "HIGHS", "SCS", "OSQP")
+    optional_solvers = ("SCIP",)  # pyscipopt is not a dependency: taken by name where it is installed
     conic_solvers = ("CLARABEL", "SCS")
 
     @property
@@ -64,12 +83,15 @@ class CvxpyBackend(Backend):
         return True, ""
 
     def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
+        """Any canonical program as one cvxpy problem (the module's docstring); an LP or QP is
+        built exactly as before cones and integers were added."""
         import cvxpy as cp
 
         t0 = time.perf_counter()
         A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
         n = lp.A.shape[1]
-        x = cp.Variable(n)
+        integer = np.flatnonzero(lp.integrality) if lp.n_integers else ()
+        x = cp.Variable(n, integer=(integer,)) if len(integer) else cp.Variable(n)  # indices as np.unravel_index gives them
         cons = []
         ub = eq = None
         if A_ub.shape[0]:
@@ -84,22 +106,25 @@ class CvxpyBackend(Backend):
             cons.append(x[lo_idx] >= lp.col_lower[lo_idx])
         if hi_idx.size:
             cons.append(x[hi_idx] <= lp.col_upper[hi_idx])
+        cons += _cones(x, lp.cones)
         objective = lp.c @ x
         if lp.is_qp:
             objective = objective + 0.5 * cp.quad_form(x, cp.psd_wrap(lp.Q))
         problem = cp.Problem(cp.Minimize(objective), cons)
         t1 = time.perf_counter()
-        run = self._run(problem, tol, time_limit)
+        extra = _MIP_OPTIONS.get(self.solver, lambda _: {})(tol) if len(integer) else {}
+        run = self._run(problem, tol, time_limit, extra)
         termination, status = run.termination, run.status
         values = objective = row_dual = None
         if status == "optimal":
             values = np.asarray(x.value, dtype=float)
             objective = float(problem.value)
-            row_dual = np.zeros(lp.A.shape[0])
-            if ub is not None and ub.dual_value is not None:
-                np.add.at(row_dual, ub_rows, -np.asarray(ub.dual_value) * ub_sign)
-            if eq is not None and eq.dual_value is not None:
-                row_dual[eq_rows] = -np.asarray(eq.dual_value)
+            if not len(integer):  # a MILP has no duals
+                row_dual = np.zeros(lp.A.shape[0])
+                if ub is not None and ub.dual_value is not None:
+                    np.add.at(row_dual, ub_rows, -np.asarray(ub.dual_value) * ub_sign)
+                if eq is not None and eq.dual_value is not None:
+                    row_dual[eq_rows] = -np.asarray(eq.dual_value)
         return LPSolution(
             termination,
             status,
@@ -141,13 +166,16 @@ class CvxpyBackend(Backend):
             duals=duals,
         )
 
-    def _run(self, problem, tol: float, time_limit: float | None) -> _Run:
-        """``problem.solve`` on the inner solver with its accuracy options, interruptible, with
-        cvxpy's status mapped and its time split into compiling and the inner solver's own."""
+    def _run(self, problem, tol: float, time_limit: float | None, extra: dict | None = None) -> _Run:
+        """``problem.solve`` on the inner solver with its accuracy options (and ``extra``),
+        interruptible, with cvxpy's status mapped and its time split into compiling and the
+        inner solver's own."""
         import cvxpy as cp
 
-        options = _OPTIONS[self.solver](tol)
-        if time_limit is not None:
+        options = _OPTIONS[self.solver](tol) | (extra or {})
+        if time_limit is not None and self.solver == "SCIP":  # SCIP's limits are its parameters
+            options["scip_params"] = options["scip_params"] | {"limits/time": float(time_limit)}
+        elif time_limit is not None:
             options[_TIME_LIMIT[self.solver]] = float(time_limit)
         t1 = time.perf_counter()
         message = ""
@@ -170,6 +198,27 @@ class CvxpyBackend(Backend):
         solve_s = float(inner) if inner is not None and 0 <= inner <= spent else spent
         iterations = getattr(stats, "num_iters", None) if stats is not None else None
         return _Run(termination, status, message or str(problem.status), solve_s, spent - solve_s, iterations)
+
+
+def _cones(x, cones) -> list:
+    """The cvxpy constraints putting slices of ``x`` in their cones (``core.canonical``): a soc
+    as ``cp.SOC(t, u)``; a psd cone of order n as a symmetric n x n variable X, ``X >> 0``, with
+    the slice equal to X's lower triangle by column, off-diagonal entries times sqrt(2)."""
+    import cvxpy as cp
+    import scipy.sparse as sp
+
+    out = []
+    for cone in cones:
+        part = x[cone.start : cone.start + cone.size]
+        if cone.kind == "soc":
+            out.append(cp.SOC(part[0], part[1:]))
+            continue
+        n = cone.order
+        i, j, scale = psd_layout(n)
+        X = cp.Variable((n, n), symmetric=True)
+        pick = sp.csr_array((scale, (np.arange(i.size), j * n + i)), shape=(i.size, n * n))  # vec(X) by column
+        out += [X >> 0, part == pick @ cp.vec(X, order="F")]
+    return out
 
 
 def _arrays(value):

@@ -1,5 +1,9 @@
 """HiGHS through highspy: the model passed once as CSC arrays, every return status checked.
 
+HiGHS takes LPs, convex QPs (a Hessian passed after the model) and MILPs (the model's
+``integrality_``, solved by its branch and cut to a relative gap of ``tol``); not a quadratic
+objective with integers, and no cones.
+
 ``run`` goes through ``solverlog.interruptible`` with HiGHS's user interrupt (the simplex and
 IPM interrupt callbacks) as the cancel hook: Ctrl-C stops a long solve within an iteration.
 
@@ -35,6 +39,9 @@ _STATUS = {
     "kModelError": ("error", "unknown"),
     "kLoadError": ("error", "unknown"),
     "kMemoryLimit": ("memory_limit", "unknown"),
+    "kSolutionLimit": ("solution_limit", "unknown"),  # a MILP's branch and cut stopped at its incumbent limit
+    "kObjectiveBound": ("objective_limit", "unknown"),
+    "kObjectiveTarget": ("objective_limit", "unknown"),
     "kUnknown": ("unknown", "unknown"),
     "kNotset": ("error", "unknown"),
 }
@@ -55,8 +62,8 @@ def _run_in_thread(h):
 class HighsBackend(Backend):
     name = "highs"
     package = "highspy"
-    supports_lp = True
-    supports_qp = True
+    capabilities = frozenset({"quadratic", "integer"})
+    forms = {None: (frozenset({"quadratic"}), frozenset({"integer"}))}  # no MIQP
     interruptible: ClassVar[bool] = True  # False: run in the caller's thread, no interrupt callback
 
     def _run(self, h):
@@ -75,6 +82,10 @@ class HighsBackend(Backend):
         h.setOptionValue("dual_feasibility_tolerance", tol)
         if time_limit is not None:
             h.setOptionValue("time_limit", float(time_limit))
+        integer = lp.n_integers > 0
+        if integer:  # branch and cut stops at a relative gap of 1e-4 by default; an optimum is asked for
+            h.setOptionValue("mip_rel_gap", tol)
+            h.setOptionValue("mip_feasibility_tolerance", max(tol, 1e-10))
         A = lp.A.tocsc()
         n_row, n_col = A.shape
         model = highspy.HighsLp()
@@ -91,7 +102,9 @@ class HighsBackend(Backend):
         model.a_matrix_.start_ = np.ascontiguousarray(A.indptr, dtype=np.int32)
         model.a_matrix_.index_ = np.ascontiguousarray(A.indices, dtype=np.int32)
         model.a_matrix_.value_ = np.ascontiguousarray(A.data, dtype=np.float64)
-        # (the array overload of passModel reads an empty integrality array as garbage)
+        if integer:  # (the array overload of passModel reads an empty integrality array as garbage)
+            kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+            model.integrality_ = [kinds[int(v)] for v in lp.integrality]
         st = h.passModel(model)
         if st != highspy.HighsStatus.kError and lp.is_qp:
             Q = sp.tril(lp.Q, format="csc")  # HiGHS takes the lower triangle, column-wise
@@ -131,7 +144,7 @@ class HighsBackend(Backend):
             sol = h.getSolution()
             x = np.asarray(sol.col_value, dtype=float)
             objective = float(info.objective_function_value)
-            if sol.dual_valid:
+            if sol.dual_valid and not integer:  # a MILP has no duals
                 row_dual = np.asarray(sol.row_dual, dtype=float)
                 col_dual = np.asarray(sol.col_dual, dtype=float)
         return LPSolution(

@@ -2,7 +2,8 @@
 
 Pyomo builds one expression per row, so its build time is part of what `privopt check` and the
 benchmarks report. Its results keep termination condition and solution status apart, which
-map through tables like every other backend.
+map through tables like every other backend. Integer columns are variables over
+``pyomo.environ.Integers`` (a MILP, solved by HiGHS's branch and cut; no duals).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ _SOLUTION = {"optimal": "optimal", "feasible": "unknown", "infeasible": "infeasi
 class PyomoBackend(Backend):
     name = "pyomo"
     package = "pyomo.environ"
-    supports_qp = True  # the contrib.solver HiGHS interface takes convex quadratic objectives
+    # the contrib.solver HiGHS interface takes convex quadratic objectives, and integers (not both)
+    capabilities = frozenset({"quadratic", "integer"})
+    forms = {None: (frozenset({"quadratic"}), frozenset({"integer"}))}
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
@@ -59,7 +62,9 @@ class PyomoBackend(Backend):
         m.I = pe.RangeSet(0, n_col - 1)
         lo = [None if not np.isfinite(v) else float(v) for v in lp.col_lower]
         hi = [None if not np.isfinite(v) else float(v) for v in lp.col_upper]
-        m.x = pe.Var(m.I, bounds=lambda _, i: (lo[i], hi[i]))
+        integer = lp.n_integers > 0
+        kinds = lp.integrality if integer else np.zeros(n_col, dtype=bool)
+        m.x = pe.Var(m.I, bounds=lambda _, i: (lo[i], hi[i]), domain=lambda _, i: pe.Integers if kinds[i] else pe.Reals)
         xs = [m.x[i] for i in range(n_col)]
         A = lp.A.tocsr()
         m.rows = pe.ConstraintList()
@@ -81,6 +86,8 @@ class PyomoBackend(Backend):
         m.obj = pe.Objective(expr=linear)
         t1 = time.perf_counter()
         options = {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
+        if integer:
+            options["mip_rel_gap"] = tol
         kw = dict(load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=time_limit, tee=solverlog.verbose())
         res = solverlog.interruptible(lambda: Highs().solve(m, solver_options=options, **kw))
         if res.termination_condition.name in ("provenInfeasible", "infeasibleOrUnbounded"):
@@ -100,10 +107,11 @@ class PyomoBackend(Backend):
             free = np.clip(0.0, lp.col_lower, lp.col_upper)
             x = np.array([primals.get(v, free[j]) for j, v in enumerate(xs)], dtype=float)
             objective = float(res.incumbent_objective)
-            duals = res.solution_loader.get_duals()
-            row_dual = np.array([duals.get(c, 0.0) for c in rows], dtype=float)
-            rc = res.solution_loader.get_reduced_costs()
-            col_dual = np.array([rc.get(v, lp.c[j]) for j, v in enumerate(xs)], dtype=float)
+            if not integer:  # a MILP has no duals
+                duals = res.solution_loader.get_duals()
+                row_dual = np.array([duals.get(c, 0.0) for c in rows], dtype=float)
+                rc = res.solution_loader.get_reduced_costs()
+                col_dual = np.array([rc.get(v, lp.c[j]) for j, v in enumerate(xs)], dtype=float)
         return LPSolution(
             termination,
             status,

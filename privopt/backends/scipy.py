@@ -2,6 +2,8 @@
 
 linprog takes A_ub x <= b_ub and A_eq x == b_eq, so ranged rows are split (``split_rows``)
 and the duals (scipy's ``marginals``, d objective / d b) are mapped back onto the rows.
+A program with integer columns goes to ``scipy.optimize.milp`` (HiGHS's branch and cut),
+which takes the ranged rows as they are and returns no duals.
 """
 
 from __future__ import annotations
@@ -23,11 +25,24 @@ _STATUS = {
 }
 
 
+# milp status -> (termination, status of the returned point)
+_MILP_STATUS = {
+    0: ("optimal", "optimal"),
+    1: ("iteration_limit", "unknown"),  # also time limit
+    2: ("infeasible", "infeasible"),
+    3: ("unbounded", "unbounded"),
+    4: ("error", "unknown"),
+}
+
+
 class ScipyBackend(Backend):
     name = "scipy"
     package = "scipy.optimize"
+    capabilities = frozenset({"integer"})
 
     def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
+        if lp.n_integers:
+            return self._solve_milp(lp, time_limit=time_limit, tol=tol)
         import scipy
         from scipy.optimize import linprog
 
@@ -82,4 +97,42 @@ class ScipyBackend(Backend):
             message=str(res.message),
             row_dual=row_dual,
             col_dual=col_dual,
+        )
+
+    def _solve_milp(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
+        """``scipy.optimize.milp``: rows as one ``LinearConstraint``, integrality per column,
+        solved to a relative gap of ``tol``; infeasibility confirmed without presolve."""
+        import scipy
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
+        t0 = time.perf_counter()
+        rows = [LinearConstraint(lp.A.tocsr(), lp.row_lower, lp.row_upper)] if lp.A.shape[0] else []
+        options = {"disp": solverlog.verbose(), "mip_rel_gap": tol}
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        t1 = time.perf_counter()
+
+        def run(opts):
+            return milp(lp.c, integrality=np.asarray(lp.integrality, dtype=int), bounds=Bounds(lp.col_lower, lp.col_upper),
+                        constraints=rows, options=opts)
+
+        res = solverlog.interruptible(lambda: run(options))
+        if res.status == 2:  # see _solve
+            res = solverlog.interruptible(lambda: run(options | {"presolve": False}))
+        t2 = time.perf_counter()
+        termination, status = _MILP_STATUS.get(res.status, ("unknown", "unknown"))
+        if res.status == 1 and "time" in str(res.message).lower():
+            termination = "time_limit"
+        ok = status == "optimal" and res.x is not None
+        return LPSolution(
+            termination,
+            status if ok or status != "optimal" else "unknown",
+            np.asarray(res.x, dtype=float) if ok else None,
+            float(res.fun) if ok else None,
+            solve_s=t2 - t1,
+            build_s=t1 - t0,
+            iterations=None,
+            solver="scipy.milp(highs)",
+            version=scipy.__version__,
+            message=str(res.message),
         )

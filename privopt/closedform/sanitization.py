@@ -180,11 +180,11 @@ def prop1(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return _channel(p, plan)
 
 
-def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: Backend, time_limit=None):
-    """Prop. 2 (eq. 12) for E[d(X, Y)] with d a quasi-metric: the full diagonal, then one
-    transport LP over the pairs X^-(s) x X^+(s) of every s (the problems are separate; one
-    block LP solves them all). Returns (M over (S, X, Y), the LP solution)."""
-    keep, r, t = _residuals(p, q)
+def transport_lp(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray):
+    """Prop. 2's (eq. 12) transport LP over the pairs X^-(s) x X^+(s) of every s, as
+    (LinearProgram, (s, x, y) of each column, the supply row of each column), or None when no
+    mass moves (the full diagonal is the answer)."""
+    _, r, t = _residuals(p, q)
     S, k = p.shape
     s_idx, xs, ys = [], [], []
     for s in range(S):  # pairs per s; sizes |X^-(s)| x |X^+(s)|, built by broadcasting
@@ -194,9 +194,8 @@ def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: 
             s_idx.append(np.full(aa.size, s))
             xs.append(aa.ravel())
             ys.append(bb.ravel())
-    plan = keep[:, :, None] * np.eye(k)[None]
     if not s_idx:
-        return _channel(p, plan), None
+        return None
     s_idx, xs, ys = np.concatenate(s_idx), np.concatenate(xs), np.concatenate(ys)
     m = s_idx.size
     cols = np.arange(m)
@@ -208,6 +207,20 @@ def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: 
     lp = LinearProgram(
         ps[s_idx] * d[xs, ys], A[used], rhs[used], rhs[used], np.zeros(m), np.full(m, np.inf)
     )
+    return lp, (s_idx, xs, ys), supply_row
+
+
+def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: Backend, time_limit=None):
+    """Prop. 2 (eq. 12) for E[d(X, Y)] with d a quasi-metric: the full diagonal, then one
+    transport LP over the pairs X^-(s) x X^+(s) of every s (the problems are separate; one
+    block LP solves them all: ``transport_lp``). Returns (M over (S, X, Y), the LP solution)."""
+    keep, r, t = _residuals(p, q)
+    S, k = p.shape
+    plan = keep[:, :, None] * np.eye(k)[None]
+    transport = transport_lp(p, q, ps, d)
+    if transport is None:
+        return _channel(p, plan), None
+    lp, (s_idx, xs, ys), supply_row = transport
     sol = backend.unsupported(lp) or backend.solve(lp, time_limit=time_limit, tol=1e-10)
     if not sol.ok:
         raise SolverError(f"{sol.solver}: Prop. 2's transport LP ended '{sol.termination}' ({sol.message})")

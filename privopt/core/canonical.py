@@ -47,8 +47,23 @@ class Cone:
         return self.size
 
 
+def psd_layout(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(i, j, scale) of a psd cone's k = n (n + 1) / 2 columns: column k holds
+    ``scale[k] * X[i[k], j[k]]`` of the n x n symmetric matrix X, over its lower triangle
+    (i >= j) column by column, with ``scale = 1`` on the diagonal and ``sqrt(2)`` off it, so
+    that ``x' y = tr(X Y)`` for the packed x, y of X, Y (SCS's and Clarabel's ``svec``).
+    X is recovered as ``X[i, j] = X[j, i] = x[k] / scale[k]``."""
+    j, i = np.triu_indices(n)  # (j, i) with j <= i, ordered by j then i: the lower triangle by column
+    scale = np.where(i == j, 1.0, np.sqrt(2.0))
+    return i, j, scale
+
+
 @dataclass(frozen=True)
 class CanonicalProgram:
+    """The program of this module's docstring. The first seven fields are those of the LP
+    (``backends.base.LinearProgram``, an alias of this class), in its order, so an LP is built
+    as before; ``cones``, ``integrality`` and ``offset`` default to none."""
+
     c: np.ndarray
     A: Any  # scipy.sparse matrix (m x n), csc for the backends
     row_lower: np.ndarray
@@ -103,3 +118,64 @@ class CanonicalProgram:
                 "psd": sum(1 for k in self.cones if k.kind == "psd"),
             },
         }
+
+
+class ProgramBuilder:
+    """A canonical program assembled block by block, for a lowering that writes its columns,
+    cones and rows in numpy arrays (vectorized: one call per block, not per entry).
+
+    ``columns`` and ``cones`` append columns (a cone's are consecutive) and return their
+    indices; ``rows`` appends rows ``lower <= . <= upper`` and returns theirs; ``terms(rows,
+    cols, values)`` adds coefficients ``A[rows, cols] += values`` (broadcast together, zeros
+    dropped); ``build()`` is the program (scipy.sparse imported there)."""
+
+    def __init__(self):
+        self.n = 0  # columns so far
+        self.m = 0  # rows so far
+        self._cost: list[np.ndarray] = []
+        self._col_lo: list[np.ndarray] = []
+        self._col_hi: list[np.ndarray] = []
+        self._row_lo: list[np.ndarray] = []
+        self._row_hi: list[np.ndarray] = []
+        self._entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._cones: list[Cone] = []
+
+    def columns(self, count: int, lower=-np.inf, upper=np.inf, cost=0.0) -> np.ndarray:
+        """``count`` new columns with these bounds and objective coefficients (scalars or arrays)."""
+        idx = self.n + np.arange(count)
+        for out, value in ((self._col_lo, lower), (self._col_hi, upper), (self._cost, cost)):
+            out.append(np.broadcast_to(np.asarray(value, dtype=float), (count,)))
+        self.n += count
+        return idx
+
+    def cones(self, kind: str, count: int, size: int, cost=0.0) -> np.ndarray:
+        """``count`` cones ``kind`` of ``size`` free columns each; their columns as (count, size)."""
+        idx = self.columns(count * size, cost=np.broadcast_to(np.asarray(cost, dtype=float), (count, size)).ravel())
+        self._cones += [Cone(kind, int(self.n - count * size + k * size), size) for k in range(count)]
+        return idx.reshape(count, size)
+
+    def rows(self, count: int, lower, upper) -> np.ndarray:
+        """``count`` new rows ``lower <= A x <= upper`` (a row with lower == upper is a zero set row)."""
+        idx = self.m + np.arange(count)
+        self._row_lo.append(np.broadcast_to(np.asarray(lower, dtype=float), (count,)))
+        self._row_hi.append(np.broadcast_to(np.asarray(upper, dtype=float), (count,)))
+        self.m += count
+        return idx
+
+    def terms(self, rows, cols, values) -> None:
+        r, c, v = np.broadcast_arrays(np.asarray(rows), np.asarray(cols), np.asarray(values, dtype=float))
+        keep = v != 0
+        self._entries.append((r[keep].ravel(), c[keep].ravel(), v[keep].ravel()))
+
+    def build(self, offset: float = 0.0) -> CanonicalProgram:
+        import scipy.sparse as sp
+
+        def cat(parts):
+            return np.concatenate(parts) if parts else np.zeros(0)
+
+        r, c, v = (cat([e[k] for e in self._entries]) for k in range(3))
+        A = sp.csc_matrix((v, (r.astype(np.int64), c.astype(np.int64))), shape=(self.m, self.n))  # duplicates summed
+        return CanonicalProgram(
+            cat(self._cost), A, cat(self._row_lo), cat(self._row_hi), cat(self._col_lo), cat(self._col_hi),
+            cones=tuple(self._cones), offset=offset,
+        )

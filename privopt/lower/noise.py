@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from ..core.canonical import CanonicalProgram, ProgramBuilder, psd_layout
 from ..errors import SpecError
 from ..measures.gaussian import max_sensitivity
 from ..model.noise import NoiseModel
@@ -143,6 +144,117 @@ class ConicProgram:
             cons += list(named.values())
             return cp.Problem(cp.Minimize(cost), cons), svars | cvars, named
         return cp.Problem(cp.Minimize(cost), cons), svars | cvars, {}
+
+    def canonical(self, form: str = "soc") -> CanonicalProgram:
+        """The program ``to_cvxpy(form)`` builds, as a ``core.canonical.CanonicalProgram`` in
+        the same scaled units (same optimum; the loss is ``offset + unit * optimum``).
+
+        Columns: the variances over ``sigma`` (``r = s / sigma >= 0``, cost ``sigma |g_i|^2``)
+        and, per correlated block, its covariance C as a psd cone (cost ``tr(G'G C)``). Then
+        for every input coordinate j (none when no input moves the release):
+
+        * ``soc``: per (j, i) of the diagonal noise one cone ``(a, b, c)``, ``|(b, c)| <= a``,
+          with ``a = u + r_i``, ``c = u - r_i`` (a zero row ``a - c = 2 r_i``) and ``b = 2 z``:
+          to_cvxpy's rotated cone ``z^2 <= u r_i`` in its balanced units ``(u, z) / (nu,
+          zeta)``; where ``G z_j = f_j`` is solved (``reach_free``) the rows ``b = 2 (z0 + K
+          c_j) / zeta`` over free c_j. Per correlated block and j the cone ``[[C, y_j], [y_j',
+          tau_j]]`` (``matrix_frac(y_j, C) <= tau_j``), its C part tied to C by zero rows. The
+          budget rows ``nu sum_i u_ji + sum_k tau_jk <= t_j``, and the reach rows ``zeta Z_j Gd'
+          + sum_k Y_jk G_k' = f_j`` where to_cvxpy keeps them.
+        * ``psd``: per j the cone ``[[Sigma, f_j], [f_j', t_j]]`` of order m + 1 (cvxpy's
+          ``matrix_frac(f_j, Sigma) <= t_j``), its Sigma part tied by zero rows to ``Sigma =
+          sigma G_d diag(r) G_d' + sum_k G_k C_k G_k'`` and its last row fixed to (f_j, t_j).
+        """
+        if form not in FORMS:
+            raise ValueError(f"unknown form '{form}'; forms: {', '.join(FORMS)}")
+        out = ProgramBuilder()
+        n = self.F.shape[1]
+        diag = [b for b in self.blocks if not b.correlated]
+        corr = [b for b in self.blocks if b.correlated]
+        sigma, nu = self.balance
+        r = np.concatenate([out.columns(b.size, lower=0.0, cost=sigma * b.weights) for b in diag]) if diag else np.zeros(0, int)
+        C = {}
+        for b in corr:
+            i, j, scale = psd_layout(b.size)
+            C[b.name] = out.cones("psd", 1, i.size, cost=(b.G.T @ b.G)[i, j] * scale)[0]
+        if n == 0:  # nothing to protect: no noise is needed
+            return out.build()
+        if form == "psd":
+            self._canonical_psd(out, r, C, diag, corr)
+        else:
+            self._canonical_soc(out, r, C, diag, corr)
+        return out.build()
+
+    def _canonical_soc(self, out: ProgramBuilder, r, C, diag, corr) -> None:
+        """The soc form's cones and rows (``canonical``)."""
+        m, n = self.F.shape
+        sigma, nu = self.balance
+        budget = out.rows(n, -np.inf, self.t)
+        reach_terms = []  # (rows (n, m, 1), cols (n, 1, p), values (1, m, p)) of reach[j, l]
+        keep_reach = True
+        if diag:
+            zeta = math.sqrt(sigma * nu)
+            Gd = np.hstack([b.G for b in diag])
+            N = Gd.shape[1]
+            cone = out.cones("soc", n * N, 3).reshape(n, N, 3)
+            a, z2, c = cone[..., 0], cone[..., 1], cone[..., 2]
+            tie = out.rows(n * N, 0.0, 0.0).reshape(n, N)  # a - c = 2 r_i
+            out.terms(tie, a, 1.0)
+            out.terms(tie, c, -1.0)
+            out.terms(tie, r[None, :], -2.0)
+            out.terms(budget[:, None], a, nu / 2)  # nu u = nu (a + c) / 2
+            out.terms(budget[:, None], c, nu / 2)
+            free = self.reach_free if not corr else None
+            if free is None:  # zeta Z Gd' with Z = b / 2
+                reach_terms.append((z2[:, None, :], zeta / 2 * Gd[None, :, :]))
+            else:  # b = 2 (z0 + K c_j) / zeta
+                z0, K = free
+                keep_reach = False
+                fix = out.rows(n * N, 2 * z0.T.ravel() / zeta, 2 * z0.T.ravel() / zeta).reshape(n, N)
+                out.terms(fix, z2, 1.0)
+                if K.shape[1]:
+                    cj = out.columns(n * K.shape[1]).reshape(n, 1, K.shape[1])
+                    out.terms(fix[:, :, None], cj, -2 / zeta * K[None, :, :])
+        for b in corr:
+            k = b.size
+            i, j, scale = psd_layout(k + 1)
+            cones = out.cones("psd", n, i.size)  # [[C, y_j], [y_j', tau_j]] per j
+            inner = i < k
+            where = np.full((k, k), -1)
+            ci, cj, _ = psd_layout(k)
+            where[ci, cj] = np.arange(ci.size)
+            tie = out.rows(n * int(inner.sum()), 0.0, 0.0).reshape(n, -1)
+            out.terms(tie, cones[:, inner], 1.0)
+            out.terms(tie, C[b.name][where[i[inner], j[inner]]][None, :], -1.0)
+            last = np.flatnonzero(i == k)  # (k, p) for p < k: sqrt(2) y_p, then (k, k): tau
+            out.terms(budget, cones[:, last[-1]], 1.0)
+            reach_terms.append((cones[:, None, last[:-1]], b.G[None, :, :] / scale[last[:-1]]))
+        if keep_reach:
+            reach = out.rows(n * m, self.F.T.ravel(), self.F.T.ravel()).reshape(n, m, 1)
+            for cols, values in reach_terms:
+                out.terms(reach, cols, values)
+
+    def _canonical_psd(self, out: ProgramBuilder, r, C, diag, corr) -> None:
+        """The psd form's cones and rows (``canonical``)."""
+        m, n = self.F.shape
+        sigma, _ = self.balance
+        i, j, scale = psd_layout(m + 1)
+        inner = np.flatnonzero(i < m)  # Sigma's entries (i, j), i >= j
+        cones = out.cones("psd", n, i.size)
+        tie = out.rows(n * inner.size, 0.0, 0.0).reshape(n, inner.size, 1)
+        out.terms(tie[..., 0], cones[:, inner], 1.0)
+        si, sj, ss = i[inner], j[inner], scale[inner]
+        if diag:  # Sigma_ij = sigma sum_p G_ip G_jp r_p
+            Gd = np.hstack([b.G for b in diag])
+            out.terms(tie, r[None, None, :], -(ss * sigma)[None, :, None] * (Gd[si] * Gd[sj])[None])
+        for b in corr:  # (G C G')_ij = sum_pq G_ip G_jq C_pq, C_pq = x_k / scale_k on both triangles
+            p, q, cs = psd_layout(b.size)
+            coef = (b.G[si][:, p] * b.G[sj][:, q] + np.where(p != q, b.G[si][:, q] * b.G[sj][:, p], 0.0)) / cs
+            out.terms(tie, C[b.name][None, None, :], -(ss[:, None] * coef)[None])
+        edge = np.flatnonzero(i == m)  # (m, l) for l < m: sqrt(2) f_lj, then (m, m): t_j
+        fixed = np.column_stack([self.F.T * scale[edge[:-1]], self.t]).ravel()
+        rows = out.rows(fixed.size, fixed, fixed).reshape(n, edge.size)
+        out.terms(rows, cones[:, edge], 1.0)
 
     @functools.cached_property
     def balance(self) -> tuple[float, float]:
