@@ -66,7 +66,7 @@ def route(problem, method: str, be) -> Route:
     if method == "lfp":
         return Route(method, be, chain=Chain((QIDGroups(),)), extra=(DINKELBACH,), label=label)
     if method in ("lp", "qp"):
-        return Route(method, be, chain=Chain((BudgetRows(use_pairwise(problem, be)),)), label=label)
+        return Route(method, be, chain=Chain((BudgetRows(use_pairwise(problem, be), len(problem.budgets)),)), label=label)
     if method == "conic":
         correlated = any(n.correlated for n in problem.noise.noises)
         return Route(method, be, chain=Chain((GaussianCalibration(correlated),)), label=label)

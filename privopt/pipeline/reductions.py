@@ -42,11 +42,14 @@ class QIDGroups:
 class BudgetRows:
     name = "budget-rows"
 
-    def __init__(self, pairwise: bool = False):
+    def __init__(self, pairwise: bool = False, budgets: int = 1):
         self.pairwise = pairwise
+        self.budgets = budgets
 
     @property
     def why(self) -> str:
+        if not self.budgets:
+            return "the design's rows, cells and linear constraints as LP rows (the spec has no privacy budget)"
         if self.pairwise:
             return "each privacy budget as linear rows, every pair of source values its own row (|A|^2 |Y| rows)"
         return "each privacy budget as linear rows through upper and lower envelopes per released value (2|A||Y| + |Y| rows)"
