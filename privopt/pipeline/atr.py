@@ -7,12 +7,10 @@ For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 
-from ..backends import all_backends, get_backend
+from ..backends import all_backends
 from ..classify import Analysis
 from ..closedform.atr import CASES
 from ..core.certificate import Certificate

@@ -1,6 +1,8 @@
-"""The solve pipeline for mechanism problems: analyse -> closed form or LP -> verify -> Result.
+"""Mechanism problems: closed form or LP -> clean -> verify, as the driver's class object
+``CLASS`` (``pipeline/driver.py``).
 
-Routes (compile/analysis.py says which applies and why):
+Routes (``classify.py`` says which applies and why; the closed forms are recognizers in
+``closedform/sanitization.py``):
 
 * ``closed-form``: Ding et al. Lemma 1 (Markov, eq. 7) or Prop. 1 (non-Markov, tv, eq. 11);
 * ``reduced-lp``: Prop. 2 (non-Markov, expected distortion under a quasi-metric, eq. 12);
@@ -14,7 +16,7 @@ the LP's envelope rows) and the objective, and an LP optimum must agree with a p
 bound (``methods/lp.lower_bound``). docs/verification.md states every tolerance.
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
-(``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as ``run`` judges
+(``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as a solve judges
 its own (``pipeline/common.py`` documents the interface).
 """
 
@@ -32,7 +34,7 @@ from ..backends import all_backends
 from ..closedform import sanitization as cf
 from ..core.certificate import Certificate
 from ..errors import VerificationError
-from ..lower.mechanism import check_budget_range, lower_mechanism, objective_scale
+from ..lower.mechanism import check_budget_range, objective_scale
 from ..measures import sanitization as ms
 from ..measures.mixture import naive_mixture
 from ..measures.reduce import worst
@@ -498,7 +500,7 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
 
 
 def measure(problem: Problem, x: np.ndarray, accuracy: Accuracy | None = None) -> Measured:
-    """A candidate table judged as ``run`` judges its own: solver noise cleaned (``clean``),
+    """A candidate table judged as a solve judges its own: solver noise cleaned (``clean``),
     then the objective of the cleaned table, and its largest violation of every constraint,
     row and cell, and of every budget as a ratio (achieved eps - eps, infinite for a positive
     cell beside a zero). ``accuracy`` is not needed: nothing is settled within it."""

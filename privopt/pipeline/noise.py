@@ -1,4 +1,5 @@
-"""Noise placement (Ramon & Basu Sec. 3.2): lower -> conic solve -> clean -> verify -> Result.
+"""Noise placement (Ramon & Basu Sec. 3.2): lower -> conic solve -> clean -> verify, as the
+driver's class object ``CLASS`` (``pipeline/driver.py``).
 
 After the solver, the variances are cleaned (negatives clipped, a correlated block projected
 onto the PSD cone) and scaled by the least factor ``kappa >= 1`` that makes the largest

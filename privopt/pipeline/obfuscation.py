@@ -1,5 +1,5 @@
 """Rank-preserving obfuscation (Shariatnasab, Shirani & Iyengar 2023): Corollary 2 or the
-certified global method -> verify -> Result.
+certified global method -> verify, as the driver's class object ``CLASS`` (``pipeline/driver.py``).
 
 The program (model/obfuscation.py): minimize Q(P_X, W) subject to I(Y; F) <= eps, W a 2 x 2
 channel (optionally symmetric). It is nonconvex: Q is quasiconcave, not convex, on the channels
@@ -29,6 +29,7 @@ from ..closedform.obfuscation import (
     bsc_symmetric_channel,
     corollary2_applies,
 )
+from ..core.certificate import Certificate
 from ..errors import SolverError, VerificationError
 from ..measures.obfuscation import kl_excess, krcc_q
 from ..methods.obfuscation import (
@@ -39,7 +40,6 @@ from ..methods.obfuscation import (
 )
 from ..model.obfuscation import ObfuscationModel
 from ..model.problem import Problem
-from ..core.certificate import Certificate
 from ..results import LazyTables
 from .common import (
     Accuracy,
