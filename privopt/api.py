@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import pipeline
 from .builder.build import build
-from .classify import Analysis, analyse
+from .core.plan import Plan
 from .errors import UsageError
 from .language.ast import SpecFile
 from .language.parser import parse, parse_file
@@ -47,9 +47,16 @@ class Problem(model.Problem):
             self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers, progress=progress
         )
 
-    def explain(self) -> Analysis:
-        """The classification: problem class, applicable methods and why, size."""
-        return analyse(self)
+    def explain(self) -> pipeline.Explanation:
+        """The classification (problem class, applicable methods and why, size) and, as
+        ``.plan``, the plan an automatic solve runs (``core.plan.Plan``: its steps and the
+        canonical program's census; ``.plan.to_dict()`` is ``privopt explain --json``)."""
+        return pipeline.explain(self)
+
+    def plan(self, method: str = "auto", backend: str = "auto", solver: str | None = None) -> Plan:
+        """The plan ``solve(method, backend, solver=solver)`` runs: one recognizer, or one chain
+        of reductions ending in a method and a backend, with the canonical program's census."""
+        return pipeline.plan(self, method, backend, solver)
 
 
 def load(path: str | Path, params: dict[str, str | float] | None = None, allow_paths: bool = False) -> Problem:

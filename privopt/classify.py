@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .closedform.registry import recognize
 from .model.problem import Problem
 
 METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
@@ -77,19 +78,12 @@ def _analyse(problem: Problem) -> Analysis:
     applicable = {
         "lfp": "any number of outcomes: Dinkelbach-type steps, one block LP over all groups per step (Sec. 6, Lemma 3)"
     }
-    if n_out == 2:
-        # every ATR constraint is coef * Dt + const (<= | ==) 0 cell by cell (builder/build.py), so
-        # however it is spelled (|Dt - D| <= c, D - c <= Dt <= D + c, Dt >= alpha * D, ...) it is a
-        # lower or upper bound per cell: the setting of Theorem 1
-        texts = list(dict.fromkeys(c.text for c in problem.constraints))
-        read = f"{', '.join(repr(t) for t in texts)} read as bounds L <= {problem.design.name} <= U per cell; " if texts else ""
-        applicable["closed-form"] = (
-            f"binary outcome with elementwise fidelity bounds: {read}Theorem 1 (with beta_min, Lemma 5), "
-            "vectorized over groups"
-        )
+    rec, match = recognize(problem, "closed-form")  # Theorem 1 (closedform/atr.py)
+    if rec is not None:
+        applicable["closed-form"] = match.why
         chosen, why = "closed-form", "a theorem gives the optimum for binary outcomes; no solver needed"
     else:
-        not_applicable["closed-form"] = f"Theorem 1 covers two outcomes; {m.outcome} has {n_out}"
+        not_applicable["closed-form"] = match.why
         chosen, why = "lfp", f"{m.outcome} has {n_out} outcomes, beyond the closed form"
     return Analysis(
         problem_class="atr-" + problem.objective.kind.replace("_", "-"),
@@ -100,6 +94,15 @@ def _analyse(problem: Problem) -> Analysis:
         why=why,
         size=size,
     )
+
+
+def _record(problem: Problem, method: str, applicable: dict, not_applicable: dict) -> None:
+    """Whether a recognizer of ``method`` answers ``problem``, with its reason, into the dicts."""
+    rec, match = recognize(problem, method)
+    if rec is not None:
+        applicable[method] = match.why
+    elif match is not None:
+        not_applicable[method] = match.why
 
 
 def analyse_mechanism(problem: Problem) -> Analysis:
@@ -120,67 +123,18 @@ def analyse_mechanism(problem: Problem) -> Analysis:
             problem_class="mechanism-qp",
             program="convex quadratic program over the design's cells (nonnegative weights on squares)",
             applicable={"qp": "linear constraints and a convex quadratic objective: QP-capable backends (auto: cvxpy with Clarabel; highs, pyomo)"},
-            not_applicable=not_applicable | {"lp": why, "closed-form": why, "reduced-lp": why},
+            not_applicable=not_applicable | {"lp": why} | {m: recognize(problem, m)[1].why for m in ("closed-form", "reduced-lp")},
             chosen="qp",
             why="no theorem covers a quadratic objective; solve the QP",
             size=size,
         )
     applicable = {"lp": "the constraints and the objective are linear in the design's cells"}
     not_applicable["qp"] = "the objective is linear: the LP is the same program"
-    san, why_not = cf.match(problem)
-    kind = cf.objective_matches(problem.objective, san) if san is not None else None
-    # why the theorems' setting was recognized: the constraint(s) read as eq. 3, and how the
-    # objective was read when it is not spelled tv(X, Y) / E[d(X, Y)] (closedform/sanitization.py)
-    read = san.recognized + "; " if san is not None and san.recognized else ""
-    obj_read = cf.objective_reading(problem.objective) if kind is not None else ""
-    read_obj = read + (obj_read + "; " if obj_read else "")
-    cls = "mechanism-lp"
-    if san is None:
-        not_applicable["closed-form"] = why_not
-        not_applicable["reduced-lp"] = why_not
-    elif san.markov:
-        cls = "sanitization-markov"
-        not_applicable["reduced-lp"] = "Prop. 2 is about the non-Markov scheme P(Y | S, X)"
-        if san.alpha is None:
-            not_applicable["closed-form"] = "the required P(Y | S) is not the linear reduction of eq. 3"
-        elif not cf.full_column_rank(san.p, san.ps):
-            not_applicable["closed-form"] = (
-                "P(X | S) does not have full column rank, so Lemma 1's channel is one of many Markov channels "
-                "meeting eq. 3 (App. E, footnote 11) and may not be the best"
-            )
-        else:
-            applicable["closed-form"] = (
-                f"{read}Lemma 1 (eq. 7) with alpha = {san.alpha:.6g}: P(X | S) has full column rank, so it is the only "
-                "Markov channel meeting eq. 3, whatever the objective"
-            )
-    else:
-        cls = "sanitization-non-markov"
-        distortion = problem.objective.kind == "expected_distortion" and problem.objective.distance is not None
-        if kind == "tv":
-            applicable["closed-form"] = (
-                f"{read_obj}Prop. 1 (eq. 11): minimize tv under P(Y | S) fixed; the diagonal at min(1, q/p)"
-            )
-            if not distortion:
-                not_applicable["reduced-lp"] = "Prop. 2 is for expected distortion (the closed form covers tv)"
-        elif kind == "distortion":
-            not_applicable["closed-form"] = "Prop. 1 is for tv; expected distortion needs Prop. 2's transport LP"
-        if kind is not None and distortion:  # E[d(X, Y)], possibly also a multiple of tv (then both apply)
-            d = problem.objective.distance
-            ok, why = cf.is_quasi_metric(cf.row_normalized(d))
-            if ok:
-                shifted = "" if not np.abs(np.diag(d)).max(initial=0.0) else (
-                    "with each row shifted by its d(x, x) (a constant in expectation), "
-                )
-                applicable["reduced-lp"] = (
-                    f"{read_obj}Prop. 2 (eq. 12): {shifted}d(x, x) = 0 and d satisfies the triangle inequality, so the full "
-                    "diagonal is optimal and only X-(s) x X+(s) transport remains"
-                )
-            else:
-                not_applicable["reduced-lp"] = f"Prop. 2 needs a quasi-metric distance and {why}; it could miss the optimum"
-        if kind is None:
-            why = "the objective is neither minimize tv(X, Y) nor minimize E[d(X, Y)]"
-            not_applicable["closed-form"] = why
-            not_applicable["reduced-lp"] = why
+    san, _ = cf.match(problem)
+    cls = "mechanism-lp" if san is None else "sanitization-markov" if san.markov else "sanitization-non-markov"
+    # Lemma 1 / Prop. 1 (closed-form) and Prop. 2 (reduced-lp), closedform/sanitization.py
+    for method in ("reduced-lp", "closed-form") if san is not None and san.markov else ("closed-form", "reduced-lp"):
+        _record(problem, method, applicable, not_applicable)
     if "closed-form" in applicable:
         chosen, why = "closed-form", "a theorem gives the optimum; no solver needed"
     elif "reduced-lp" in applicable:
@@ -232,8 +186,6 @@ def analyse_obfuscation(problem: Problem) -> Analysis:
     the program is a concave-type minimization over a convex set: nonconvex, solved globally
     with a proven bound (methods/obfuscation.py). Corollary 2 is a recognizer: with uniform P_X,
     BSC query noise and the symmetric restriction the optimum is in closed form."""
-    from .closedform.obfuscation import bsc_parameter, corollary2_applies
-
     model = problem.obfuscation
     size = {"channel cells": 4, "free parameters": 1 if model.symmetric else 2}
     why_global = (
@@ -247,26 +199,13 @@ def analyse_obfuscation(problem: Problem) -> Analysis:
     not_applicable = {k: "the program is nonconvex (Q is not convex in W); no LP, QP or conic form says it" for k in METHODS}
     del not_applicable["global"]
     chosen, why = "global", "the certified global method; the answer is the global optimum to 1e-9 in Q"
-    if model.leakage is None:
-        not_applicable["closed-form"] = "there is no leakage bound (the identity channel is optimal)"
-    elif corollary2_applies(model.px1, model.F_given_X, model.symmetric):
-        q = bsc_parameter(model.F_given_X)
-        applicable = {
-            "closed-form": f"Corollary 2: uniform P_X, BSC({q:g}) query noise and symmetric W give "
-            "p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]",
-            **applicable,
-        }
+    rec, match = recognize(problem, "closed-form")  # Corollary 2 (closedform/obfuscation.py)
+    if rec is not None:
+        applicable = {"closed-form": match.why, **applicable}
         del not_applicable["closed-form"]
         chosen, why = "closed-form", "Corollary 2's conditions hold (checked against the certified bisection)"
     else:
-        reasons = []
-        if not model.symmetric:
-            reasons.append("W is not restricted to symmetric channels")
-        if model.px1 != 0.5:
-            reasons.append(f"P_X is not uniform (P_X(1) = {model.px1:g})")
-        if bsc_parameter(model.F_given_X) is None:
-            reasons.append("P(F | X) is not a binary symmetric channel")
-        not_applicable["closed-form"] = "Corollary 2 needs " + "; ".join(reasons)
+        not_applicable["closed-form"] = match.why
     return Analysis(
         problem_class="rank-preserving-obfuscation",
         program="nonconvex: minimize Q(P_X, W) (quasiconcave) subject to I(Y; F) <= eps (convex in W)",

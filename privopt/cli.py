@@ -479,13 +479,24 @@ def _sci(x) -> str:
 
 @main.command()
 @_with_common
-def explain(spec, sets, allow_paths):
-    """Say what SPEC is, which methods apply and which one solve would pick."""
+@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
+@click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.")
+@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"class", "plan", "canonical"} as JSON.')
+def explain(spec, sets, allow_paths, method, backend, solver, as_json):
+    """Say what SPEC is, which methods apply, and the plan solve would run: one recognizer
+    (a theorem), or a chain of reductions ending in a method and a backend."""
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         analysis = problem.explain()
+        the_plan = plan(problem, method, backend, solver)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(the_plan.to_dict(), indent=2, allow_nan=False))
         return
     out.print(f"spec:    {escape(problem.title or spec)}  ({escape(problem.source_name)})")
     for v in problem.variables.values():
@@ -526,6 +537,9 @@ def explain(spec, sets, allow_paths):
         out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
     for line in analysis.summary_lines():
         out.print(visible(line), markup=False)
+    out.print("plan:")
+    for line in the_plan.text_lines():
+        out.print(visible("  " + line), markup=False)
 
 
 SIMULATE_ENTRIES_MAX = 50_000_000  # above this many entries per trial, draw the degrees (the same law)

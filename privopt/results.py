@@ -93,6 +93,7 @@ class Result:
     versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
     details: dict[str, Any] = field(default_factory=dict)  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
     engine: str = "local"  # which engine ran: "local" (this process) or "dask" (privopt.engines.dask)
+    certificate: dict | None = None  # why the answer is optimal: core.certificate.Certificate.to_dict()
 
     @property
     def infeasible(self) -> bool:
@@ -149,6 +150,7 @@ class Result:
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "groups": self.group_records() if groups else None,
             "verification": self.verification,
+            "certificate": self.certificate,
             "stats": self.stats,
         }
         if self.measures:

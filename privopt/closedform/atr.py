@@ -244,3 +244,42 @@ def _solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndar
         achieved[idx[take]] = ach_alt[take]
     beta = np.where(live, beta, 0.0)
     return BinaryATRSolution(beta=beta, candidates=cand, case=case, d1=d1, achieved=achieved)
+
+
+class Theorem1:
+    """Chen et al. Theorem 1 (eq. 11's bounds, Algorithm 1), with Lemma 5's floor beta_min, as
+    a recognizer (``core.plan.Recognizer``): it applies to every transparency report whose
+    outcome is binary, since each of its constraints is ``coef * Dt + const (<= | ==) 0`` cell
+    by cell (builder/build.py), so however it is spelled (``|Dt - D| <= c``, ``Dt >= alpha D``,
+    a chain) it is a lower or upper bound per cell: the theorem's setting."""
+
+    name = "theorem-1"
+    method = "closed-form"
+    cites = "Chen et al., Theorem 1 (with Lemma 5's beta_min)"
+
+    def in_scope(self, problem) -> bool:
+        return problem.family == "atr"
+
+    def accepts(self, problem):
+        from ..core.plan import Match
+
+        m = problem.objective.measure
+        n_out = problem.variables[m.outcome].size
+        if n_out != 2:
+            return Match.no(f"Theorem 1 covers two outcomes; {m.outcome} has {n_out}")
+        texts = list(dict.fromkeys(c.text for c in problem.constraints))
+        read = f"{', '.join(repr(t) for t in texts)} read as bounds L <= {problem.design.name} <= U per cell; " if texts else ""
+        return Match.yes(
+            f"binary outcome with elementwise fidelity bounds: {read}Theorem 1 (with beta_min, Lemma 5), vectorized over groups",
+            data={"conditions": ["the outcome is binary", "every constraint is a bound per cell"] + [repr(t) for t in texts]},
+        )
+
+    def solve(self, problem, match, inst) -> BinaryATRSolution:
+        """beta* = max(beta_0, beta_1, beta_p, beta_min) per group and a table attaining it,
+        from the lowered instance ``inst`` (``lower.atr.lower_atr(problem)``, which the caller
+        makes: lower/atr.py reads this module's bounds)."""
+        lo, hi = inst.binary_bounds()
+        return solve_binary(inst.p, lo, hi, inst.reference[..., 1] if inst.reference is not None else None)
+
+
+THEOREM_1 = Theorem1()

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import UsageError
 from ..measures.obfuscation import channel, check_channel, check_px, entropy_gap_inverse
 
-__all__ = ["bsc_parameter", "bsc_symmetric_channel", "bsc_symmetric_p", "corollary2_applies"]
+__all__ = ["COROLLARY_2", "Corollary2", "bsc_parameter", "bsc_symmetric_channel", "bsc_symmetric_p", "corollary2_applies"]
 
 
 def bsc_parameter(F_given_X) -> float | None:
@@ -69,3 +69,47 @@ def bsc_symmetric_channel(eps: float, q: float) -> np.ndarray:
     p from ``bsc_symmetric_p``. Valid only where ``corollary2_applies``."""
     p = bsc_symmetric_p(eps, q)
     return channel(p, p)
+
+
+class Corollary2:
+    """Shariatnasab et al. Corollary 2 as a recognizer (``core.plan.Recognizer``): with a
+    leakage bound, uniform P_X, BSC(q) query noise and the symmetric restriction, the optimal
+    test channel is BSC(p), ``p = (h_b^-1(1 - eps) - q) / (1 - 2q)`` clamped to [0, 1/2]."""
+
+    name = "corollary-2"
+    method = "closed-form"
+    cites = "Shariatnasab, Shirani & Iyengar, Corollary 2"
+
+    def in_scope(self, problem) -> bool:
+        return problem.family == "obfuscation"
+
+    def accepts(self, problem):
+        from ..core.plan import Match
+
+        model = problem.obfuscation
+        if model.leakage is None:
+            return Match.no("there is no leakage bound (the identity channel is optimal)")
+        if corollary2_applies(model.px1, model.F_given_X, model.symmetric):
+            q = bsc_parameter(model.F_given_X)
+            return Match.yes(
+                f"Corollary 2: uniform P_X, BSC({q:g}) query noise and symmetric W give "
+                "p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]",
+                data={"q": q, "conditions": ["P_X uniform", f"P(F | X) is BSC({q:g})", "W symmetric",
+                                             "a leakage bound"]},
+            )
+        reasons = []
+        if not model.symmetric:
+            reasons.append("W is not restricted to symmetric channels")
+        if model.px1 != 0.5:
+            reasons.append(f"P_X is not uniform (P_X(1) = {model.px1:g})")
+        if bsc_parameter(model.F_given_X) is None:
+            reasons.append("P(F | X) is not a binary symmetric channel")
+        return Match.no("Corollary 2 needs " + "; ".join(reasons))
+
+    def solve(self, problem, match) -> np.ndarray:
+        """The channel W = BSC(p) (2 x 2, rows X, columns Y)."""
+        model = problem.obfuscation
+        return bsc_symmetric_channel(model.eps, match.data["q"])
+
+
+COROLLARY_2 = Corollary2()

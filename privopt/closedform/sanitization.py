@@ -284,3 +284,169 @@ def objective_reading(obj: MechanismObjective) -> str:
             return f"'{obj.text}' is {c:.6g} * tv({x}, {y}) + a constant"
         return "" if obj.text.startswith("E[") else f"'{obj.text}' is an expected distortion E[d({x}, {y})]"
     return ""
+
+
+# ------------------------------------------------------------------ recognizers (core.plan.Recognizer)
+
+QUADRATIC = "the objective has squares of affine expressions, so it is not linear"
+NOT_TV_OR_DISTORTION = "the objective is neither minimize tv(X, Y) nor minimize E[d(X, Y)]"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a sanitization recognizer read from the problem (``Match.data``): the setting
+    (``match``) and which proposition's objective it is (``objective_matches``)."""
+
+    san: Sanitization
+    kind: str | None
+
+    @property
+    def read(self) -> str:
+        """How the constraint(s) were read as eq. 3, for explain ("" when spelled as such)."""
+        return self.san.recognized + "; " if self.san.recognized else ""
+
+
+def _reading(problem: Problem):
+    """(Reading, "") in the closed forms' setting with a linear objective, else (None, why not)."""
+    if problem.objective.is_quadratic:
+        return None, QUADRATIC
+    san, why = match(problem)
+    if san is None:
+        return None, why
+    return Reading(san, objective_matches(problem.objective, san)), ""
+
+
+class Lemma1:
+    """Ding et al. Lemma 1 (eq. 7): in the Markov scheme P(Y | X) under eq. 3, the channel
+    ``M = (1 - alpha) I + alpha 1 P(X)^T`` meets eq. 3; when P(X | S) has full column rank it
+    is the only one, hence optimal for any objective (App. E, footnote 11)."""
+
+    name = "lemma-1"
+    method = "closed-form"
+    cites = "Ding, Liu & Farokhi, Lemma 1 (eq. 7)"
+    claim = "closed form: Lemma 1 (eq. 7), the unique Markov channel (P(X|S) has full column rank)"
+
+    def in_scope(self, problem) -> bool:
+        if problem.family != "mechanism":
+            return False
+        r, _ = _reading(problem)
+        return r is None or r.san.markov
+
+    def accepts(self, problem):
+        from ..core.plan import Match
+
+        r, why = _reading(problem)
+        if r is None:
+            return Match.no(why)
+        san = r.san
+        if not san.markov:
+            return Match.no("Lemma 1 is about the Markov scheme P(Y | X)")
+        if san.alpha is None:
+            return Match.no("the required P(Y | S) is not the linear reduction of eq. 3")
+        if not full_column_rank(san.p, san.ps):
+            return Match.no(
+                "P(X | S) does not have full column rank, so Lemma 1's channel is one of many Markov channels "
+                "meeting eq. 3 (App. E, footnote 11) and may not be the best"
+            )
+        return Match.yes(
+            f"{r.read}Lemma 1 (eq. 7) with alpha = {san.alpha:.6g}: P(X | S) has full column rank, so it is the only "
+            "Markov channel meeting eq. 3, whatever the objective",
+            data=r,
+        )
+
+    def solve(self, problem, match, backend=None, time_limit=None):
+        """(the design, flat in the design's axis order; None: no LP was solved)."""
+        san = match.data.san
+        return to_design(problem, san, lemma1(san.px, san.alpha)).ravel(), None
+
+
+class Prop1:
+    """Ding et al. Prop. 1 (eq. 11): in the non-Markov scheme P(Y | S, X), minimizing tv under
+    P(Y | S) fixed keeps the diagonal at its bound ``min(1, q_s(x) / p_s(x))``."""
+
+    name = "prop-1"
+    method = "closed-form"
+    cites = "Ding, Liu & Farokhi, Prop. 1 (eq. 11)"
+    claim = "closed form: Prop. 1 (eq. 11), the diagonal at its bound min(1, q/p)"
+
+    def in_scope(self, problem) -> bool:
+        if problem.family != "mechanism":
+            return False
+        r, _ = _reading(problem)
+        return r is not None and not r.san.markov
+
+    def accepts(self, problem):
+        from ..core.plan import Match
+
+        r, why = _reading(problem)
+        if r is None:
+            return Match.no(why)
+        if r.san.markov:
+            return Match.no("Prop. 1 is about the non-Markov scheme P(Y | S, X)")
+        if r.kind == "tv":
+            obj_read = objective_reading(problem.objective)
+            return Match.yes(
+                f"{r.read}{obj_read + '; ' if obj_read else ''}Prop. 1 (eq. 11): minimize tv under P(Y | S) fixed; "
+                "the diagonal at min(1, q/p)",
+                data=r,
+            )
+        if r.kind == "distortion":
+            return Match.no("Prop. 1 is for tv; expected distortion needs Prop. 2's transport LP")
+        return Match.no(NOT_TV_OR_DISTORTION)
+
+    def solve(self, problem, match, backend=None, time_limit=None):
+        """(the design, flat in the design's axis order; None: no LP was solved)."""
+        san = match.data.san
+        return to_design(problem, san, prop1(san.p, san.q)).ravel(), None
+
+
+class Prop2:
+    """Ding et al. Prop. 2 (eq. 12): in the non-Markov scheme, minimizing E[d(X, Y)] under a
+    quasi-metric d (``d(x, x) = 0`` and the triangle inequality, after shifting each row by its
+    d(x, x)) keeps the diagonal full; only the transport LP over X-(s) x X+(s) remains. Its
+    method is "reduced-lp": the answer needs an LP backend."""
+
+    name = "prop-2"
+    method = "reduced-lp"
+    cites = "Ding, Liu & Farokhi, Prop. 2 (eq. 12)"
+    claim = "Prop. 2 (eq. 12): full diagonal, transport LP over X-(s) x X+(s); d is a quasi-metric"
+
+    def in_scope(self, problem) -> bool:
+        return problem.family == "mechanism"
+
+    def accepts(self, problem):
+        from ..core.plan import Match
+
+        r, why = _reading(problem)
+        if r is None:
+            return Match.no(why)
+        if r.san.markov:
+            return Match.no("Prop. 2 is about the non-Markov scheme P(Y | S, X)")
+        obj = problem.objective
+        if r.kind is None:
+            return Match.no(NOT_TV_OR_DISTORTION)
+        if not (obj.kind == "expected_distortion" and obj.distance is not None):
+            if r.kind == "tv":
+                return Match.no("Prop. 2 is for expected distortion (the closed form covers tv)")
+            return Match.no("it does not apply to this problem")
+        ok, why = is_quasi_metric(row_normalized(obj.distance))
+        if not ok:
+            return Match.no(f"Prop. 2 needs a quasi-metric distance and {why}; it could miss the optimum")
+        obj_read = objective_reading(obj)
+        shifted = "" if not np.abs(np.diag(obj.distance)).max(initial=0.0) else (
+            "with each row shifted by its d(x, x) (a constant in expectation), "
+        )
+        return Match.yes(
+            f"{r.read}{obj_read + '; ' if obj_read else ''}Prop. 2 (eq. 12): {shifted}d(x, x) = 0 and d satisfies the "
+            "triangle inequality, so the full diagonal is optimal and only X-(s) x X+(s) transport remains",
+            data=r,
+        )
+
+    def solve(self, problem, match, backend=None, time_limit=None):
+        """(the design, flat; the transport LP's solution or None) on an LP ``backend``."""
+        san = match.data.san
+        M, sol = prop2(san.p, san.q, san.ps, problem.objective.distance, backend, time_limit)
+        return to_design(problem, san, M).ravel(), sol
+
+
+LEMMA_1, PROP_1, PROP_2 = Lemma1(), Prop1(), Prop2()

@@ -63,6 +63,7 @@ from ..language.datafiles import DataFiles, _codes, distinct_labels, labels_of
 from ..language.parser import parse_file
 from ..render import visible
 from ..pipeline.common import label_column
+from ..pipeline.driver import result
 from ..results import LazyTables, Result, versions
 
 BLOCK = "__privopt_block"
@@ -408,6 +409,7 @@ def _solve_partition(parts: dict[str, pd.DataFrame], job: dict) -> list[dict]:
             "problem_class": res.problem_class, "objective_kind": res.objective_kind, "objective": res.objective,
             "beta": res.beta, "groups": res.groups, "tables": tables, "verification": res.verification,
             "stats": res.stats, "reasons": res.reasons, "spec": res.spec, "design": problem.design.axes,
+            "certificate": res.certificate,
         })
     return out
 
@@ -428,13 +430,11 @@ def _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_bloc
     stats["dask"] = {"workers": n_workers, "partitions": nparts, "blocks": n_blocks, "block_variables": [v.name for v in key_vars[:k]]}
     infeasible = [p for p in pieces if p["status"] != "optimal"]
     if infeasible:
-        res = Result(
-            status="infeasible", termination="infeasible", objective=None, beta=None, method=first["method"],
-            backend=first["backend"], problem_class=first["problem_class"], objective_kind=first["objective_kind"],
-            groups=pd.DataFrame(), tables={}, verification={"passed": False}, timings=timings,
-            reasons=[r for p in infeasible for r in p["reasons"]], stats=stats,
+        return result(
+            status="infeasible", method=first["method"], backend=first["backend"], problem_class=first["problem_class"],
+            objective_kind=first["objective_kind"], timings=timings, reasons=[r for p in infeasible for r in p["reasons"]],
+            stats=stats, spec=spec, versions=versions(), engine="dask",
         )
-        return dataclasses.replace(res, spec=spec, versions=versions(), engine="dask")
     groups = pd.concat([p["groups"] for p in pieces], ignore_index=True)
     for v in key_vars:  # a block's key columns hold its narrowed labels: back to the global ones
         groups[v.name] = pd.Categorical(groups[v.name].astype(str), categories=list(v.labels))
@@ -448,13 +448,36 @@ def _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_bloc
     def table(name):
         return lambda: _ordered_table([p["tables"][name] for p in pieces], first["design"], all_labels)
 
-    return Result(
-        status="optimal", termination="optimal", objective=objective, beta=beta, method=first["method"],
+    return result(
+        status="optimal", objective=objective, beta=beta, method=first["method"],
         backend=first["backend"], problem_class=first["problem_class"], objective_kind=first["objective_kind"],
         groups=groups, tables=LazyTables({n: table(n) for n in names}),
         verification=_merge_verification([p["verification"] for p in pieces], stats, first["method"]),
+        certificate=_merge_certificates([p["certificate"] for p in pieces]),
         timings=timings, stats=stats, spec=spec, versions=versions(), engine="dask",
     )
+
+
+def _merge_certificates(certs: list[dict]) -> dict:
+    """The blocks' certificates as one: groups are independent (Lemma 3), so the bound on the
+    largest confidence is the blocks' largest, the gap their largest; a theorem's cases add up
+    and the LFP's per-group brackets are joined in block order."""
+    out = dict(certs[0], data=dict(certs[0]["data"]))
+    if out["bound"] is not None:
+        out["bound"] = max(c["bound"] for c in certs)
+    if out["gap"] is not None:
+        out["gap"] = max(c["gap"] for c in certs)
+    data = out["data"]
+    if "binding_case_groups" in data:
+        data["binding_case_groups"] = {k: sum(c["data"]["binding_case_groups"][k] for c in certs)
+                                       for k in data["binding_case_groups"]}
+    for key in ("lower", "upper"):
+        if key in data:
+            data[key] = np.concatenate([np.asarray(c["data"][key], dtype=float) for c in certs])
+    if "groups" in data:
+        data["groups"] = sum(c["data"]["groups"] for c in certs)
+        data["max_relative_gap"] = out["gap"]
+    return out
 
 
 def _ordered_table(frames: list[pd.DataFrame], axes: tuple[str, ...], labels: dict[str, tuple[str, ...]]) -> pd.DataFrame:

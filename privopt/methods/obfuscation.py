@@ -389,3 +389,18 @@ def grid_channel(px1, F_given_X, eps, symmetric: bool = False, points: int = 200
     k = int(np.argmin(q))
     return _solution(o, float(hi[k]), float(p2[k]), None, "feasible", 64, "grid", False, eps, 0.0,
                      [f"grid of {points} values of p2, spacing {1.0 / (points - 1):.3g}, p1 by 64 bisection steps"])
+
+
+def census(symmetric: bool) -> dict:
+    """The program the global method solves, counted as ``core.canonical.CanonicalProgram.census``
+    counts (it has no canonical program: Q is quasiconcave and the leakage a convex, not conic,
+    constraint): the channel's free crossover probabilities (p, or p1 and p2) with their bounds
+    [0, 1/2] or [0, 1] (and ``p1 + p2 <= 1`` unrestricted, Thm. 2), and one convex constraint
+    I(Y; F) <= eps."""
+    n = 1 if symmetric else 2
+    return {
+        "variables": n,
+        "integers": 0,
+        "objective": "quasiconcave",
+        "constraints": {"zero": 0, "nonnegative": 2 * n + (0 if symmetric else 1), "soc": 0, "psd": 0, "convex": 1},
+    }

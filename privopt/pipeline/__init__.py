@@ -1,8 +1,10 @@
-"""The one solve pipeline: classify -> method -> backend -> verify -> Result.
+"""The one solve pipeline: classify -> plan -> route -> clean -> verify -> certificate -> Result.
 
 ``solve`` is the single entry. It classifies the problem (``privopt.classify``: which program
-it is, which methods apply and why), picks the method and backend, and hands the rest to the
-problem family's stages, one module each:
+it is, which methods apply and why), plans the route (``planner``: one recognizer, or one
+chain of reductions ending in a method and a backend; ``plan`` returns it as a
+``core.plan.Plan``) and runs it with the one driver (``driver.run``), which reaches the
+problem class only through its class object (``CLASSES``), one per family module:
 
 * ``atr``: transparency reports (Chen et al.): Theorem 1 or the LFP method;
 * ``mechanism``: mechanism tables (Ding et al., Ramon & Basu Sec. 3.3): closed forms, LP, QP;
@@ -10,25 +12,28 @@ problem family's stages, one module each:
 * ``obfuscation``: rank-preserving obfuscation (Shariatnasab et al.): Corollary 2 or the
   certified global method.
 
-Every family's ``run(problem, analysis, method, backend, time_limit, solver, workers=None,
-progress=None)`` returns a
-``Result`` whose status is "optimal" only when privopt's own recomputation passed.
+The driver builds a ``Result`` (``driver.result``, the one constructor) whose status is
+"optimal" only when privopt's own recomputation passed, with the route's certificate.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
-from ..classify import METHODS, analyse
 from ..backends import BACKENDS, get_backend
+from ..classify import METHODS, Analysis, analyse
+from ..core.plan import Plan
 from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
 from ..results import Result, versions
-from . import atr, mechanism, noise, obfuscation
+from . import atr, driver, mechanism, noise, obfuscation, planner
 
 FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise, "obfuscation": obfuscation}
+CLASSES = {name: module.CLASS for name, module in FAMILIES.items()}  # the driver's class objects
 
 
 def solve(
@@ -47,20 +52,29 @@ def solve(
     1: this process only; other methods ignore it). ``progress(done, total)``, if given, is
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
-    analysis, method, backend, solver = plan(problem, method, backend, solver, workers)
-    result = FAMILIES[problem.family].run(
-        problem, analysis, method, backend, time_limit, solver, workers=workers, progress=progress
-    )
+    analysis, route = resolve(problem, method, backend, solver, workers)
+    result = driver.run(CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress)
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions())
 
 
 def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
-         workers: int | None = None) -> tuple:
-    """(analysis, method, backend, solver) as ``solve`` will use them: every option checked
-    against ``problem`` before anything is solved (``check_options``, then whether the method
-    applies and the backend and solver fit the problem class). ``UsageError`` otherwise.
-    ``sweep`` and ``apply`` call it before their solves, so a bad option fails at once."""
+         workers: int | None = None, census: bool = True) -> Plan:
+    """The plan ``solve`` will run (``core.plan.Plan``): one recognizer, or one chain of
+    reductions ending in a method and a backend, each step with why it is taken, and the
+    census of the canonical program the chain ends in (``census=False``: not built). Every
+    option is checked against ``problem`` first, as ``solve`` checks it (``resolve``):
+    ``UsageError`` otherwise. ``sweep`` and ``apply`` call it before their solves, so a bad
+    option fails at once."""
+    analysis, route = resolve(problem, method, backend, solver, workers)
+    return planner.make_plan(problem, analysis, route, _backend_why(problem, backend, route), census)
+
+
+def resolve(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
+            workers: int | None = None) -> tuple[Analysis, planner.Route]:
+    """(analysis, route) as ``solve`` will use them: every option checked against ``problem``
+    before anything is solved (``check_options``, then whether the method applies and the
+    backend and solver fit the problem class). ``UsageError`` otherwise."""
     check_options(method, backend, solver, workers)
     analysis = analyse(problem)
     if backend == "auto":
@@ -68,14 +82,48 @@ def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: 
             raise UsageError(f"solver '{solver}' was given, but obfuscation problems are solved without a solver "
                              "(Corollary 2 or privopt's own global method); leave the solver out")
         backend, solver = default_backend(problem, solver)
+    be = None
     if backend != "none":
-        _check_backend_fits(problem, get_backend(backend, solver))
+        be = get_backend(backend, solver)
+        _check_backend_fits(problem, be)
     if method == "auto":
         method = analysis.chosen
     elif method not in analysis.applicable:
         raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}; "
                          f"methods that apply to this problem: {', '.join(analysis.applicable)}")
-    return analysis, method, backend, solver
+    return analysis, planner.route(problem, method, be)
+
+
+def _backend_why(problem: Problem, asked: str, route: planner.Route) -> str:
+    """Why the route's backend: as asked, or ``default_backend``'s reason."""
+    if asked != "auto":
+        return f"as asked (backend '{asked}')"
+    if route.method == "conic":
+        return "auto: a conic program (second-order and PSD cones) needs cvxpy with a conic solver (Clarabel)"
+    if route.method == "qp":
+        return "auto: cvxpy with Clarabel for a QP (HiGHS's QP solver calls some bounded QPs unbounded, docs/backends.md)"
+    return "auto: HiGHS for LPs"
+
+
+def explain(problem: Problem) -> Explanation:
+    """The classification (``classify.analyse``) with the plan of an automatic solve as
+    ``.plan``, made when first read (it may lower the program for its census)."""
+    return Explanation.of(analyse(problem), problem)
+
+
+@dataclass(frozen=True)
+class Explanation(Analysis):
+    """An ``Analysis`` and, as ``plan``, what ``solve`` with the defaults would run."""
+
+    problem: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, analysis: Analysis, problem: Problem) -> Explanation:
+        return cls(**{f.name: getattr(analysis, f.name) for f in fields(Analysis)}, problem=problem)
+
+    @functools.cached_property
+    def plan(self) -> Plan:
+        return plan(self.problem)
 
 
 def check_options(method: str, backend: str, solver: str | None, workers: int | None) -> None:

@@ -1,4 +1,5 @@
-"""Transparency reports (Chen et al.): lower -> Theorem 1 or the LFP method -> verify -> Result.
+"""Transparency reports (Chen et al.): lower -> Theorem 1 or the LFP method -> verify, as the
+driver's class object ``CLASS`` (``pipeline/driver.py``).
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
 (``pipeline/routes_atr.py``) and ``measure`` is privopt's measure of a route's table
@@ -6,15 +7,14 @@ For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 
-from ..backends import all_backends, get_backend
+from ..backends import all_backends
 from ..classify import Analysis
-from ..closedform.atr import CASES, solve_binary
-from ..errors import InfeasibleError, SolverError, VerificationError
+from ..closedform.atr import CASES
+from ..core.certificate import Certificate
+from ..errors import SolverError, VerificationError
 from ..lower.atr import ATRInstance, lower_atr
 from ..measures.confidence import (
     beta_min,
@@ -24,7 +24,7 @@ from ..measures.confidence import (
 from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
 from ..methods.lfp import repair_rows, solve_lfp
 from ..model.problem import Problem
-from ..results import LazyTables, Result
+from ..results import LazyTables
 from ..verification.problems import transparency_constraints, verify_transparency
 from . import routes_atr
 from .common import (
@@ -39,50 +39,46 @@ from .common import (
     Route,
     label_column,
     row_tol,
-    timings,
 )
+from .driver import Outcome
+from .reductions import QIDGroups
 
 
-def run(
-    problem: Problem, analysis: Analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None
-) -> Result:
-    """The transparency-report stages after classification: lower to per-group blocks, solve by
-    Theorem 1 or the LFP method, verify from the returned table, and build the Result.
+class ATRClass:
+    """The transparency-report class for the driver (``pipeline/driver.py``): lowered to
+    per-group blocks once, answered by Theorem 1 or the LFP method, moved onto its bounds,
+    verified from the returned table."""
 
-    ``workers`` (LFP only): processes to solve chunks of groups in (None: the machine's cores;
-    1: this process); ``progress(done, total)``: groups finished so far, of all groups
-    (``methods.lfp.solve_lfp``)."""
-    t_start = time.perf_counter()
-    objective = problem.objective
-    try:
-        inst = lower_atr(problem)
-    except InfeasibleError as e:
-        return Result.of_infeasible(method, None, analysis, objective.kind, timings(problem.parse_s, 0.0, t_start), e.reasons)
-    stats: dict = {}
-    case = None
-    t0 = time.perf_counter()
-    if method == "closed-form":
-        lo, hi = inst.binary_bounds()
-        target = inst.reference[..., 1] if inst.reference is not None else None
-        sol = solve_binary(inst.p, lo, hi, target)
-        table = sol.table  # D~_0 exact where it is the small side
-        beta_g = sol.beta
-        case = sol.case
-        used_backend = None
-        counts = np.bincount(case[live_groups(inst)], minlength=len(CASES))
-        stats["binding_case_groups"] = {name: int(n) for name, n in zip(CASES, counts)}
-    else:
-        be = get_backend(backend, solver)
+    def prepare(self, problem: Problem) -> ATRInstance:
+        inst, _ = QIDGroups().apply(problem)
+        return inst
+
+    def recognized(self, problem: Problem, inst: ATRInstance, rec, match, be, time_limit) -> Outcome:
+        """Theorem 1: the table D~_0 exact where it is the small side, beta* per group."""
+        sol = rec.solve(problem, match, inst)
+        counts = np.bincount(sol.case[live_groups(inst)], minlength=len(CASES))
+        cases = {name: int(n) for name, n in zip(CASES, counts)}
+        cert = Certificate(
+            "theorem",
+            "Theorem 1 (Chen et al., with Lemma 5's floor beta_min): in every group the table attains the lower "
+            "bound beta* = max(beta_0, beta_1, beta_p, beta_min)",
+            data={"theorem": rec.cites, "conditions": match.data["conditions"], "binding_case_groups": cases,
+                  "checked": "each group's max confidence, recomputed from the table, equals beta* (relative 1e-8)"},
+        )
+        return Outcome((sol.table, sol.beta, sol.case), "certified: closed-form lower bound attained", None,
+                       certificate=cert, stats={"binding_case_groups": cases})
+
+    def method(self, problem: Problem, inst: ATRInstance, route, time_limit, workers, progress) -> Outcome:
+        """The LFP method on the route's backend: every group certified within ``GAP_TOL``."""
+        be = route.backend
         sol = solve_lfp(
             inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit, workers=workers, progress=progress
         )
-        table, beta_g = sol.table, sol.beta
         rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
         uncertified = ~(rel_gap <= GAP_TOL)  # NaN is uncertified
         if np.any(uncertified):
             raise SolverError(_uncertified_message(inst, sol, rel_gap, uncertified))
-        used_backend = be.label
-        stats.update(
+        stats = dict(
             steps=sol.steps,
             lp_solves=sol.lp_solves,
             lp_build_s=round(sol.lp_build_s, 6),
@@ -94,38 +90,57 @@ def run(
             workers=sol.workers,
             solver=f"{sol.solver} {sol.version}",
         )
-    solve_s = time.perf_counter() - t0
-    table = onto_bounds(inst, table)
+        table = route.chain.invert(sol.table, [inst])
+        return Outcome((table, sol.beta, None),
+                       f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)", be.label,
+                       certificate=lfp_certificate(sol.beta, sol.beta - sol.gap, stats["max_relative_gap"]), stats=stats)
 
-    optimality = (
-        "certified: closed-form lower bound attained"
-        if method == "closed-form"
-        else f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)"
-    )
-    verification = verify(problem, inst, table, beta_g, optimality)
-    if not verification["passed"]:
-        raise VerificationError(
-            "the returned table failed privopt's verification: " + "; ".join(verification["failures"])
-        )
-    beta = float(beta_g.max()) if beta_g.size else 0.0
-    bmin = beta_min(inst.p)
-    cstar = c_star(inst.p, inst.reference) if inst.reference is not None else None
-    groups = _group_frame(inst, objective, beta_g, bmin, cstar, case)
-    return Result(
-        status="optimal",
-        termination="optimal",
-        objective=objective.value(beta),
-        beta=beta,
-        method=method,
-        backend=used_backend,
-        problem_class=analysis.problem_class,
-        objective_kind=objective.kind,
-        groups=groups,
-        tables=LazyTables({problem.design.name: lambda: released_table(problem, inst, table)}),
-        verification=verification,
-        timings=timings(problem.parse_s, solve_s, t_start),
-        stats=stats,
-        details={"no_records": [nr.to_dict() for nr in problem.no_records]} if problem.no_records else {},
+    def clean(self, problem: Problem, inst: ATRInstance, outcome: Outcome) -> Outcome:
+        table, beta_g, case = outcome.point
+        outcome.point = (onto_bounds(inst, table), beta_g, case)
+        return outcome
+
+    def verify(self, problem: Problem, inst: ATRInstance, outcome: Outcome) -> dict:
+        table, beta_g, _ = outcome.point
+        verification = verify(problem, inst, table, beta_g, outcome.optimality)
+        if not verification["passed"]:
+            raise VerificationError(
+                "the returned table failed privopt's verification: " + "; ".join(verification["failures"])
+            )
+        return verification
+
+    def certificate(self, problem: Problem, inst: ATRInstance, outcome: Outcome, verification: dict) -> Certificate:
+        return outcome.certificate
+
+    def fields(self, problem: Problem, inst: ATRInstance, outcome: Outcome, verification: dict) -> dict:
+        table, beta_g, case = outcome.point
+        objective = problem.objective
+        beta = float(beta_g.max()) if beta_g.size else 0.0
+        cstar = c_star(inst.p, inst.reference) if inst.reference is not None else None
+        return {
+            "objective": objective.value(beta),
+            "beta": beta,
+            "groups": _group_frame(inst, objective, beta_g, beta_min(inst.p), cstar, case),
+            "tables": LazyTables({problem.design.name: lambda: released_table(problem, inst, table)}),
+            "details": {"no_records": [nr.to_dict() for nr in problem.no_records]} if problem.no_records else {},
+        }
+
+    def infeasible_backend(self, route) -> None:
+        return None  # the bounds are empty before any method runs
+
+
+CLASS = ATRClass()
+
+
+def lfp_certificate(beta: np.ndarray, lower: np.ndarray, max_relative_gap: float) -> Certificate:
+    """The LFP's brackets [lower_g, beta_g] per group (Lemma 3: groups are independent), with
+    the largest relative gap; the bound on the largest confidence is the largest lower bound."""
+    return Certificate(
+        "lfp-brackets",
+        "every group's max confidence lies in a proven bracket [lower bound, beta] no wider than the gap",
+        bound=float(lower.max()) if lower.size else 0.0, side="lower", gap=max_relative_gap,
+        data={"units": "max confidence (beta)", "groups": int(beta.size), "max_relative_gap": max_relative_gap,
+              "lower": lower, "upper": beta, "tolerance": GAP_TOL},
     )
 
 

@@ -1,6 +1,8 @@
-"""The solve pipeline for mechanism problems: analyse -> closed form or LP -> verify -> Result.
+"""Mechanism problems: closed form or LP -> clean -> verify, as the driver's class object
+``CLASS`` (``pipeline/driver.py``).
 
-Routes (compile/analysis.py says which applies and why):
+Routes (``classify.py`` says which applies and why; the closed forms are recognizers in
+``closedform/sanitization.py``):
 
 * ``closed-form``: Ding et al. Lemma 1 (Markov, eq. 7) or Prop. 1 (non-Markov, tv, eq. 11);
 * ``reduced-lp``: Prop. 2 (non-Markov, expected distortion under a quasi-metric, eq. 12);
@@ -14,7 +16,7 @@ the LP's envelope rows) and the objective, and an LP optimum must agree with a p
 bound (``methods/lp.lower_bound``). docs/verification.md states every tolerance.
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
-(``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as ``run`` judges
+(``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as a solve judges
 its own (``pipeline/common.py`` documents the interface).
 """
 
@@ -28,17 +30,18 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..backends import all_backends, get_backend
+from ..backends import all_backends
 from ..closedform import sanitization as cf
-from ..errors import InfeasibleError, UsageError, VerificationError
-from ..lower.mechanism import check_budget_range, lower_mechanism, objective_scale
+from ..core.certificate import Certificate
+from ..errors import VerificationError
+from ..lower.mechanism import check_budget_range, objective_scale
 from ..measures import sanitization as ms
 from ..measures.mixture import naive_mixture
 from ..measures.reduce import worst
 from ..methods.lp import lower_bound, solve_lp
 from ..model.linear import marginal
 from ..model.problem import Problem, Role
-from ..results import LazyTables, Result
+from ..results import LazyTables
 from . import routes_mechanism
 from ..verification.problems import mechanism_constraints, verify_mechanism
 from ..verification.sets import linear_error
@@ -54,90 +57,96 @@ from .common import (
     Route,
     budget_slack,
     label_column,
-    timings,
 )
+from .driver import Outcome
 
 CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
 ROUNDING = 2 * float(np.finfo(float).eps)  # a shortfall below this fraction of its floor is rounding, inside budget_slack
 
 
-def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None) -> Result:
-    """The mechanism stages after classification: a closed form, the reduced LP or the whole
-    LP/QP, then cleaning, verification and the Result."""
-    t_start = time.perf_counter()
-    stats: dict = {}
-    t0 = time.perf_counter()
-    try:
-        x, claimed, optimality, used_backend, evidence = _route(problem, analysis, method, backend, solver, time_limit, stats)
-    except InfeasibleError as e:
-        spent = timings(problem.parse_s, time.perf_counter() - t0, t_start)
-        label = get_backend(backend, solver).label
-        return Result.of_infeasible(method, label, analysis, problem.objective.kind, spent, e.reasons)
-    solve_s = time.perf_counter() - t0
-    x, cleaning = clean(problem, x)
-    verification = verify(problem, x, claimed, optimality, evidence)
-    verification["cleaning"] = cleaning
-    if not verification["passed"]:
-        failing = [b for b in problem.budgets if not _holds(b, verification["budgets_achieved"][b.text])]
-        check_budget_range(failing)  # a failing budget beyond double precision's range: SpecError (exit 2)
-        raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
-    return Result(
-        status="optimal",
-        termination="optimal",
-        objective=verification["objective"],
-        beta=None,
-        method=method,
-        backend=used_backend,
-        problem_class=analysis.problem_class,
-        objective_kind=problem.objective.kind,
-        groups=pd.DataFrame(),
-        tables=LazyTables({problem.design.name: lambda: released_table(problem, x)}),
-        verification=verification,
-        timings=timings(problem.parse_s, solve_s, t_start),
-        stats=stats,
-        measures=report(problem, x),
-    )
+class MechanismClass:
+    """The mechanism class for the driver (``pipeline/driver.py``): a closed form, Prop. 2's
+    reduced LP or the whole LP/QP; the table cleaned (``clean``) and verified (``verify``)."""
 
+    def prepare(self, problem: Problem) -> None:
+        return None
 
-def _route(problem, analysis, method, backend, solver, time_limit, stats):
-    """(x, the method's claimed objective or None, optimality statement, backend label,
-    evidence): the evidence of an LP/QP is its best proven bound (``methods/lp.lower_bound``,
-    an upper bound when maximizing); a closed form's is its theorem."""
-    if method == "closed-form":
-        x, why = routes_mechanism.solve_closed_form(problem)
-        return x, None, why, None, {"kind": "theorem", "source": why}
-    if method == "reduced-lp":
-        be = get_backend(backend, solver)
-        x, sol = routes_mechanism.solve_reduced(problem, be, time_limit)
+    def recognized(self, problem: Problem, ctx, rec, match, be, time_limit) -> Outcome:
+        """Lemma 1 or Prop. 1 (no solver), or Prop. 2's transport LP on ``be``."""
+        x, sol = rec.solve(problem, match, be, time_limit)
+        stats = {}
         if sol is not None:
             stats.update(lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}")
-        why = "Prop. 2 (eq. 12): full diagonal, transport LP over X-(s) x X+(s); d is a quasi-metric"
-        return x, None, why, be.label, {"kind": "theorem", "source": why}
-    if method not in ("lp", "qp"):
-        raise UsageError(f"method '{method}' does not apply to this problem")
-    be = get_backend(backend, solver)
-    t0 = time.perf_counter()
-    mlp = lower_mechanism(problem, pairwise=routes_mechanism.use_pairwise(problem, be))
-    lower_s = time.perf_counter() - t0
-    sol = solve_lp(mlp, be, time_limit)
-    x = sol.x[: mlp.n_design]
-    stats.update(
-        lower_s=round(lower_s, 6),
-        lp_build_s=round(sol.build_s, 6),
-        lp_solve_s=round(sol.solve_s, 6),
-        lp_rows=mlp.lp.shape[0],
-        lp_cols=mlp.lp.shape[1],
-        lp_nonzeros=int(mlp.lp.A.nnz),
-        solver=f"{sol.solver} {sol.version}",
-    )
-    claimed = mlp.objective_value(sol.x)
-    kind = "QP" if mlp.lp.is_qp else "LP"
-    bound_kind, bound = lower_bound(mlp, sol)
-    evidence = {
-        "kind": bound_kind, "bound": mlp.in_objective_units(bound), "side": "lower" if mlp.sign > 0 else "upper",
-        "scale": mlp.scale,
-    }
-    return x, float(claimed), f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label, evidence
+        cert = Certificate("theorem", rec.claim, data={"theorem": rec.cites, "conditions": match.why})
+        return Outcome(x, rec.claim, be.label if be is not None else None, evidence={"kind": "theorem", "source": rec.claim},
+                       certificate=cert, stats=stats)
+
+    def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
+        """The route's chain (budgets as rows) to an LP/QP, solved on its backend; the evidence
+        is its best proven bound (``methods/lp.lower_bound``, an upper bound when maximizing)."""
+        be = route.backend
+        t0 = time.perf_counter()
+        mlp, inverse = route.chain.apply(problem)
+        lower_s = time.perf_counter() - t0
+        sol = solve_lp(mlp, be, time_limit)
+        x = route.chain.invert(sol.x, inverse)
+        stats = dict(
+            lower_s=round(lower_s, 6),
+            lp_build_s=round(sol.build_s, 6),
+            lp_solve_s=round(sol.solve_s, 6),
+            lp_rows=mlp.lp.shape[0],
+            lp_cols=mlp.lp.shape[1],
+            lp_nonzeros=int(mlp.lp.A.nnz),
+            solver=f"{sol.solver} {sol.version}",
+        )
+        kind = "QP" if mlp.lp.is_qp else "LP"
+        bound_kind, bound = lower_bound(mlp, sol)
+        evidence = {
+            "kind": bound_kind, "bound": mlp.in_objective_units(bound), "side": "lower" if mlp.sign > 0 else "upper",
+            "scale": mlp.scale,
+        }
+        return Outcome(x, f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label,
+                       claimed=float(mlp.objective_value(sol.x)), evidence=evidence, stats=stats)
+
+    def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
+        outcome.point, outcome.context = clean(problem, outcome.point)
+        return outcome
+
+    def verify(self, problem: Problem, ctx, outcome: Outcome) -> dict:
+        x = outcome.point
+        verification = verify(problem, x, outcome.claimed, outcome.optimality, outcome.evidence)
+        verification["cleaning"] = outcome.context
+        if not verification["passed"]:
+            failing = [b for b in problem.budgets if not _holds(b, verification["budgets_achieved"][b.text])]
+            check_budget_range(failing)  # a failing budget beyond double precision's range: SpecError (exit 2)
+            raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
+        return verification
+
+    def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
+        """A theorem's, or the LP/QP's dual bound with its side and gap (``_check_evidence``)."""
+        if outcome.certificate is not None:
+            return outcome.certificate
+        ev = verification["evidence"]
+        scale = max(abs(verification["objective"]), ev.get("scale", 1.0))
+        return Certificate(
+            "dual-bound", f"a {ev['kind']} from the solver's multipliers (weak duality) within the tolerance of the objective",
+            bound=ev["bound"], side=ev["side"], gap=abs(ev["gap"]) / scale if scale > 0 else abs(ev["gap"]),
+            data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"], "scale": ev["scale"]},
+        )
+
+    def fields(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> dict:
+        x = outcome.point
+        return {
+            "objective": verification["objective"],
+            "tables": LazyTables({problem.design.name: lambda: released_table(problem, x)}),
+            "measures": report(problem, x),
+        }
+
+    def infeasible_backend(self, route) -> str | None:
+        return route.label
+
+
+CLASS = MechanismClass()
 
 
 # ------------------------------------------------------------------ verification
@@ -406,7 +415,7 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
 
 
 def measure(problem: Problem, x: np.ndarray, accuracy: Accuracy | None = None) -> Measured:
-    """A candidate table judged as ``run`` judges its own: solver noise cleaned (``clean``),
+    """A candidate table judged as a solve judges its own: solver noise cleaned (``clean``),
     then the objective of the cleaned table, and its largest violation of every constraint,
     row and cell, and of every budget as a ratio (achieved eps - eps, infinite for a positive
     cell beside a zero). ``accuracy`` is not needed: nothing is settled within it."""

@@ -1,4 +1,5 @@
-"""Noise placement (Ramon & Basu Sec. 3.2): lower -> conic solve -> clean -> verify -> Result.
+"""Noise placement (Ramon & Basu Sec. 3.2): lower -> conic solve -> clean -> verify, as the
+driver's class object ``CLASS`` (``pipeline/driver.py``).
 
 After the solver, the variances are cleaned (negatives clipped, a correlated block projected
 onto the PSD cone) and scaled by the least factor ``kappa >= 1`` that makes the largest
@@ -23,79 +24,97 @@ import math
 import time
 
 import numpy as np
-import pandas as pd
 
 from .. import solverlog
 from ..backends import get_backend
-from ..errors import SolverError, UsageError, VerificationError
+from ..core.certificate import Certificate
+from ..errors import SolverError, VerificationError
 from ..lower.noise import Block, ConicProgram, lower_noise
 from ..measures.gaussian import DELTA_RTOL, max_sensitivity, sensitivities_of_factor
 from ..model.noise import NoiseModel
 from ..model.problem import Problem
-from ..results import LazyTables, Result
 from ..verification.problems import verify_noise
 from ..verification.sets import factor as _factor
 from ..verification.tolerances import CONIC_RTOL  # the objective vs its proven lower bound (relative)
-from .common import EXACT, Accuracy, Answer, Measured, Route, RouteStopped, timings
+from .common import EXACT, Accuracy, Answer, Measured, Route, RouteStopped
+from .driver import Outcome
 
 CONIC_TOLS = (1e-9, 1e-10, 1e-11)  # the solver's tolerances, tightened while the certificate fails
 CONIC_LOOSER = (1e-8, 1e-7)  # tried when the solver calls 1e-9 "inaccurate": the certificate still decides
 PSD_MAX_ANSWERS = 60  # the psd lowering has one (m+1)^2 block per input: check skips it beyond
 
 
-def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None) -> Result:
-    t_start = time.perf_counter()
-    model = problem.noise
-    be = get_backend(backend, solver)
-    if not be.supports_conic:
-        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs the cvxpy backend (--backend cvxpy, backend='cvxpy')")
-    t0 = time.perf_counter()
-    program = lower_noise(model)
-    lower_s = time.perf_counter() - t0
-    cov, sol, verification = solve_verified(model, program, be, time_limit)
-    solve_s = time.perf_counter() - t0
-    if not verification["passed"]:
-        raise VerificationError("the returned noise failed privopt's verification: " + "; ".join(verification["failures"]))
-    t1 = time.perf_counter()
-    base = baselines(model, be, time_limit)
-    baseline_s = time.perf_counter() - t1
-    for name, b in base.items():  # cleaning makes a baseline feasible; only its optimality can stay unproven
-        if not b["verification"]["passed"] and not all("not certified" in f for f in b["verification"]["failures"]):
-            raise VerificationError(f"the {name} baseline failed verification: " + "; ".join(b["verification"]["failures"]))
-    details = {
-        "noise": {n.name: cov[n.name].tolist() for n in model.noises},
-        "baselines": {name: b["loss"] for name, b in base.items()},
-    }
-    verification["baselines"] = {name: b["verification"] for name, b in base.items()}
-    if any(n.correlated for n in model.noises):
-        diag = _diagonal_gain(model, be, time_limit, verification["objective"])
-        details["correlation_gain"] = diag
-    stats = {
-        "lower_s": round(lower_s, 6),
-        "conic_build_s": round(sol.build_s, 6),
-        "conic_solve_s": round(sol.solve_s, 6),
-        "baselines_s": round(baseline_s, 6),
-        "iterations": sol.iterations,
-        "solver": f"{sol.solver} {sol.version}",
-        "form": "soc",
-    } | {k: v for k, v in program.size.items()}
-    return Result(
-        status="optimal",
-        termination="optimal",
-        objective=verification["objective"],
-        beta=None,
-        method=method,
-        backend=be.label,
-        problem_class=analysis.problem_class,
-        objective_kind=problem.objective.kind,
-        groups=pd.DataFrame(),
-        tables=LazyTables({}),
-        verification=verification,
-        timings=timings(problem.parse_s, solve_s, t_start),
-        stats=stats,
-        measures=_measures(model, verification),
-        details=details,
-    )
+class NoiseClass:
+    """The noise-placement class for the driver (``pipeline/driver.py``): the route's chain
+    (the Gaussian calibration as cones) to a conic program, solved and verified at tightening
+    tolerances until its certificate holds (``solve_verified``: cleaning and verification are
+    part of each attempt); then the paper's two baselines, verified the same way."""
+
+    def prepare(self, problem: Problem) -> None:
+        return None
+
+    def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
+        be = route.backend
+        t0 = time.perf_counter()
+        program, _ = route.chain.apply(problem)
+        lower_s = time.perf_counter() - t0
+        cov, sol, verification = solve_verified(problem.noise, program, be, time_limit)
+        stats = {"lower_s": round(lower_s, 6), "conic_build_s": round(sol.build_s, 6), "conic_solve_s": round(sol.solve_s, 6)}
+        return Outcome(cov, verification["optimality"], be.label, stats=stats,
+                       context={"program": program, "solution": sol, "verification": verification, "backend": be,
+                                "time_limit": time_limit})
+
+    def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
+        return outcome  # ``solve`` cleans every attempt before it is verified
+
+    def verify(self, problem: Problem, ctx, outcome: Outcome) -> dict:
+        """The solve's own verification, then the baselines' (the local-DP and answer-noise
+        placements): cleaning makes a baseline feasible, so only its optimality may stay unproven."""
+        c = outcome.context
+        model, be, verification, sol = problem.noise, c["backend"], c["verification"], c["solution"]
+        if not verification["passed"]:
+            raise VerificationError("the returned noise failed privopt's verification: " + "; ".join(verification["failures"]))
+        t1 = time.perf_counter()
+        base = baselines(model, be, c["time_limit"])
+        baseline_s = time.perf_counter() - t1
+        for name, b in base.items():
+            if not b["verification"]["passed"] and not all("not certified" in f for f in b["verification"]["failures"]):
+                raise VerificationError(f"the {name} baseline failed verification: " + "; ".join(b["verification"]["failures"]))
+        c["baselines"] = {name: b["loss"] for name, b in base.items()}
+        verification["baselines"] = {name: b["verification"] for name, b in base.items()}
+        outcome.stats.update({
+            "baselines_s": round(baseline_s, 6),
+            "iterations": sol.iterations,
+            "solver": f"{sol.solver} {sol.version}",
+            "form": "soc",
+        } | dict(c["program"].size))
+        return verification
+
+    def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
+        ev = verification["evidence"]
+        return Certificate(
+            "dual-bound",
+            "a feasible point of the Lagrange dual bounds the loss from below (weak duality), scaled by the "
+            "calibration's proven bound",
+            bound=ev["bound"], side="lower", gap=ev["relative_gap"],
+            data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"],
+                  "calibration_factor": ev["calibration_factor"]},
+        )
+
+    def fields(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> dict:
+        """The loss, the noise, the baselines' losses and, for correlated noise, what
+        correlation gains over the best diagonal noise."""
+        model, cov, c = problem.noise, outcome.point, outcome.context
+        details = {"noise": {n.name: cov[n.name].tolist() for n in model.noises}, "baselines": c["baselines"]}
+        if any(n.correlated for n in model.noises):
+            details["correlation_gain"] = _diagonal_gain(model, c["backend"], c["time_limit"], verification["objective"])
+        return {"objective": verification["objective"], "measures": _measures(model, verification), "details": details}
+
+    def infeasible_backend(self, route) -> str | None:
+        return route.label
+
+
+CLASS = NoiseClass()
 
 
 def solve_verified(model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc"):

@@ -1,5 +1,5 @@
 """Rank-preserving obfuscation (Shariatnasab, Shirani & Iyengar 2023): Corollary 2 or the
-certified global method -> verify -> Result.
+certified global method -> verify, as the driver's class object ``CLASS`` (``pipeline/driver.py``).
 
 The program (model/obfuscation.py): minimize Q(P_X, W) subject to I(Y; F) <= eps, W a 2 x 2
 channel (optionally symmetric). It is nonconvex: Q is quasiconcave, not convex, on the channels
@@ -29,6 +29,7 @@ from ..closedform.obfuscation import (
     bsc_symmetric_channel,
     corollary2_applies,
 )
+from ..core.certificate import Certificate
 from ..errors import SolverError, VerificationError
 from ..measures.obfuscation import krcc_q
 from ..methods.obfuscation import (
@@ -39,7 +40,7 @@ from ..methods.obfuscation import (
 )
 from ..model.obfuscation import ObfuscationModel
 from ..model.problem import Problem
-from ..results import LazyTables, Result
+from ..results import LazyTables
 from ..verification.atoms import leakage_bits as _leakage
 from ..verification.atoms import sheppard as _sheppard
 from ..verification.problems import verify_channel
@@ -51,8 +52,8 @@ from .common import (
     Route,
     RouteStopped,
     label_column,
-    timings,
 )
+from .driver import Outcome
 
 GLOBAL_TOL = DEFAULT_TOL  # absolute, in Q: the global method's certified gap
 FLOOR_TOL = 1e-7  # absolute, in Q: the certified gap accepted where the method stops at float64's floor
@@ -60,66 +61,18 @@ GRID_POINTS = 20001
 GRID_ACCURACY = 2e-3  # Q varies like sqrt(p) near p = 0: a 5e-5 grid step can cost ~2e-3 there
 
 
-def run(problem: Problem, analysis, method: str, backend: str, time_limit, solver, workers=None, progress=None) -> Result:
-    t_start = time.perf_counter()
-    model = problem.obfuscation
-    t0 = time.perf_counter()
-    sol, certified, optimality, disagreement = _solve(model, method)
-    verification = verify(model, sol.W, claimed=sol.q_value)
-    verification.update(optimality)
-    verification["failures"] += disagreement
-    verification["passed"] = not verification["failures"]
-    at_floor = sol.status == "gap_not_closed" and any("rounding floor" in n for n in sol.notes) and sol.gap <= FLOOR_TOL
-    if at_floor:
-        verification["optimality"] += (
-            f"; the gap {sol.gap:.1e} is float64's rounding floor here (an optimum at p ~ 1e-16, where Q ~ sqrt(p)): "
-            f"certified to {FLOOR_TOL:g}, not to {GLOBAL_TOL:g}"
-        )
-    elif sol.status != "optimal":
-        raise SolverError(
-            f"the global method could not close the gap: Q = {sol.q_value:.12g}, proven lower bound "
-            f"{sol.lower_bound!r} (gap {sol.gap!r} > {GLOBAL_TOL:g}); {'; '.join(sol.notes)}"
-        )
-    if not verification["passed"]:
-        raise VerificationError("the returned channel failed privopt's verification: " + "; ".join(verification["failures"]))
-    solve_s = time.perf_counter() - t0
-    other = _other_restriction(model, certified)
-    details = {
-        "channel": {"p1": sol.p1, "p2": sol.p2, "symmetric": model.symmetric},
-        "optimality": {
-            "global": True,
-            "method": sol.method,
-            "lower_bound": sol.lower_bound,
-            "gap": sol.gap,
-            "tolerance": GLOBAL_TOL,
-        },
-        "comparison": other,
-    }
-    return Result(
-        status="optimal",
-        termination="optimal",
-        objective=sol.q_value,  # the atan2 form (exact at the degenerate channels); verified by arcsin
-        beta=None,
-        method=method,
-        backend="none",
-        problem_class=analysis.problem_class,
-        objective_kind=model.objective.kind,
-        groups=pd.DataFrame(),
-        tables=LazyTables({model.design: lambda: channel_table(problem, sol.W)}),
-        verification=verification,
-        timings=timings(problem.parse_s, solve_s, t_start),
-        stats={"iterations": sol.iterations, "leakage evaluations": sol.evaluations, "route": sol.method},
-        measures=measures(model, sol.W),
-        details=details,
-    )
+class ObfuscationClass:
+    """The obfuscation class for the driver (``pipeline/driver.py``): Corollary 2, checked
+    against the certified symmetric bisection, or the certified global method; the channel
+    verified from its table (``verify``)."""
 
+    def prepare(self, problem: Problem) -> None:
+        return None
 
-def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, ChannelSolution, dict, list[str]]:
-    """(the solution, the certified global method's solution under the spec's restriction, what
-    certifies it, failures) by Corollary 2 or the global method."""
-    if method == "closed-form":
-        q = bsc_parameter(model.F_given_X)
-        W = bsc_symmetric_channel(model.eps, q)
+    def recognized(self, problem: Problem, ctx, rec, match, be, time_limit) -> Outcome:
+        """Corollary 2's channel, with the certified bisection's bound as its check."""
+        model = problem.obfuscation
+        W = rec.solve(problem, match)
         ref = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=True, tol=GLOBAL_TOL)
         Q = krcc_q(model.px1, W)
         formula = "Corollary 2: p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]"
@@ -129,7 +82,6 @@ def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, Chann
             why = (f"the formula's p = {W[0, 1]!r} lost digits to cancellation (Q {Q:.6g}); "
                    f"the bisection's p = {ref.p1!r} solves the same equation to the last bit")
             sol = replace(ref, method="corollary-2, refined by bisection", notes=(formula, why))
-            Q = sol.q_value
         else:
             lower = min(ref.lower_bound, Q)  # the bisection's bound, or Q where rounding put it above
             sol = ChannelSolution(W, Q, lower, Q - lower, ref.leakage, ref.status, 0, 0, "corollary-2", True,
@@ -143,15 +95,97 @@ def _solve(model: ObfuscationModel, method: str) -> tuple[ChannelSolution, Chann
                          "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
         }
         failures = [] if ref.status == "optimal" else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
-        return sol, ref, optimality, failures
-    sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=GLOBAL_TOL)
-    optimality = {
-        "optimality": f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} "
-        f"(tolerance {GLOBAL_TOL:g} in Q; {sol.method})",
-        "evidence": {"kind": "proven lower bound (" + "; ".join(sol.notes) + ")", "bound": sol.lower_bound,
-                     "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
-    }
-    return sol, sol, optimality, []
+        cert = Certificate(
+            "theorem", "Corollary 2 (Shariatnasab et al.): the symmetric channel BSC(p) is optimal; its Q is within the "
+            "tolerance of the certified symmetric bisection's proven lower bound",
+            bound=sol.lower_bound, side="lower", gap=_relative(sol.gap, sol.q_value),
+            data={"theorem": rec.cites, "conditions": match.data["conditions"], "absolute_gap": sol.gap,
+                  "tolerance": GLOBAL_TOL, "method": sol.method},
+        )
+        return Outcome(sol, optimality["optimality"], "none", claimed=sol.q_value, evidence=optimality["evidence"],
+                       certificate=cert, context=(ref, failures))
+
+    def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
+        """The certified global method under the spec's restriction."""
+        model = problem.obfuscation
+        sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=GLOBAL_TOL)
+        optimality = f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} " \
+                     f"(tolerance {GLOBAL_TOL:g} in Q; {sol.method})"
+        evidence = {"kind": "proven lower bound (" + "; ".join(sol.notes) + ")", "bound": sol.lower_bound,
+                    "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL}
+        cert = Certificate(
+            "global-bound", "no channel meeting the leakage bound has a smaller Q than the proven lower bound",
+            bound=sol.lower_bound, side="lower", gap=_relative(sol.gap, sol.q_value),
+            data={"method": sol.method, "absolute_gap": sol.gap, "tolerance": GLOBAL_TOL, "notes": list(sol.notes)},
+        )
+        return Outcome(sol, optimality, "none", claimed=sol.q_value, evidence=evidence, certificate=cert, context=(sol, []))
+
+    def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
+        return outcome  # W is built from (p1, p2): nothing to clean
+
+    def verify(self, problem: Problem, ctx, outcome: Outcome) -> dict:
+        """The channel recomputed (``verify``), the method's certificate, and float64's floor:
+        a gap at the rounding floor is certified to ``FLOOR_TOL``; any other open gap fails."""
+        model, sol = problem.obfuscation, outcome.point
+        _, disagreement = outcome.context
+        verification = verify(model, sol.W, claimed=sol.q_value)
+        verification.update(optimality=outcome.optimality, evidence=outcome.evidence)
+        verification["failures"] += disagreement
+        verification["passed"] = not verification["failures"]
+        at_floor = sol.status == "gap_not_closed" and any("rounding floor" in n for n in sol.notes) and sol.gap <= FLOOR_TOL
+        if at_floor:
+            verification["optimality"] += (
+                f"; the gap {sol.gap:.1e} is float64's rounding floor here (an optimum at p ~ 1e-16, where Q ~ sqrt(p)): "
+                f"certified to {FLOOR_TOL:g}, not to {GLOBAL_TOL:g}"
+            )
+        elif sol.status != "optimal":
+            raise SolverError(
+                f"the global method could not close the gap: Q = {sol.q_value:.12g}, proven lower bound "
+                f"{sol.lower_bound!r} (gap {sol.gap!r} > {GLOBAL_TOL:g}); {'; '.join(sol.notes)}"
+            )
+        if not verification["passed"]:
+            raise VerificationError("the returned channel failed privopt's verification: " + "; ".join(verification["failures"]))
+        return verification
+
+    def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
+        return outcome.certificate
+
+    def fields(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> dict:
+        """Q (the atan2 form, exact at the degenerate channels; verified by arcsin), the channel,
+        its certificate and the optimum under the other restriction (Fig. 5)."""
+        model, sol = problem.obfuscation, outcome.point
+        certified, _ = outcome.context
+        details = {
+            "channel": {"p1": sol.p1, "p2": sol.p2, "symmetric": model.symmetric},
+            "optimality": {
+                "global": True,
+                "method": sol.method,
+                "lower_bound": sol.lower_bound,
+                "gap": sol.gap,
+                "tolerance": GLOBAL_TOL,
+            },
+            "comparison": _other_restriction(model, certified),
+        }
+        outcome.stats.update({"iterations": sol.iterations, "leakage evaluations": sol.evaluations, "route": sol.method})
+        return {
+            "objective": sol.q_value,
+            "tables": LazyTables({model.design: lambda: channel_table(problem, sol.W)}),
+            "measures": measures(model, sol.W),
+            "details": details,
+        }
+
+    def infeasible_backend(self, route) -> str:
+        return "none"
+
+
+CLASS = ObfuscationClass()
+
+
+def _relative(gap: float | None, q: float) -> float | None:
+    """The gap relative to Q (None when the method has none)."""
+    if gap is None:
+        return None
+    return gap / abs(q) if q else gap
 
 
 def _other_restriction(model: ObfuscationModel, solved: ChannelSolution) -> dict:

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from ..backends.base import Backend
-from ..closedform import sanitization as cf
+from ..closedform.registry import recognize
 from ..lower.mechanism import lower_mechanism
 from ..methods.lp import solve_lp
 from ..model.problem import Problem
@@ -33,21 +33,15 @@ OSQP_NOTE = "OSQP (ADMM) does not reach 1e-9 on these LPs; run it with --backend
 
 def solve_closed_form(problem: Problem) -> tuple[np.ndarray, str]:
     """(the design, why): Lemma 1 (Markov) or Prop. 1 (non-Markov, tv); the method must apply."""
-    san, _ = cf.match(problem)
-    if san.markov:
-        M = cf.lemma1(san.px, san.alpha)
-        why = "closed form: Lemma 1 (eq. 7), the unique Markov channel (P(X|S) has full column rank)"
-    else:
-        M = cf.prop1(san.p, san.q)
-        why = "closed form: Prop. 1 (eq. 11), the diagonal at its bound min(1, q/p)"
-    return cf.to_design(problem, san, M).ravel(), why
+    rec, match = recognize(problem, "closed-form")
+    x, _ = rec.solve(problem, match)
+    return x, rec.claim
 
 
 def solve_reduced(problem: Problem, backend, time_limit) -> tuple[np.ndarray, object]:
     """(the design, the transport LP's solution or None): Prop. 2's reduced LP on ``backend``."""
-    san, _ = cf.match(problem)
-    M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, backend, time_limit)
-    return cf.to_design(problem, san, M).ravel(), sol
+    rec, match = recognize(problem, "reduced-lp")
+    return rec.solve(problem, match, backend, time_limit)
 
 
 def use_pairwise(problem: Problem, backend) -> bool:

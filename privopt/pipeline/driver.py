@@ -1,0 +1,102 @@
+"""The one driver: a plan's route -> an ``Outcome`` -> clean -> verify -> certificate -> ``Result``.
+
+A problem class takes part through one small object (``pipeline.CLASSES[problem.family]``,
+one per family module) with
+
+* ``prepare(problem)``: what every route of the class reads (the lowered instance of a
+  transparency report; None elsewhere); may raise ``InfeasibleError``;
+* ``recognized(problem, ctx, recognizer, match, backend, time_limit) -> Outcome``: the answer
+  of a closed form (``closedform.registry``);
+* ``method(problem, ctx, route, time_limit, workers, progress) -> Outcome``: the answer of the
+  route's chain of reductions, method and backend;
+* ``clean(problem, ctx, outcome) -> Outcome``: solver noise removed (the class's own rule);
+* ``verify(problem, ctx, outcome) -> dict``: the verification (raises ``VerificationError``
+  or ``SolverError`` when the answer cannot be reported);
+* ``certificate(problem, ctx, outcome, verification) -> Certificate``;
+* ``fields(problem, ctx, outcome, verification) -> dict``: the Result's class-specific fields
+  (objective, beta, groups, tables, measures, details);
+* ``infeasible_backend(route)``: the backend label an infeasible Result names.
+
+``result`` is the one place a ``Result`` is built (the dask engine calls it too).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..core.certificate import Certificate
+from ..errors import InfeasibleError
+from ..results import LazyTables, Result
+from .common import timings
+
+
+@dataclass
+class Outcome:
+    """What a route returns: the point (in the class's own form), the method's claimed
+    objective (or None), the optimality statement and its evidence, the certificate when the
+    route alone proves it (else the class makes it after verification), the stats, the backend
+    label (None: no solver), the solve time and ``context``, whatever else the class needs."""
+
+    point: Any
+    optimality: str
+    backend: str | None = None
+    claimed: float | None = None
+    evidence: dict | None = None
+    certificate: Certificate | None = None
+    stats: dict = field(default_factory=dict)
+    solve_s: float = 0.0
+    context: Any = None
+
+
+def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
+    """Solve ``problem`` along ``route`` (``pipeline.planner.Route``) with the class object ``cls``."""
+    t_start = time.perf_counter()
+    t0 = None
+    try:
+        ctx = cls.prepare(problem)
+        t0 = time.perf_counter()
+        if route.recognizer is not None:
+            outcome = cls.recognized(problem, ctx, route.recognizer, route.match, route.backend, time_limit)
+        else:
+            outcome = cls.method(problem, ctx, route, time_limit, workers, progress)
+        outcome.solve_s = time.perf_counter() - t0
+    except InfeasibleError as e:
+        spent = timings(problem.parse_s, 0.0 if t0 is None else time.perf_counter() - t0, t_start)
+        return result(status="infeasible", method=route.method, backend=cls.infeasible_backend(route),
+                      problem_class=analysis.problem_class, objective_kind=problem.objective.kind, timings=spent,
+                      reasons=list(e.reasons))
+    outcome = cls.clean(problem, ctx, outcome)
+    verification = cls.verify(problem, ctx, outcome)
+    certificate = cls.certificate(problem, ctx, outcome, verification)
+    return result(
+        status="optimal", method=route.method, backend=outcome.backend, problem_class=analysis.problem_class,
+        objective_kind=problem.objective.kind, verification=verification, certificate=certificate,
+        timings=timings(problem.parse_s, outcome.solve_s, t_start), stats=outcome.stats,
+        **cls.fields(problem, ctx, outcome, verification),
+    )
+
+
+def result(*, status: str, method: str, backend: str | None, problem_class: str, objective_kind: str, timings: dict,
+           objective: float | None = None, beta: float | None = None, groups: pd.DataFrame | None = None,
+           tables=None, verification: dict | None = None, certificate: Certificate | dict | None = None,
+           stats: dict | None = None, reasons: list[str] | None = None, measures: dict | None = None,
+           details: dict | None = None, **extra) -> Result:
+    """The one constructor of a ``Result``: "optimal" (verified) or "infeasible" (no table
+    satisfies the spec; ``reasons`` says why, one sentence per cause). ``extra``: the fields a
+    caller sets beyond these (``spec``, ``versions``, ``engine``)."""
+    infeasible = status == "infeasible"
+    if isinstance(certificate, Certificate):
+        certificate = certificate.to_dict()
+    return Result(
+        status=status, termination=status, objective=None if infeasible else objective,
+        beta=None if infeasible else beta, method=method, backend=backend, problem_class=problem_class,
+        objective_kind=objective_kind, groups=pd.DataFrame() if groups is None or infeasible else groups,
+        tables={} if infeasible else (tables if tables is not None else LazyTables({})),
+        verification={"passed": False} if infeasible else verification, timings=timings,
+        stats=dict(stats or {}), reasons=list(reasons or []), measures=dict(measures or {}),
+        details=dict(details or {}), certificate=None if infeasible else certificate, **extra,
+    )
