@@ -125,7 +125,8 @@ def sections_of(result) -> tuple[Section, ...]:
 
 @dataclass(frozen=True)
 class _ResultSection:
-    """A section read from a result's fields (``result``: a ``privopt.results.Result``)."""
+    """A section read from a result's fields (``result``: a ``privopt.results.Result``); each
+    subclass prints its own text (``print``) and names its HTML tables (``frames``)."""
 
     result: Any
 
@@ -144,9 +145,6 @@ class _ResultSection:
         console = text_console(width)
         self.print(console)
         return captured_lines(console)
-
-    def print(self, console: Console) -> None:
-        raise NotImplementedError  # each section prints its own
 
     def html(self) -> str:
         return "".join(html_table(title, frame) for title, frame in self.frames())
