@@ -209,8 +209,8 @@ class Result:
     def _repr_html_(self) -> str:
         """The result as HTML (a notebook shows it): a summary table (status, objective,
         method, backend, verification), the reasons of an infeasible result, each section's
-        tables, and every released table wide (its first ``MAX_ROWS`` rows). Every user text
-        (title, labels, names) is escaped."""
+        tables, and (as ``print``) every released table wide, its first ``MAX_ROWS`` rows.
+        Every user text (title, labels, names) is escaped."""
         import html
 
         v = self.verification
@@ -224,7 +224,7 @@ class Result:
         parts += [f"<p>{html.escape(reason)}</p>" for reason in self.reasons]
         if self.status == "optimal":
             parts += [section.html() for section in self.sections]
-            for name, df in self.tables.items():
+            for name, df in (self.tables.items() if self.engine == "local" else ()):  # as print: a cluster's stay in --out
                 outcome, keys = table_layout(df, self.facts, name)
                 wide = df.pivot_table(index=keys, columns=outcome, values="value", observed=True, sort=False)
                 parts.append(html_table(f"{name} = P({outcome} | {', '.join(keys)})", wide, index=True))

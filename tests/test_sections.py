@@ -204,3 +204,5 @@ def test_a_cluster_result_has_the_cluster_section(solved):
     lines = result.text_lines()
     assert lines[-1] == "(--json prints every group; --out DIR writes them as CSV)"
     assert not any(line.startswith("Dt = P(") for line in lines)  # the tables stay in --json and --out
+    text = "".join(parsed(result._repr_html_()).text)
+    assert "QID groups (2)" in text and "Dt = P(" not in text
