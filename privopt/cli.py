@@ -34,12 +34,15 @@ from .classify import METHODS
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
 from .pipeline import plan
+from .render import fmt as _fmt
+from .render import fmt12 as _fmt12
 from .render import markup as escape
-from .render import visible, visible_lines
+from .render import print_table, visible, visible_lines
+from .render import sci as _sci
+from .sections import MAX_ROWS
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-MAX_ROWS = 40
 
 MIN_WIDTH = 40  # narrower than this, a line may be wider than the terminal (which wraps it) rather than cut
 
@@ -256,7 +259,6 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
         if engine == "dask":
             result = api.solve(spec, method=method, backend=backend, time_limit=time_limit, solver=solver, engine="dask",
                                scheduler=scheduler, workers=workers, params=_params(sets), allow_paths=allow_paths)
-            problem = None  # the data stays on the cluster: the summary is the result's own
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
             with _progress() as bar:
@@ -271,10 +273,7 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
         result.write_json(sys.stdout, tables=not no_tables)  # streamed: no copy of the whole text
         sys.stdout.write("\n")
     else:
-        if problem is None:
-            _print_engine_summary(result)
-        else:
-            _print_summary(problem, result, tables=not no_tables)
+        result.print(out, tables=not no_tables)  # the result's sections print themselves
         if written:
             out.print(_wrote(out_dir, written), markup=False)
     if result.status == "infeasible":
@@ -448,33 +447,22 @@ def _failed_row(e: BaseException) -> dict:
 
 def _print_sweep(problem, spec, name, rows) -> None:
     solved = [r for _, r in rows if not isinstance(r, BaseException) and r.status == "optimal"]
-    measures = [k for k in (solved[0].measures if solved else {}) if "dp(" in k or "loglift(" in k or k == "naive mixture objective"]
-    compare = ["symmetric", "unrestricted"] if solved and "comparison" in solved[0].details else []
+    figures = [k for s in (solved[0].sections if solved else ()) for k in s.figures()]  # each section's headline columns
     t = RichTable(title=f"{escape(problem.title or spec)}: sweep over {escape(name)}", title_justify="left")
-    for col in [name, "status", "objective", *measures, *(f"Q, {c}" for c in compare)]:
+    for col in [name, "status", "objective", *figures]:
         t.add_column(escape(col), justify="left" if col == "status" else "right")
     for v, r in rows:
         if isinstance(r, BaseException):
-            t.add_row(_fmt12(v), "[red]failed[/red]", "-", *["-" for _ in measures + compare])
+            t.add_row(_fmt12(v), "[red]failed[/red]", "-", *["-" for _ in figures])
         else:
-            extra = [_fmt12(r.details.get("comparison", {}).get(c)) for c in compare]
-            t.add_row(_fmt12(v), r.status, _fmt12(r.objective), *[_fmt(r.measures.get(m)) for m in measures], *extra)
+            shown = {k: text for s in r.sections for k, text in s.figures().items()} if r.status == "optimal" else {}
+            t.add_row(_fmt12(v), r.status, _fmt12(r.objective), *[shown.get(k, "-") for k in figures])
     _print_table(t)
     for v, r in rows:
         if isinstance(r, BaseException):
             out.print(f"{visible(name)}={_fmt12(v)}: failed: " + visible_lines(_failed_row(r)["error"]), markup=False)
         elif r.reasons:
             out.print(f"{visible(name)}={_fmt12(v)}: " + visible_lines("; ".join(r.reasons)), markup=False)
-
-
-def _fmt12(x) -> str:
-    """``x`` to 12 significant digits (an objective, a param); "-" for None or NaN."""
-    return "-" if x is None or x != x else f"{x:.12g}"
-
-
-def _sci(x) -> str:
-    """``x`` in scientific notation to 2 significant digits (a gap, a violation); "-" for None or NaN."""
-    return "-" if x is None or x != x else f"{x:.1e}"
 
 
 @main.command()
@@ -800,257 +788,8 @@ def _wrote(out_dir: Path, names: list[str]) -> str:
 
 
 def _print_table(t: RichTable, console: Console | None = None, names: list[str] | None = None) -> None:
-    """Print ``t`` whole at the console's width W, never cutting a cell (rich's own layout cuts a
-    cell that does not fit with "…", so 1.94865e-19 read as 1.94...). With, for each column,
-    ``lo`` the width of its longest word (a number is one word) and ``hi`` of its longest line:
-
-    1. as a table, when the columns fit at ``hi``;
-    2. as a table with cells wrapped at spaces, when they fit at ``lo``: each column gets ``lo``
-       plus a share of the room left in proportion to ``hi - lo``, so no word or number is
-       ever broken;
-    3. the same without borders or cell padding, when that fits;
-    4. else as one block per row, ``header: value`` on a line each (the vertical layout), the
-       headers being ``names`` when given (markup, one per column).
-    """
-    from rich import box
-    from rich.measure import Measurement
-
-    console = console or out
-    wide = console.options.update_width(1_000_000)
-    lo, hi = [], []
-    for col in t.columns:
-        col.overflow = "fold"  # never reached (no column is narrower than its longest word)
-        sizes = [Measurement.get(console, wide, c) for c in (col.header, *col.cells)]
-        lo.append(max(m.minimum for m in sizes))
-        hi.append(max(m.maximum for m in sizes))
-
-    def laid_out() -> bool:
-        frame = Measurement.get(console, wide, t).maximum - sum(hi)  # borders and padding
-        room = console.width - frame - sum(lo)
-        if frame + sum(hi) <= console.width:
-            return True
-        if room < 0:
-            return False
-        slack = [h - m for h, m in zip(hi, lo)]
-        for col, m, sl in zip(t.columns, lo, slack):
-            col.width = m + room * sl // sum(slack)
-        return True
-
-    if not laid_out():
-        t.box, t.show_edge, t.padding, t.pad_edge = box.SIMPLE_HEAD, False, (0, 1), False
-        if not laid_out():
-            _print_records(t, console, names)
-            return
-    console.print(t)
-
-
-def _print_records(t: RichTable, console: Console, names: list[str] | None) -> None:
-    """``t`` in the vertical layout: its title, then per row a numbered block of ``header: value``
-    lines, wrapped at spaces."""
-    if t.title:
-        console.print(t.title, style="italic", soft_wrap=False)
-    headers = names or [" ".join(str(c.header).split()) for c in t.columns]
-    columns = [list(c.cells) for c in t.columns]
-    for i in range(t.row_count):
-        for k, (header, cells) in enumerate(zip(headers, columns)):
-            lead = f"{i + 1:>3}. " if k == 0 else "     "
-            console.print(f"{lead}{header}: {cells[i] if i < len(cells) else ''}", soft_wrap=False)
-    if t.row_count == 0:
-        console.print("  (no rows)")
-
-
-def _fmt(x) -> str:
-    """A number to 6 significant digits (1.94865e-19 stays 1.94865e-19); "-" for None or NaN;
-    anything else as its text."""
-    if x is None:
-        return "-"
-    try:
-        xf = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    return "-" if xf != xf else f"{xf:.6g}"
-
-
-def _print_engine_summary(result) -> None:
-    """A solve on a cluster: the result's own figures (the groups and tables stay in --out)."""
-    title = (result.spec or {}).get("title") or (result.spec or {}).get("path") or "spec"
-    out.print(f"[bold]{escape(title)}[/bold]")
-    if result.status != "optimal":
-        out.print(f"status: [red]{result.status}[/red]")
-        return
-    out.print(f"status: [green]optimal[/green] (verified)   objective: [bold]{_fmt12(result.objective)}[/bold]"
-              + (f"   beta* = {_fmt(result.beta)}" if result.beta is not None else ""))
-    tm = result.timings
-    out.print(escape(f"method: {result.method} on the {result.engine} engine ({len(result.groups):,} QID groups)")
-              + f"   solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
-    out.print(escape(f"verification: {result.verification.get('optimality', '')}"))
-    out.print("(--json prints every group; --out DIR writes them as CSV)")
-
-
-def _print_summary(problem, result, tables: bool) -> None:
-    title = problem.title or problem.source_name
-    out.print(f"[bold]{escape(title)}[/bold]")
-    if result.status != "optimal":
-        out.print(f"status: [red]{result.status}[/red]")
-        return
-    if problem.family == "mechanism":
-        _print_mechanism(problem, result, tables)
-        return
-    if problem.family == "noise":
-        _print_noise(problem, result)
-        return
-    if problem.family == "obfuscation":
-        _print_obfuscation(problem, result, tables)
-        return
-    kind = "max confidence" if result.objective_kind == "max_confidence" else "min uncertainty (-log beta)"
-    out.print(f"status: [green]optimal[/green] (verified)   {kind}: [bold]{_fmt(result.objective)}[/bold]"
-              + (f"   beta* = {_fmt(result.beta)}" if result.objective_kind != "max_confidence" else ""))
-    where = escape(f"method: {result.method}" + (f" on {result.backend}" if result.backend else ""))
-    tm = result.timings
-    out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
-    v = result.verification
-    out.print(f"verification: max confidence recomputed {_fmt(v['max_confidence'])} "
-              f"(error {v['max_confidence_error']:.1e}); constraint violation {v['max_constraint_violation']:.1e}; "
-              f"row sums +- {v['max_row_sum_error']:.1e}; {v['optimality']}")
-    for nr in result.details.get("no_records", ()):  # record-level tables: combinations without records
-        shown = "; ".join(", ".join(f"{k}={v}" for k, v in c.items()) for c in nr["cells"][:5])
-        more = f" and {len(nr['cells']) - 5} more" if len(nr["cells"]) > 5 else ""
-        out.print(escape(f"no records: {nr['table']} has no record in '{nr['file']}' for {len(nr['cells'])} "
-                         f"combination(s) ({shown}{more}); {nr['treatment']}"))
-
-    g = result.groups
-    gt = RichTable(title=f"QID groups ({len(g):,})", title_justify="left")
-    cols = [c for c in g.columns]
-    for c in cols:
-        gt.add_column(escape(c), justify="right" if c not in problem.variables and c != "case" else "left")
-    for _, row in g.head(MAX_ROWS).iterrows():  # spec order, as in --json and groups.csv
-        gt.add_row(*[_fmt(row[c]) if c not in problem.variables and c != "case" else escape(row[c]) for c in cols])
-    _print_table(gt)
-    if len(g) > MAX_ROWS:
-        out.print(f"(the first {MAX_ROWS} of {len(g):,} groups in spec order, {len(g) - MAX_ROWS:,} not shown; "
-                  "--json or --out DIR lists every group)")
-    if len(g) > MAX_ROWS and g["beta"].notna().any():
-        top = g["beta"].idxmax()
-        out.print(visible("the group with the largest beta: "
-                          + ", ".join(f"{c}={g.at[top, c]}" for c in cols if c in problem.variables)
-                          + f" (beta {_fmt(g.at[top, 'beta'])})"), markup=False)
-    if tables:
-        _print_tables(problem, result)
-
-
-def _print_mechanism(problem, result, tables: bool) -> None:
-    o = problem.objective
-    out.print(f"status: [green]optimal[/green] (verified)   {o.sense} {escape(o.text)}: [bold]{_fmt12(result.objective)}[/bold]")
-    where = escape(f"method: {result.method}" + (f" on {result.backend}" if result.backend else ""))
-    tm = result.timings
-    out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
-    v = result.verification
-    out.print(f"verification: constraint violation {v['max_constraint_violation']:.1e} (relative); budget "
-              f"shortfall {v['max_budget_violation']:.1e} (scaled by e^-eps); row sums +- {v['max_row_sum_error']:.1e}; "
-              f"{escape(v['optimality'])}")
-    out.print(escape(_evidence(v.get("evidence", {}))))
-    _print_measures("measures of the released mechanism", result.measures, _fmt)
-    if tables:
-        _print_tables(problem, result)
-
-
-def _print_obfuscation(problem, result, tables: bool) -> None:
-    """Q beside the leakage, the certificate and the other restriction's optimum."""
-    model, v, d = problem.obfuscation, result.verification, result.details
-    o = model.objective
-    out.print(f"status: [green]optimal[/green] (verified, global)   minimize {escape(o.text)}: [bold]{_fmt12(result.objective)}[/bold]")
-    tm = result.timings
-    out.print(escape(f"method: {result.method} ({result.stats['route']})") +
-              f"   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
-    bound = "no leakage bound" if model.leakage is None else f"{escape(model.leakage.text)} (eps = {_fmt12(model.eps)} bits)"
-    out.print(f"verification: leakage recomputed {v['leakage_bits']:.12g} bits; {bound}; {escape(v['optimality'])}")
-    c = d["comparison"]
-    ct = RichTable(title="optimal rank distance Q by restriction", title_justify="left")
-    ct.add_column("channel")
-    ct.add_column("Q", justify="right")
-    ct.add_row("symmetric" + (" (this spec)" if model.symmetric else ""), _fmt12(c["symmetric"]))
-    ct.add_row("unrestricted" + ("" if model.symmetric else " (this spec)"), _fmt12(c["unrestricted"]))
-    _print_table(ct)
-    _print_measures("measures of the released channel", result.measures, _fmt12)
-    if tables:
-        _print_tables(problem, result)
-
-
-def _print_measures(title: str, measures: dict, fmt) -> None:
-    mt = RichTable(title=title, title_justify="left")
-    mt.add_column("measure")
-    mt.add_column("value", justify="right")
-    for k, val in measures.items():
-        mt.add_row(escape(k), fmt(val))
-    _print_table(mt)
-
-
-def _print_noise(problem, result) -> None:
-    """The optimum beside the two classic placements, the variances and the privacy achieved."""
-    model, v = problem.noise, result.verification
-    req = model.requirement
-    out.print(f"status: [green]optimal[/green] (verified)   {escape(problem.objective.text)}: [bold]{_fmt12(result.objective)}[/bold]")
-    where = escape(f"method: {result.method} on {result.backend}")
-    tm = result.timings
-    out.print(f"{where}   parse {tm['parse_s']:.3f}s, solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
-    out.print(escape(f"verification: largest sensitivity {v['max_sensitivity']:.9g} (bound {v['sensitivity_bound']:.9g}, "
-                     f"{v['calibration']} calibration); delta achieved {v['delta_achieved']:.6g} at eps = {_fmt12(req.eps)} "
-                     f"(required {_fmt12(req.delta)}); {v['optimality']}"))
-    out.print(escape(_evidence(v.get("evidence", {}))))
-    base = result.details["baselines"]
-    bt = RichTable(title="expected squared error", title_justify="left")
-    bt.add_column("noise placed")
-    bt.add_column("loss", justify="right")
-    bt.add_column("vs optimum", justify="right")
-    rows = [("optimized (this spec)", result.objective), ("inputs only (local DP)", base["input_only"]),
-            ("answers only", base["output_only"])]
-    gain = result.details.get("correlation_gain")
-    if gain:
-        rows.append(("optimized, diagonal noise only", gain["diagonal"]))
-    for name, loss in rows:
-        ratio = loss / result.objective if result.objective else None
-        bt.add_row(name, _fmt12(loss), "-" if ratio is None else f"x{ratio:.4g}")
-    _print_table(bt)
-    nt = RichTable(title="noise (co)variances", title_justify="left")
-    nt.add_column("noise")
-    nt.add_column("variances", justify="left")
-    for name, S in result.details["noise"].items():
-        flat = S if not S or not isinstance(S[0], list) else [S[i][i] for i in range(len(S))]
-        label = "variances" if not S or not isinstance(S[0], list) else "diagonal of the covariance"
-        shown = ", ".join(_fmt(x) for x in flat[:MAX_ROWS]) + (", ..." if len(flat) > MAX_ROWS else "")
-        nt.add_row(escape(name), escape(f"{label}: {shown}"))
-    _print_table(nt)
-    for name, check in v.get("baselines", {}).items():
-        if not check["passed"]:
-            out.print(escape(f"note: the {name} baseline is feasible but its optimality is not certified: "
-                             + "; ".join(check["failures"])))
-
-
-def _evidence(e: dict) -> str:
-    """One line on the evidence of optimality (docs/verification.md)."""
-    if "bound" not in e:
-        return f"optimality evidence: {e.get('kind', 'none')}"
-    return (f"optimality evidence: {e['kind']} {_fmt12(e['bound'])} (a proven {e['side']} bound), "
-            f"gap {_sci(e.get('gap'))} (tolerance {_sci(e.get('tolerance'))})")
-
-
-def _print_tables(problem, result) -> None:
-    for name, df in result.tables.items():
-        outcome = problem.design.targets[0]
-        keys = [a for a in problem.design.axes if a != outcome]
-        wide = df.pivot_table(index=keys, columns=outcome, values="value", observed=True, sort=False)
-        t = RichTable(title=escape(f"{name} = P({outcome} | {', '.join(keys)})"), title_justify="left")
-        for k in keys:
-            t.add_column(escape(k))
-        for c in wide.columns:
-            t.add_column(escape(c), justify="right")
-        for idx, row in wide.head(MAX_ROWS).iterrows():
-            idx = idx if isinstance(idx, tuple) else (idx,)
-            t.add_row(*[escape(i) for i in idx], *[_fmt(x) for x in row.to_numpy()])
-        _print_table(t, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in wide.columns])
-        if len(wide) > MAX_ROWS:
-            out.print(f"(the first {MAX_ROWS} of {len(wide):,} rows in spec order, {len(wide) - MAX_ROWS:,} not shown; "
-                      "--out DIR writes the whole table)")
+    """``render.print_table`` on ``console``, the command's stdout by default."""
+    print_table(t, console or out, names)
 
 
 def run() -> None:

@@ -66,9 +66,10 @@ def out_files(result) -> dict[str, Callable[[Path], None]]:
       entry of Sigma;
     * ``losses.csv`` (noise placement): ``placement, loss``, the expected squared error of the
       optimum and of the classic placements it is compared with.
-    """
-    import pandas as pd
 
+    The last three are the noise placement section's own (``privopt.sections``: each section
+    names the files it adds).
+    """
     files: dict[str, Callable[[Path], None]] = {"result.json": lambda path: _write_json(path, result)}
     taken = {n.lower() for n in RESERVED}
     for name in result.tables:
@@ -77,28 +78,8 @@ def out_files(result) -> dict[str, Callable[[Path], None]]:
         files[file] = lambda path, name=name: result.tables[name].to_csv(path, index=False)
     if not result.groups.empty:
         files["groups.csv"] = lambda path: result.groups.to_csv(path, index=False)
-    noise = result.details.get("noise")
-    if noise:
-        rows = []
-        for name, S in noise.items():
-            full = bool(S) and isinstance(S[0], list)
-            rows += [(name, i + 1, S[i][i] if full else S[i]) for i in range(len(S))]
-            if full:
-                n = len(S)
-                cov = pd.DataFrame({"i": [i + 1 for i in range(n) for _ in range(n)],
-                                    "j": [j + 1 for _ in range(n) for j in range(n)],
-                                    "covariance": [S[i][j] for i in range(n) for j in range(n)]})
-                files[f"covariance_{name}.csv"] = lambda path, cov=cov: cov.to_csv(path, index=False)
-        variances = pd.DataFrame(rows, columns=["noise", "i", "variance"])
-        files["noise.csv"] = lambda path: variances.to_csv(path, index=False)
-        base = result.details.get("baselines", {})
-        losses = [("optimized", result.objective), ("inputs only", base.get("input_only")),
-                  ("answers only", base.get("output_only"))]
-        gain = result.details.get("correlation_gain")
-        if gain:
-            losses.append(("optimized, diagonal noise only", gain.get("diagonal")))
-        frame = pd.DataFrame(losses, columns=["placement", "loss"])
-        files["losses.csv"] = lambda path: frame.to_csv(path, index=False)
+    for section in result.sections:  # a class's own files (noise placement: the (co)variances, the losses)
+        files.update(section.files())
     return files
 
 

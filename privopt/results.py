@@ -6,6 +6,13 @@ point is reported "optimal" only if privopt's own recomputation from the returne
 spec's path, title, SHA-256 and every param's value, and the versions of privopt, Python and
 the numeric and solver packages.
 
+A result renders itself through its sections (``privopt.sections``): the fields every solve
+has (status, objective, method, backend, verification, timings, groups, tables) are the
+result's own, and each problem class (each block, once a program holds several) adds one
+section that writes its JSON keys, its text and its HTML. ``to_dict``/``write_json`` (JSON),
+``print``/``text_lines`` (what ``privopt solve`` prints) and ``_repr_html_`` (a notebook's
+tables) all go through them.
+
 Everything ``to_dict`` and ``to_json`` return is strict JSON (RFC 8259): a non-finite number
 (an infinite achieved budget, an undefined ratio) is written as ``null``, numpy scalars and
 arrays become Python numbers and lists. docs/api.md lists the fields that can be null.
@@ -28,8 +35,8 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import did_you_mean
-
-GROUP_MEASURES = ("objective", "beta", "beta_min", "c_star", "case")  # the rest of a group row is its key
+from .sections import GROUP_MEASURES, Section, html_table, print_released, sections_of, table_layout, text_console
+from .sections import captured_lines as _captured_lines
 
 # Packages whose versions a result records (those installed): the numeric stack, the spec
 # parser and every solver a backend can call.
@@ -94,6 +101,21 @@ class Result:
     details: dict[str, Any] = field(default_factory=dict)  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
     engine: str = "local"  # which engine ran: "local" (this process) or "dask" (privopt.engines.dask)
     certificate: dict | None = None  # why the answer is optimal: core.certificate.Certificate.to_dict()
+    # what the text shows from the spec beyond these fields (sections.spec_facts: the objective as
+    # written, each table's outcome axis); not part of the JSON
+    facts: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        """The result's sections: its problem class's own part (``privopt.sections``), each
+        rendering itself as JSON keys, text and HTML."""
+        return sections_of(self)
+
+    @property
+    def title(self) -> str:
+        """What was solved, for a person: the spec's title, else its path ("<spec>" for text)."""
+        spec = self.spec or {}
+        return spec.get("title") or spec.get("path") or "<spec>"
 
     @property
     def infeasible(self) -> bool:
@@ -153,9 +175,8 @@ class Result:
             "certificate": self.certificate,
             "stats": self.stats,
         }
-        if self.measures:
-            out["measures"] = self.measures
-        out.update(self.details)
+        for section in self.sections:
+            out.update(section.json())
         if self.reasons:
             out["reasons"] = self.reasons
         out["spec"] = self.spec
@@ -163,6 +184,53 @@ class Result:
         if tables:
             out["tables"] = {name: self._table_records(df) for name, df in self.tables.items()}
         return plain(out)
+
+    def print(self, console, tables: bool = True) -> None:
+        """The result as ``privopt solve`` prints it, on a Rich ``console``: the title, then
+        the status (alone when not optimal), each section, and (``tables``) every released
+        table wide, P(outcome | the other axes), its first ``MAX_ROWS`` rows. A cluster solve's
+        tables stay in its JSON and ``--out`` files."""
+        from .render import markup
+
+        console.print(f"[bold]{markup(self.title)}[/bold]")
+        if self.status != "optimal":
+            console.print(f"status: [red]{self.status}[/red]")
+            return
+        for section in self.sections:
+            section.print(console)
+        if tables and self.engine == "local":
+            for name, df in self.tables.items():
+                print_released(console, name, df, *table_layout(df, self.facts, name))
+
+    def text_lines(self, width: int | None = None, tables: bool = True) -> list[str]:
+        """``print``'s text as plain lines, laid out at ``width`` columns (None: unwrapped)."""
+        console = text_console(width)
+        self.print(console, tables)
+        return _captured_lines(console)
+
+    def _repr_html_(self) -> str:
+        """The result as HTML (a notebook shows it): a summary table (status, objective,
+        method, backend, verification), the reasons of an infeasible result, each section's
+        tables, and (as ``print``) every released table wide, its first ``MAX_ROWS`` rows.
+        Every user text (title, labels, names) is escaped."""
+        import html
+
+        v = self.verification
+        summary = pd.DataFrame({"": ["status", "objective", "method", "backend", "verification"], "value": [
+            self.status + (" (verified)" if self.status == "optimal" else ""),
+            "-" if self.objective is None else f"{self.objective:.12g}",
+            self.method, self.backend or "-",
+            v.get("optimality") or ("passed" if v.get("passed") else "not passed"),
+        ]})
+        parts = [f"<h3>{html.escape(self.title)}</h3>", summary.to_html(index=False, header=False, escape=True)]
+        parts += [f"<p>{html.escape(reason)}</p>" for reason in self.reasons]
+        if self.status == "optimal":
+            parts += [section.html() for section in self.sections]
+            for name, df in (self.tables.items() if self.engine == "local" else ()):  # as print: a cluster's stay in --out
+                outcome, keys = table_layout(df, self.facts, name)
+                wide = df.pivot_table(index=keys, columns=outcome, values="value", observed=True, sort=False)
+                parts.append(html_table(f"{name} = P({outcome} | {', '.join(keys)})", wide, index=True))
+        return '<div class="privopt-result">' + "".join(parts) + "</div>"
 
     @staticmethod
     def _table_records(df: pd.DataFrame) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ LAYERS = {
     "privopt.solverlog": 0,
     "privopt.outdir": 0,
     "privopt.results": 0,
+    "privopt.sections": 0,
     "privopt.files": 0,
     "privopt.language": 1,
     "privopt.model": 2,
