@@ -100,7 +100,7 @@ class NoiseBuilder:
                     s.span,
                     "write this part as a separate spec",
                 )
-        self.b._params([s for s in st if isinstance(s, ast.ParamDecl)])
+        self.b.read_params([s for s in st if isinstance(s, ast.ParamDecl)])
         self.b.in_use = frozenset()
         for s in st:
             if isinstance(s, ast.MatrixDecl):
@@ -114,7 +114,7 @@ class NoiseBuilder:
         )
         for s in st:
             if isinstance(s, ast.LetDecl):
-                self.b._declare(s.name, "name")
+                self.b.declare(s.name, "name")
                 self.b.in_use = frozenset(ast.names_in(s.expr))
                 value = self._eval(s.expr)
                 if not _is_vec(value):
@@ -178,13 +178,13 @@ class NoiseBuilder:
     # ------------------------------------------------------------------ declarations
     def _count(self, e: ast.Expr, what: str) -> int:
         self.b.in_use = frozenset(ast.names_in(e))
-        v = self.b._scalar(e)
+        v = self.b.scalar(e)
         if not (v == int(v) and 1 <= v <= 1_000_000):
             raise SpecError(f"{what} must be a whole number from 1 to 1000000, not {v:g}", e.span)
         return int(v)
 
     def _input(self, d: ast.VarDecl) -> None:
-        self.b._declare(d.name, "variable")
+        self.b.declare(d.name, "variable")
         if d.role.name not in ROLES:
             raise SpecError(
                 f"a continuous input is {' or '.join(ROLES)}, not '{d.role.name}'", d.role.span,
@@ -198,7 +198,7 @@ class NoiseBuilder:
         dom = d.domain
         n = self._count(dom.size, "the length of a real vector")
         self.b.in_use = frozenset(ast.names_in(dom.lo, dom.hi))
-        lo, hi = self.b._scalar(dom.lo), self.b._scalar(dom.hi)
+        lo, hi = self.b.scalar(dom.lo), self.b.scalar(dom.hi)
         if not lo < hi:
             raise SpecError(f"the range [{lo:g}, {hi:g}] is empty or a single point", dom.span, "write [lo, hi] with lo < hi")
         if not math.isfinite(hi - lo):
@@ -206,7 +206,7 @@ class NoiseBuilder:
         self.inputs[d.name.name] = Continuous(d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span, dom.span)
 
     def _noise(self, d: ast.NoiseDecl) -> None:
-        self.b._declare(d.name, "noise variable")
+        self.b.declare(d.name, "noise variable")
         if d.dist.name != "gaussian":
             raise UnsupportedError(
                 f"unknown noise distribution '{d.dist.name}'", d.dist.span,
@@ -221,7 +221,7 @@ class NoiseBuilder:
         self.noises[d.name.name] = (k, d.option is not None, d.span)
 
     def _matrix(self, d: ast.MatrixDecl) -> None:
-        self.b._declare(d.name, "matrix")
+        self.b.declare(d.name, "matrix")
         if d.body is not None:
             data = _read_matrix(d.body, d.body_span, "the matrix")
         else:

@@ -7,8 +7,8 @@ terms keep it convex, and anything else (a negative weight, a product of design 
 other than 2, maximizing) is an error that names the term. The result is ``SquaredTerms``
 (``sum_k w_k (a_k x + b_k)^2``), lowered by compile/mechanism.py.
 
-``QuadraticTerms`` is a mixin of ``MechanismBuilder`` (spec/mechanism.py), whose ``value``,
-``_plain``, ``_var_arg`` and ``_sum_indices`` it uses.
+``QuadraticTerms`` is a mixin of ``MechanismBuilder`` (builder/mechanism.py), whose ``value``,
+``_plain`` and ``_combine`` (the one evaluator's) and ``var_arg`` it uses.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..language import ast
 from ..language.source import Span
 from ..model.linear import LinTable
 from ..model.problem import MechanismObjective, SquaredTerms
+from .atoms.sum import indices
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class QuadraticTerms:
         if isinstance(e, ast.Call) and e.func.name == "sum" and e.args and isinstance(e.args[-1], ast.KwArg):
             body = self._term(e.args[-1].value)
             if isinstance(body, _Quad):
-                idx = self._sum_indices(e)
+                idx = indices(e, self)
                 missing = [i for i in idx if i not in body.free]
                 if missing:
                     raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", e.args[-1].value.span)
