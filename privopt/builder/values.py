@@ -74,18 +74,11 @@ def apply_scalar(func: str, x, span: Span):
     return real_values(out, span, f"{func}(...)")
 
 
-def arith(op: str, a, b, span: Span):
-    """``a op b`` for numbers or constant arrays (op one of + - * / ^), checked to stay finite
-    and real; a zero divisor is a located error."""
-    if op == "/" and np.any(np.asarray(b) == 0):
-        raise SpecError(
-            "division by zero" + (" (a divisor cell is 0)" if np.ndim(b) else ""),
-            span,
-            "divide by a number that is not 0, or multiply the other side instead",
-        )
+def real_power(a, b, span: Span):
+    """``a ^ b`` for numbers or constant arrays (broadcast as they are), checked to stay finite
+    and real."""
     with np.errstate(all="ignore"):
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        out = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}[op](a, b)
+        out = np.power(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     return real_values(out, span)
 
 
@@ -151,7 +144,7 @@ def power(a: LinTable, b: LinTable, span: Span) -> LinTable:
     """``a ^ b`` of two constant tables over the union of their axes, each operand laid out as
     it is (0-d for a scalar, size 1 along the axes it lacks): see the module doc."""
     axes = a.axes + tuple(x for x in b.axes if x not in a.axes)
-    out = arith("^", _compact(a, axes), _compact(b, axes), span)
+    out = real_power(_compact(a, axes), _compact(b, axes), span)
     if not axes:
         return LinTable.scalar(float(out), a.n)
     return LinTable.const(axes, out.shape, out, a.n)

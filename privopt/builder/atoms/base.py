@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ...language import ast
 from ...model.linear import LinTable
+from ..values import apply_scalar
 
 CURVATURES = ("affine", "convex", "concave", "ratio", "nonconvex")
 SIGNS = ("nonnegative", "positive", None)
@@ -57,6 +58,4 @@ class Elementwise(Atom):
         return self.table(v, node)
 
     def table(self, v: LinTable, node) -> LinTable:
-        from ..values import apply_scalar
-
         return LinTable(v.axes, v.shape, None, apply_scalar(self.name, v.b, node.span), v.n)
