@@ -3,6 +3,13 @@
 This is where a spec's meaning is checked: names resolve, labels lie in their domains, tables
 have the right shape and are probabilities, constraints are linear in the design, and the
 objective's roles fit the design. Every error carries the span of what the user wrote.
+
+The ``Builder`` reads the declarations every class shares (variables, params, known and const
+tables, the design, whose cells it allocates in the variable registry) and hands the rest to
+the class's builder through a small public interface (``declare``, ``read_params``,
+``scalar``, ``vars_of``, ``value``, ``lift``, ``find_known``, ``known_table``). Expressions
+are evaluated by the one evaluator (builder/evaluate.py) in a context: ``ParamContext``
+(numbers and params) and ``ReportContext`` (a transparency report's tables) here.
 """
 
 from __future__ import annotations

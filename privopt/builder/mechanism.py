@@ -2,7 +2,8 @@
 
 This is the second half of ``build.py`` for problems that are linear programs over the
 design's cells (Ding, Liu & Farokhi; optimal randomized response; count queries under DP).
-Every expression evaluates to a ``LinTable`` (model/linear.py). The model is the joint
+``MechanismBuilder`` is the context (builder/evaluate.py) in which the one evaluator gives every
+expression a ``LinTable`` (model/linear.py) over the registry's design block. The model is the joint
 distribution of the known variables times the design:
 
     P(k, t) = P(k) M(t | c(k))            (k: known variables, t: the design's targets)

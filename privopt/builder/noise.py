@@ -1,16 +1,17 @@
 """Syntax tree -> model for noise placement (Ramon & Basu Sec. 3.2; model/noise.py).
 
 The part of the builder for continuous inputs and Gaussian noise. It shares the ``Builder``'s
-params, names and data files, and evaluates expressions to one of three kinds of value:
+params, names, data files and variable registry, and is the context (builder/evaluate.py) in
+which the one evaluator gives an expression one of three kinds of value:
 
 * a number (numbers and params, through the same checked arithmetic as every spec);
-* a constant matrix (``const A = matrix ...``);
+* a constant matrix (``const A = matrix ...``, atoms/matmul.py's ``Matrix``);
 * a vector affine in the symbols, ``sum_s C_s v_s + c`` over the continuous input and the noise
-  vectors: a ``LinTable`` over one axis (``ENTRY``) whose decision vector is the input followed
-  by the noise vectors in declaration order (``_Layout``); ``columns`` reads one symbol's
-  coefficient matrix ``C_s``.
+  vectors: a ``LinTable`` over one axis (``ENTRY``) whose decision vector is the registry's,
+  the input's block followed by the noise vectors' blocks in declaration order;
+  ``Registry.coefficients`` reads one symbol's coefficient matrix ``C_s``.
 
-``@`` multiplies a matrix into a vector; ``+``, ``-`` need equal lengths. Every dimension
+``@`` (atoms/matmul.py) multiplies a matrix into a vector; ``+``, ``-`` need equal lengths. Every dimension
 mismatch is a located error naming both sizes.
 """
 
