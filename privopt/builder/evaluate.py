@@ -36,7 +36,7 @@ class Context:
     product_hint: str | None = None  # what the class allows instead of a product of design terms
     power_hint: str | None = None  # ... instead of a power of the design
     tuple_hint: str | None = None  # where a tuple goes in this class
-    tables: dict = {}  # the spec's tables that may be called like a function, d(X, Y)
+    tables = ()  # the names of the spec's tables that may be called like a function, d(X, Y)
 
     n: int = 0  # the registry's columns: every LinTable of the class is over them
 
