@@ -29,7 +29,10 @@ from .values import AbsOf, absolute, combine
 class Context:
     """What an expression means in one problem class (see the module doc). Subclasses set
     ``here`` (the class, as builder/functions.py names it), ``n`` (the registry's columns) and
-    ``atoms`` (the atoms read in an expression), and resolve names (``name``)."""
+    ``atoms`` (the atoms read in an expression), and resolve names (``name``). A class that
+    reads ``E``, ``tv`` or ``sum`` has a model of its finite variables: it also gives
+    ``vars``, ``var_arg`` (a variable named in a call) and ``induced`` (``P(T | G)`` of the
+    model, atoms/prob.py)."""
 
     here: str = functions.REPORT
     atoms: frozenset[str] = frozenset()
@@ -37,7 +40,6 @@ class Context:
     power_hint: str | None = None  # ... instead of a power of the design
     tuple_hint: str | None = None  # where a tuple goes in this class
     tables = ()  # the names of the spec's tables that may be called like a function, d(X, Y)
-
     n: int = 0  # the registry's columns: every LinTable of the class is over them
 
     def name(self, e: ast.Name):
@@ -45,6 +47,10 @@ class Context:
 
     def prob(self, p: ast.Prob) -> LinTable:
         return self.refuse("P", p)
+
+    def expect_distribution(self, e: ast.Expect):
+        """``E[g(B)]`` of a known distribution B read as a random variable (None: not one)."""
+        return None
 
     def call(self, e: ast.Call):
         """A call of one of the spec's own ``tables`` (None: not one)."""
@@ -138,6 +144,10 @@ class Evaluator:
                 return self.ctx.refuse("@", node)
             return ATOMS["@"].apply(node, self, a, b)
         return self.ctx.combine(node, a, b)
+
+    def expect_distribution(self, e: ast.Expect):
+        """``E[g(B)]`` of a known distribution B read as a random variable (None: not one)."""
+        return None
 
     def call(self, e: ast.Call):
         """A call: an atom, or a table of the spec called like a function (a spec's table
