@@ -345,7 +345,7 @@ ERROR_CASES = [
     case("atr_product_of_design", edit(ATR, "|Dt - D| <= 1 - delta", "Dt * Dt <= 1"), "a product of two design terms is not linear"),
     case("atr_divide_by_design", edit(ATR, "|Dt - D| <= 1 - delta", "1 / Dt <= 2"), "dividing by the design is not linear"),
     case("atr_divide_by_zero_cell", edit(ATR, "|Dt - D| <= 1 - delta", "Dt / D <= 2"), "division by zero (a divisor cell is 0)"),
-    case("atr_power_of_design", edit(ATR, "|Dt - D| <= 1 - delta", "Dt ^ 2 <= 1"), "powers of the design are not linear"),
+    case("atr_power_of_design", edit(ATR, "|Dt - D| <= 1 - delta", "Dt ^ 2 <= 1"), "a power of the design is not linear"),
     case("atr_constraint_overflow", edit(ATR, "|Dt - D| <= 1 - delta", "|Dt - D| <= 1e308 * 1e10 - delta"), "overflows"),
     # ------------------------------------------------------------ builder/build.py: objective
     case("atr_no_objective", edit(ATR, "minimize max_confidence(gender, decision -> income)\n", ""), "the spec has no objective"),

@@ -3,6 +3,13 @@
 This is where a spec's meaning is checked: names resolve, labels lie in their domains, tables
 have the right shape and are probabilities, constraints are linear in the design, and the
 objective's roles fit the design. Every error carries the span of what the user wrote.
+
+The ``Builder`` reads the declarations every class shares (variables, params, known and const
+tables, the design, whose cells it allocates in the variable registry) and hands the rest to
+the class's builder through a small public interface (``declare``, ``read_params``,
+``scalar``, ``vars_of``, ``value``, ``lift``, ``find_known``, ``known_table``). Expressions
+are evaluated by the one evaluator (builder/evaluate.py) in a context: ``ParamContext``
+(numbers and params) and ``ReportContext`` (a transparency report's tables) here.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from ..language import ast
 from ..language.datafiles import DataFiles, count_records, distinct_labels, read_long_table
 from ..language.source import Span
 from ..language.tables import parse_number, read_inline
+from ..core.registry import Registry
 from ..model.linear import LinTable
 from ..model.problem import (
     CellConstraint,
@@ -32,16 +40,8 @@ from ..model.problem import (
 from . import functions
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
 from .params import ConstraintDomains, given_as
-from .values import (
-    SCALAR_FUNCS,
-    AbsOf,
-    absolute,
-    apply_scalar,
-    arith,
-    checked,
-    suggest,
-    undefined_hint,
-)
+from .evaluate import Context, Evaluator
+from .values import AbsOf, suggest, undefined_hint
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
@@ -87,6 +87,7 @@ class Builder:
         self.in_use: frozenset[str] = frozenset()  # names written in the statement being read
         self.no_records: dict[str, NoRecords] = {}  # tables estimated from records, by name: conditions without any
         self.reads_no_records: set[str] = set()  # of those, the ones the constraint being read uses
+        self.registry = Registry()  # the decision columns: the design's cells
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> Problem:
@@ -111,7 +112,7 @@ class Builder:
 
             return NoiseBuilder(self).build(titles[0].title if titles else None)
         self._variables([s for s in st if isinstance(s, ast.VarDecl)])
-        self._params([s for s in st if isinstance(s, ast.ParamDecl)])
+        self.read_params([s for s in st if isinstance(s, ast.ParamDecl)])
         self.in_use = frozenset()
         for s in st:
             if isinstance(s, ast.KnownDecl):
@@ -262,7 +263,7 @@ class Builder:
         return f"add a line such as: minimize E[d({x.name}, {target.name})], with const d({x.name}, {target.name}) = {{ ... }}"
 
     # ------------------------------------------------------------------ declarations
-    def _declare(self, ident: ast.Ident, what: str) -> None:
+    def declare(self, ident: ast.Ident, what: str) -> None:
         if ident.name in self.names:
             first = self.names[ident.name]
             raise SpecError(
@@ -275,7 +276,7 @@ class Builder:
     def _variables(self, decls: list[ast.VarDecl]) -> None:
         pending: list[ast.VarDecl] = []
         for d in decls:
-            self._declare(d.name, "variable")
+            self.declare(d.name, "variable")
             try:
                 role = Role(d.role.name)
             except ValueError:
@@ -333,7 +334,7 @@ class Builder:
             raise SpecError(f"{d.name.name} has an empty domain", dom.span)
         return Variable(d.name.name, role, labels, values, d.span)
 
-    def _params(self, decls: list[ast.ParamDecl]) -> None:
+    def read_params(self, decls: list[ast.ParamDecl]) -> None:
         declared = {d.name.name for d in decls}
         unknown = [k for k in self.overrides if k not in declared]
         if unknown:
@@ -344,44 +345,24 @@ class Builder:
                 + (f"; {close}" if close else f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
             )
         for d in decls:
-            self._declare(d.name, "param")
+            self.declare(d.name, "param")
             self.param_decls[d.name.name] = d
             if d.name.name in self.overrides:
                 value = parse_param(d.name.name, self.overrides[d.name.name], self.given_params)
             else:
                 self.in_use = frozenset(ast.names_in(d.expr))
-                value = self._scalar(d.expr)
+                value = self.scalar(d.expr)
             self.params[d.name.name] = value
 
-    def _scalar(self, e: ast.Expr) -> float:
-        """Evaluate a numeric expression of numbers and params (used by params and built-ins).
-        Every step is checked to stay a finite real number (``exp(1000)``, ``(-1)^0.5`` and
-        ``1e308 * 10`` are located errors); flat sums and products are folded, not recursed."""
-        if isinstance(e, ast.Number):
-            return e.value
-        if isinstance(e, ast.Name):
-            if e.name in self.params:
-                return self.params[e.name]
-            if e.name in self.names:
-                raise SpecError(f"'{e.name}' is not a number here", e.span, "only params and numbers may appear in a param")
-            hint = suggest(e.name, self.params, self.in_use) or "declare it first: param NAME = VALUE"
-            raise SpecError(f"'{e.name}' is not defined", e.span, hint)
-        if isinstance(e, ast.Neg):
-            return -self._scalar(e.operand)
-        if isinstance(e, ast.Abs):
-            return abs(self._scalar(e.operand))
-        if isinstance(e, ast.BinOp):
-            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
-            acc = self._scalar(first)
-            for node in nodes:
-                acc = float(arith(node.op, acc, self._scalar(node.right), node.span))
-            return acc
-        if isinstance(e, ast.Call) and e.func.name in SCALAR_FUNCS and len(e.args) == 1 and e.arrow_args is None:
-            return float(apply_scalar(e.func.name, self._scalar(e.args[0]), e.span))
-        raise SpecError("expected a number", e.span)
+    def scalar(self, e: ast.Expr) -> float:
+        """Evaluate a numeric expression of numbers and params (used by params and built-ins)
+        with the one evaluator (``ParamContext``). Every step is checked to stay a finite real
+        number (``exp(1000)``, ``(-1)^0.5`` and ``1e308 * 10`` are located errors); flat sums and
+        products are folded, not recursed."""
+        return float(Evaluator(ParamContext(self)).value(e).b[0])
 
     # ------------------------------------------------------------------ known tables
-    def _vars_of(self, idents) -> list[Variable]:
+    def vars_of(self, idents) -> list[Variable]:
         out = []
         for ident in idents:
             if ident.name not in self.variables:
@@ -395,8 +376,8 @@ class Builder:
 
     def _known(self, k: ast.KnownDecl) -> None:
         prob = k.prob
-        target_vars = self._vars_of([t.var for t in prob.targets])
-        given_vars = self._vars_of(prob.given)
+        target_vars = self.vars_of([t.var for t in prob.targets])
+        given_vars = self.vars_of(prob.given)
         overlap = {v.name for v in target_vars} & {v.name for v in given_vars}
         if overlap:
             raise SpecError(f"'{overlap.pop()}' is both a target and a condition", prob.span)
@@ -428,7 +409,7 @@ class Builder:
             row_vars = given_vars[:-1]
 
         if k.name is not None:
-            self._declare(k.name, "table")
+            self.declare(k.name, "table")
             name = k.name.name
         else:
             name = _prob_text(prob)
@@ -563,8 +544,8 @@ class Builder:
 
     def _const(self, k: ast.ConstDecl) -> None:
         """``const d(X, Y) = { ... }``: a table of finite numbers; the last variable is the column."""
-        self._declare(k.name, "table")
-        axes = self._vars_of(k.axes)
+        self.declare(k.name, "table")
+        axes = self.vars_of(k.axes)
         src = k.source
         if getattr(src, "counts", False):
             raise SpecError("'counts' normalizes a distribution; a const table is taken as written", src.span)
@@ -600,7 +581,7 @@ class Builder:
             self.domains.require(
                 src.args[0], 0, 1, "the crossover probability of bsc(p)", "bsc(p) flips a bit with probability p", src.span
             )
-            p = self._scalar(src.args[0])
+            p = self.scalar(src.args[0])
             if not 0 <= p <= 1:
                 raise SpecError(f"bsc({p}): the crossover probability must lie in [0, 1]", src.span)
             if len(free) != 1 or len(given_vars) != 1 or free[0].size != 2 or given_vars[0].size != 2 or fixed:
@@ -655,18 +636,20 @@ class Builder:
 
     # ------------------------------------------------------------------ design
     def _design(self, d: ast.DesignDecl) -> Design:
-        self._declare(d.name, "design")
+        self.declare(d.name, "design")
         for t in d.prob.targets:
             if t.label is not None:
                 raise SpecError("a design is a whole table; drop the '= label'", t.label.span)
-        targets = self._vars_of([t.var for t in d.prob.targets])
-        given = self._vars_of(d.prob.given)
+        targets = self.vars_of([t.var for t in d.prob.targets])
+        given = self.vars_of(d.prob.given)
         if not given:
             raise UnsupportedError("the design needs conditioning variables: P(outcome | inputs)", d.prob.span)
         overlap = {v.name for v in targets} & {v.name for v in given}
         if overlap:
             raise SpecError(f"'{overlap.pop()}' is both a target and a condition", d.prob.span)
-        return Design(d.name.name, tuple(v.name for v in targets), tuple(v.name for v in given), d.span)
+        design = Design(d.name.name, tuple(v.name for v in targets), tuple(v.name for v in given), d.span)
+        self.registry.add(design.name, "table", tuple(self.variables[a].size for a in design.axes), design.axes)
+        return design
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl) -> list[CellConstraint]:
@@ -676,7 +659,7 @@ class Builder:
         self.domains.constraint(c, self.is_probability)
         self.in_use = frozenset(ast.names_in(c.exprs))
         self.reads_no_records: set[str] = set()  # tables with combinations without records this constraint reads
-        vals = [self._value(e) for e in c.exprs]
+        vals = [self.value(e) for e in c.exprs]
         out = []
         for lv, rv, op in zip(vals, vals[1:], c.ops):
             if op == ">=":
@@ -736,10 +719,7 @@ class Builder:
     def _design_shape(self) -> tuple[int, ...]:
         return tuple(self.variables[a].size for a in self.design.axes)
 
-    def _design_n(self) -> int:
-        return int(np.prod(self._design_shape(), dtype=np.int64))
-
-    def _lift(self, table: Table, span: Span) -> LinTable:
+    def lift(self, table: Table, span: Span) -> LinTable:
         """A known table as a constant ``LinTable`` over its axes, which must be the design's."""
         axes = self.design.axes
         extra = [a for a in table.axes if a not in axes]
@@ -764,106 +744,11 @@ class Builder:
         arr = table.aligned(present)
         if table.name in self.no_records:
             self.reads_no_records.add(table.name)
-        return LinTable.const(present, arr.shape, arr, self._design_n())
+        return LinTable.const(present, arr.shape, arr, self.registry.n)
 
-    def _value(self, e: ast.Expr):
-        n = self._design_n()
-        if isinstance(e, ast.Number):
-            return LinTable.scalar(e.value, n)
-        if isinstance(e, ast.Name):
-            if e.name in self.params:
-                return LinTable.scalar(self.params[e.name], n)
-            if e.name == self.design.name:
-                return LinTable.variable(self.design.axes, self._design_shape(), n)
-            if e.name in self.known:
-                return self._lift(self.known[e.name], e.span)
-            if e.name in self.variables:
-                raise UnsupportedError(
-                    f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
-                )
-            options = list(self.params) + list(self.known) + [self.design.name]
-            raise SpecError(f"'{e.name}' is not defined", e.span, undefined_hint(e.name, options, self.in_use))
-        if isinstance(e, ast.Prob):
-            table = self._find_known(e)
-            return self._lift(table, e.span)
-        if isinstance(e, ast.Neg):
-            return -self._plain(e.operand)
-        if isinstance(e, ast.Abs):
-            return absolute(self._plain(e.operand), e.span)
-        if isinstance(e, ast.BinOp):
-            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
-            acc = self._plain(first)
-            for node in nodes:
-                acc = self._combine(node, acc, self._plain(node.right))
-            return acc
-        if isinstance(e, ast.Call) and e.func.name == "abs" and e.arrow_args is None and len(e.args) == 1:
-            return self._value(ast.Abs(e.args[0], e.span))  # abs(e) is |e|
-        if isinstance(e, ast.Call):
-            if e.func.name in MEASURES:
-                raise UnsupportedError(
-                    f"{e.func.name}(...) as a constraint is not supported yet",
-                    e.span,
-                    f"make it the objective: minimize {e.func.name}(...)",
-                )
-            if e.func.name in SCALAR_FUNCS and e.arrow_args is None and len(e.args) == 1:
-                v = self._plain(e.args[0])
-                if not v.is_const:
-                    raise UnsupportedError(f"{e.func.name} of the design is not linear", e.span)
-                return LinTable.const(v.axes, v.shape, apply_scalar(e.func.name, v.array(), e.span), n)
-            raise functions.unknown(e.func.name, functions.REPORT, e.func.span)
-        if isinstance(e, ast.Expect):
-            raise functions.unknown(e.func.name, functions.REPORT, e.func.span)
-        if isinstance(e, ast.TupleExpr):
-            raise UnsupportedError("a tuple is not a value here", e.span)
-        raise SpecError("unexpected expression", e.span)
-
-    def _combine(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
-        """``a op b`` for one operator node, refusing what is not linear in the design; every
-        result is checked to stay finite and real (located at the operator)."""
-        with np.errstate(all="ignore"):
-            return self._combine_unchecked(e, a, b)
-
-    def _combine_unchecked(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
-        if e.op in "+-":
-            return checked(a + b if e.op == "+" else a - b, e.span)
-        if e.op == "*":
-            if not a.is_const and not b.is_const:
-                raise UnsupportedError("a product of two design terms is not linear", e.span)
-            return checked(a.scale(b) if b.is_const else b.scale(a), e.span)
-        if e.op == "/":
-            if not b.is_const:
-                raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
-            if np.any(b.b == 0):
-                raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
-            return checked(a.divide(b), e.span)
-        if not (a.is_const and b.is_const):
-            raise UnsupportedError("powers of the design are not linear", e.span)
-        # numpy's power takes another code path (and may round differently) for a broadcast
-        # operand than for a full one: lay both out over the design's axes as they are (a
-        # scalar 0-d, a table with size-1 axes where it has none), not expanded to the union.
-        axes = self.design.axes
-        out = arith("^", self._compact(a), self._compact(b), e.span)
-        kept = tuple(x for x in axes if x in a.axes or x in b.axes)
-        if not kept:
-            return LinTable.scalar(float(out), a.n)
-        shape = tuple(out.shape[axes.index(x)] for x in kept)
-        return LinTable.const(kept, shape, out.reshape(shape), a.n)
-
-    def _compact(self, t: LinTable) -> np.ndarray:
-        """A constant table's values over the design's axes, size 1 along the axes it lacks
-        (0-d for a scalar)."""
-        if not t.axes:
-            return t.b.reshape(())
-        axes = self.design.axes
-        present = tuple(x for x in axes if x in t.axes)
-        arr = np.transpose(t.array(), [t.axes.index(x) for x in present])
-        return arr.reshape([t.shape[t.axes.index(x)] if x in t.axes else 1 for x in axes])
-
-    def _plain(self, e: ast.Expr) -> LinTable:
-        v = self._value(e)
-        if isinstance(v, AbsOf):
-            raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
-        return v
+    def value(self, e: ast.Expr):
+        """``e`` as a table over (a subset of) the design's axes (``ReportContext``)."""
+        return Evaluator(ReportContext(self)).value(e)
 
     def known_table(self, targets: tuple[str, ...], given) -> Table | None:
         """The known table P(targets | given) (the condition in any order), or None."""
@@ -872,7 +757,7 @@ class Builder:
                 return t
         return None
 
-    def _find_known(self, p: ast.Prob) -> Table:
+    def find_known(self, p: ast.Prob) -> Table:
         t = self.known_table(tuple(t.var.name for t in p.targets), [g.name for g in p.given])
         if t is not None:
             return t
@@ -987,6 +872,75 @@ class Builder:
             )
         refs = [t.name for t in self.known.values() if t.targets == (outcome,) and set(t.given) == set(d.given)]
         return MaxConfidence(tuple(public), outcome, tuple(private), prior, refs[0] if refs else None, e.span)
+
+
+class ParamContext(Context):
+    """Params and the arguments of built-in tables: numbers, params, + - * / ^ and the
+    elementwise functions, nothing else (every other node is "expected a number")."""
+
+    atoms = frozenset({"abs", "exp", "log", "sqrt"})
+
+    def __init__(self, b: Builder):
+        self.b = b
+
+    def name(self, e: ast.Name) -> LinTable:
+        b = self.b
+        if e.name in b.params:
+            return LinTable.scalar(b.params[e.name], 0)
+        if e.name in b.names:
+            raise SpecError(f"'{e.name}' is not a number here", e.span, "only params and numbers may appear in a param")
+        hint = suggest(e.name, b.params, b.in_use) or "declare it first: param NAME = VALUE"
+        raise SpecError(f"'{e.name}' is not defined", e.span, hint)
+
+    def refuse(self, name: str, node):
+        raise SpecError("expected a number", node.span)
+
+    def unknown(self, e: ast.Call):
+        raise SpecError("expected a number", e.span)
+
+    def unexpected(self, e: ast.Expr):
+        raise SpecError("expected a number", e.span)
+
+
+class ReportContext(Context):
+    """Transparency reports (Chen et al.): the registry holds the design's cells ``Dt`` as one
+    table block, and every value is a table over (a subset of) the design's axes whose cell
+    ``c`` depends on ``Dt[c]`` alone; ``P(...)`` is a known table."""
+
+    here = functions.REPORT
+    atoms = frozenset({"P", "abs", "exp", "log", "sqrt"})
+
+    def __init__(self, b: Builder):
+        self.b = b
+
+    @property
+    def n(self) -> int:
+        return self.b.registry.n
+
+    def name(self, e: ast.Name) -> LinTable:
+        b = self.b
+        if e.name in b.params:
+            return LinTable.scalar(b.params[e.name], self.n)
+        if e.name == b.design.name:
+            return b.registry.variable(b.design.name)
+        if e.name in b.known:
+            return b.lift(b.known[e.name], e.span)
+        if e.name in b.variables:
+            raise UnsupportedError(
+                f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
+            )
+        options = list(b.params) + list(b.known) + [b.design.name]
+        raise SpecError(f"'{e.name}' is not defined", e.span, undefined_hint(e.name, options, b.in_use))
+
+    def prob(self, p: ast.Prob) -> LinTable:
+        return self.b.lift(self.b.find_known(p), p.span)
+
+    def refuse(self, name: str, node):
+        if name in MEASURES and isinstance(node, ast.Call):
+            raise UnsupportedError(
+                f"{name}(...) as a constraint is not supported yet", node.span, f"make it the objective: minimize {name}(...)"
+            )
+        return super().refuse(name, node)
 
 
 def normalize_counts(data: np.ndarray, n_given: int) -> np.ndarray:

@@ -1,9 +1,11 @@
 """The table of functions: every function and objective name the spec language knows, how a user
 writes it, the problem classes where it applies, and what it means.
 
-Each builder (the transparency report in ``build.py``, mechanisms and shaped noise in
-``mechanism.py``, noise placement in ``noise.py``, obfuscation in ``obfuscation.py``) asks this
-table when it meets a name it does not read itself, so every class gives the same diagnosis:
+Every name of the table is an atom (builder/atoms/, one module each, with its curvature). The
+one evaluator (``evaluate.py``) and the constraint readers of each class (the transparency
+report in ``build.py``, mechanisms and shaped noise in ``mechanism.py``, noise placement in
+``noise.py``, obfuscation in ``obfuscation.py``) ask this table when they meet a name the
+class does not read there, so every class gives the same diagnosis:
 
 * a name the language does not know: ``unknown function 'max_confidance'`` with a did-you-mean,
   preferring the names that apply in the spec's own class (``suggest``);

@@ -2,7 +2,8 @@
 
 This is the second half of ``build.py`` for problems that are linear programs over the
 design's cells (Ding, Liu & Farokhi; optimal randomized response; count queries under DP).
-Every expression evaluates to a ``LinTable`` (model/linear.py). The model is the joint
+``MechanismBuilder`` is the context (builder/evaluate.py) in which the one evaluator gives every
+expression a ``LinTable`` (model/linear.py) over the registry's design block. The model is the joint
 distribution of the known variables times the design:
 
     P(k, t) = P(k) M(t | c(k))            (k: known variables, t: the design's targets)
@@ -32,17 +33,9 @@ from ..model.problem import (
     Table,
 )
 from . import functions
+from .evaluate import Context, Evaluator
 from .quadratic import QuadraticTerms, _Quad
-from .values import (
-    SCALAR_FUNCS,
-    AbsOf,
-    absolute,
-    apply_scalar,
-    arith,
-    real_values,
-    suggest,
-    undefined_hint,
-)
+from .values import AbsOf, suggest, undefined_hint
 
 BUDGETS = ("ldp", "dp", "loglift")
 NONLINEAR = {
@@ -103,12 +96,24 @@ def induced_multiple(expr: LinTable, ref: LinTable, sense: str = "=="):
     return c, q, live
 
 
-class MechanismBuilder(QuadraticTerms):
+class MechanismBuilder(QuadraticTerms, Context):
+    """Mechanism and shaped-noise specs, and the context of their expressions: the registry
+    holds the design's cells M; names are params, the design, known and const tables and
+    numeric variables; ``P(T | G)`` is a known table or a distribution the design induces."""
+
+    here = functions.MECHANISM
+    atoms = frozenset({"P", "E", "tv", "sum", "abs", "exp", "log", "sqrt"})
+    product_hint = "square one affine expression instead: (e)^2"
+    power_hint = "a square may appear in the objective, e.g. minimize ... + w * sum(x: (E[y | x] - m)^2)"
+    tuple_hint = "(eps, delta) goes on the right of dp(...) <="
+
     def __init__(self, b):
-        self.b = b  # the Builder: variables, params, known, consts, design
+        self.b = b  # the Builder: variables, params, known, consts, design, registry
         self.vars = b.variables
         self.design = b.design
-        self.n = int(np.prod([self.vars[a].size for a in self.design.axes], dtype=np.int64))
+        self.n = b.registry.n
+        self.tables = b.consts
+        self.ev = Evaluator(self)
         self._known_joint: tuple[tuple[str, ...], np.ndarray] | None = None
         self._model: LinTable | None = None
         self.primed: dict[str, str] = {}  # x' -> x while an adjacency relation is read
@@ -216,8 +221,7 @@ class MechanismBuilder(QuadraticTerms):
         return Table("joint", axes, (), axes, data)
 
     def _design_table(self) -> LinTable:
-        axes = self.design.axes
-        return LinTable.variable(axes, tuple(self.vars[a].size for a in axes), self.n)
+        return self.b.registry.variable(self.design.name)
 
     def induced(self, targets: tuple[str, ...], given: tuple[str, ...], span: Span) -> LinTable:
         """``P(targets | given)`` of the model, over ``given + targets``."""
@@ -272,36 +276,12 @@ class MechanismBuilder(QuadraticTerms):
 
     # ------------------------------------------------------------------ expressions
     def value(self, e: ast.Expr):
-        n = self.n
-        if isinstance(e, ast.Number):
-            return LinTable.scalar(e.value, n)
-        if isinstance(e, ast.Name):
-            return self._name(e)
-        if isinstance(e, ast.Prob):
-            return self._prob(e)
-        if isinstance(e, ast.Neg):
-            return -self._plain(e.operand)
-        if isinstance(e, ast.Abs):
-            return absolute(self._plain(e.operand), e.span)
-        if isinstance(e, ast.BinOp):
-            return self._binop(e)
-        if isinstance(e, ast.Expect):
-            return self._expect(e)
-        if isinstance(e, ast.Call):
-            return self._call(e)
-        if isinstance(e, ast.TupleExpr):
-            raise UnsupportedError("a tuple is not a value here", e.span, "(eps, delta) goes on the right of dp(...) <=")
-        if isinstance(e, ast.KwArg):
-            raise SpecError(f"'{e.name.name}:' is not expected here", e.span)
-        raise SpecError("unexpected expression", e.span)
+        return self.ev.value(e)
 
     def _plain(self, e: ast.Expr) -> LinTable:
-        v = self.value(e)
-        if isinstance(v, AbsOf):
-            raise UnsupportedError("|...| of the design may only appear as |e| <= bound", v.span)
-        return v
+        return self.ev.plain(e)
 
-    def _name(self, e: ast.Name) -> LinTable:
+    def name(self, e: ast.Name) -> LinTable:
         b, n = self.b, self.n
         if e.name in b.params:
             return LinTable.scalar(b.params[e.name], n)
@@ -336,12 +316,12 @@ class MechanismBuilder(QuadraticTerms):
     def _const_table(self, t: Table) -> LinTable:
         return LinTable.const(t.axes, t.data.shape, t.data, self.n)
 
-    def _prob(self, p: ast.Prob) -> LinTable:
+    def prob(self, p: ast.Prob) -> LinTable:
         for t in p.targets:
             if t.label is not None:
                 raise UnsupportedError("P(v = label | ...) is a shorthand for known tables only", t.label.span, "write the whole distribution")
-        targets = tuple(self.b._vars_of([t.var for t in p.targets]))
-        given = tuple(self.b._vars_of(p.given))
+        targets = tuple(self.b.vars_of([t.var for t in p.targets]))
+        given = tuple(self.b.vars_of(p.given))
         tn, gn = tuple(v.name for v in targets), tuple(v.name for v in given)
         known = self.b.known_table(tn, gn)
         if known is not None:
@@ -375,70 +355,18 @@ class MechanismBuilder(QuadraticTerms):
         base_a, base_b = va.over or a, vb.over or b
         return base_a == base_b and va.labels == vb.labels
 
-    def _binop(self, e: ast.BinOp) -> LinTable:
-        """A chain of operators of one precedence (``a + b - c``, ``a * b / c``) folded left to
-        right without recursion, or one power."""
-        first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/") if e.op in "*/" else (e.left, [e])
-        acc = self._plain(first)
-        for node in nodes:
-            acc = self._combine(node, acc, self._plain(node.right))
-        return acc
+    def combine(self, node: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
+        """The one arithmetic on two tables, after aligning ``over`` aliases (``_pair``)."""
+        return super().combine(node, *self._pair(a, b))
 
-    def _combine(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
-        """``a op b`` for one operator node; constant parts are checked to stay finite and real."""
-        out = self._combine_unchecked(e, a, b)
-        real_values(out.b, e.span)
-        if out.A is not None:
-            real_values(out.A.data, e.span)
-        return out
+    def _combine(self, node: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
+        return self.ev.binop(node, a, b)
 
-    def _combine_unchecked(self, e: ast.BinOp, a: LinTable, b: LinTable) -> LinTable:
-        a, b = self._pair(a, b)
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            if not a.is_const and not b.is_const:
-                raise UnsupportedError(
-                    "a product of two design terms is not linear, and not convex in general", e.span,
-                    "square one affine expression instead: (e)^2",
-                )
-            return a.scale(b) if b.is_const else b.scale(a)
-        if e.op == "/":
-            if not b.is_const:
-                raise UnsupportedError("dividing by the design is not linear", e.right.span, "multiply both sides instead")
-            if np.any(b.b == 0):
-                raise SpecError("division by zero (a divisor cell is 0)", e.right.span)
-            return a.scale(LinTable.const(b.axes, b.shape, 1.0 / b.array(), self.n))
-        assert e.op == "^"
-        if not (a.is_const and b.is_const):
-            raise UnsupportedError(
-                "a power of the design is not linear",
-                e.span,
-                "a square may appear in the objective, e.g. minimize ... + w * sum(x: (E[y | x] - m)^2)",
-            )
-        a, b = a._union(b)
-        return LinTable(a.axes, a.shape, None, arith("^", a.b, b.b, e.span), self.n)
-
-    def _expect(self, e: ast.Expect) -> LinTable:
-        if e.func.name != "E":
-            raise SpecError(f"'{e.func.name}[...]': only E[...] (an expectation) takes brackets", e.func.span)
+    def expect_distribution(self, e: ast.Expect) -> LinTable | None:
+        """``E[g(B)]`` of a known one-variable distribution B (``_expect_distribution``), or
+        None when the body names none."""
         dists = [t for t in sorted(ast.names_in(e.body)) if t in self.b.known and self._distribution_var(self.b.known[t])]
-        if dists:
-            return self._expect_distribution(e, dists)
-        body = self._plain(e.body)
-        if not body.is_const:
-            raise UnsupportedError(
-                "E[...] of the design is not linear", e.body.span, "inside E[...] use variables and const tables"
-            )
-        given = tuple(self._var_arg(g).name for g in (e.given or ()))
-        over = tuple(a for a in body.axes if a not in given)
-        if not over:
-            return body
-        if not set(body.axes) <= set(self.vars):
-            raise SpecError("E[...] ranges over variables; this body has a table axis that is not one", e.body.span)
-        return self.induced(over, given, e.span).scale(body).sum_over(over)
+        return self._expect_distribution(e, dists) if dists else None
 
     def _distribution_var(self, t: Table) -> str | None:
         """The variable of a known one-variable distribution (``known B = P(y) = uniform``)."""
@@ -463,7 +391,7 @@ class MechanismBuilder(QuadraticTerms):
         weights = LinTable.const(t.axes, t.data.shape, t.data, self.n)
         return body.scale(weights).sum_over((v,)) if body.axes else body.scale(LinTable.scalar(float(t.data.sum()), self.n))
 
-    def _var_arg(self, a: ast.Expr):
+    def var_arg(self, a: ast.Expr):
         if isinstance(a, ast.Name) and a.name not in self.vars:
             if a.name in self.b.names:
                 raise SpecError(f"'{a.name}' is not a variable here", a.span, f"variables: {', '.join(self.vars)}")
@@ -475,62 +403,25 @@ class MechanismBuilder(QuadraticTerms):
             raise SpecError("expected a variable name", a.span)
         return self.vars[a.name]
 
-    def _call(self, e: ast.Call) -> LinTable:
-        f = e.func.name
-        n = self.n
-        if f == "tv":
-            return self._tv(e)
-        if f == "sum":
-            return self._sum(e)
-        if f in BUDGETS:
+    def refuse(self, name: str, node):
+        if name in BUDGETS:
             raise UnsupportedError(
-                f"{f}(...) is a privacy budget: bound it in a constraint", e.span, f"write: subject to {f}(...) <= eps"
+                f"{name}(...) is a privacy budget: bound it in a constraint", node.span, f"write: subject to {name}(...) <= eps"
             )
-        if f in NONLINEAR:
-            raise UnsupportedError(NONLINEAR[f], e.span, functions.where_applies(f))
-        if f in self.b.consts and e.arrow_args is None:
-            # d(X, Y): the const table with its axes bound to these variables, in order
-            t = self.b.consts[f]
-            vs = [self._var_arg(a) for a in e.args]
-            if len(vs) != len(t.axes) or any(v.size != self.vars[a].size for v, a in zip(vs, t.axes)):
-                raise SpecError(f"{f} is a table over ({', '.join(t.axes)}); give as many variables of the same sizes", e.span)
-            return LinTable.const(tuple(v.name for v in vs), t.data.shape, t.data, n)
-        if f == "abs" and e.arrow_args is None and len(e.args) == 1:
-            return self.value(ast.Abs(e.args[0], e.span))  # abs(e) is |e|
-        if f in SCALAR_FUNCS and e.arrow_args is None and len(e.args) == 1:
-            v = self._plain(e.args[0])
-            if not v.is_const:
-                raise UnsupportedError(f"{f} of the design is not linear", e.span)
-            return LinTable(v.axes, v.shape, None, apply_scalar(f, v.b, e.span), n)
-        raise functions.unknown(f, functions.MECHANISM, e.func.span, extra=self.b.consts)
+        if name in NONLINEAR:
+            raise UnsupportedError(NONLINEAR[name], node.span, functions.where_applies(name))
+        return super().refuse(name, node)
 
-    def _tv(self, e: ast.Call) -> LinTable:
-        """tv(X, Y) = 1 - sum_x P(X = x, Y = x) (Ding et al. App. B, D_TV)."""
-        if e.arrow_args is not None or len(e.args) != 2:
-            raise SpecError("write tv(X, Y): the data variable and its released copy", e.span)
-        x, y = (self._var_arg(a) for a in e.args)
-        if x.labels != y.labels:
-            raise SpecError(f"tv({x.name}, {y.name}) compares a variable with its copy; their labels differ", e.span)
-        joint = self.induced((x.name, y.name), (), e.span)
-        eq = LinTable.const((x.name, y.name), (x.size, y.size), np.eye(x.size), self.n)
-        return LinTable.scalar(1.0, self.n) - joint.scale(eq).sum_over((x.name, y.name))
-
-    def _sum(self, e: ast.Call) -> LinTable:
-        """sum(i, j: body): the body summed over the variables i, j."""
-        if e.arrow_args is not None or not e.args or not isinstance(e.args[-1], ast.KwArg) or e.args[-1].op:
-            raise SpecError("write sum(x, y: body)", e.span)
-        last = e.args[-1]
-        idx = self._sum_indices(e)
-        body = self._plain(last.value)
-        missing = [i for i in idx if i not in body.axes]
-        if missing:
-            raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", last.value.span)
-        return body.sum_over(idx)
-
-    def _sum_indices(self, e: ast.Call) -> list[str]:
-        """The bound variables of sum(i, j: body): the plain arguments and the name before ':'."""
-        last = e.args[-1]
-        return [self._var_arg(a).name for a in e.args[:-1]] + [self._var_arg(ast.Name(last.name.name, last.name.span)).name]
+    def call(self, e: ast.Call) -> LinTable | None:
+        """``d(X, Y)``: the const table ``d`` with its axes bound to these variables, in order."""
+        f = e.func.name
+        if f not in self.b.consts or e.arrow_args is not None:
+            return None
+        t = self.b.consts[f]
+        vs = [self.var_arg(a) for a in e.args]
+        if len(vs) != len(t.axes) or any(v.size != self.vars[a].size for v, a in zip(vs, t.axes)):
+            raise SpecError(f"{f} is a table over ({', '.join(t.axes)}); give as many variables of the same sizes", e.span)
+        return LinTable.const(tuple(v.name for v in vs), t.data.shape, t.data, self.n)
 
     # ------------------------------------------------------------------ constraints
     def _constraint(self, c: ast.ConstraintDecl):
@@ -666,8 +557,8 @@ class MechanismBuilder(QuadraticTerms):
         bound = self._plain(c.exprs[1])
         if not bound.is_const:
             raise UnsupportedError("the bound on a posterior must not depend on the design", c.exprs[1].span)
-        targets = tuple(v.name for v in self.b._vars_of([t.var for t in p.targets]))
-        given = tuple(v.name for v in self.b._vars_of(p.given))
+        targets = tuple(v.name for v in self.b.vars_of([t.var for t in p.targets]))
+        given = tuple(v.name for v in self.b.vars_of(p.given))
         joint = self.induced(given + targets, (), p.span)
         den = self.induced(given, (), p.span)
         joint, bound = self._pair(joint, bound)
@@ -687,12 +578,12 @@ class MechanismBuilder(QuadraticTerms):
         usage = f"write {kind}(SOURCE -> RELEASED)" + (", adjacent: |x - x'| <= 1)" if kind == "dp" else "")
         if call.arrow_args is None or not call.args:
             raise SpecError(f"{kind} needs '->' between the protected and the released variable", call.span, usage)
-        source = [self._var_arg(a) for a in call.args]
+        source = [self.var_arg(a) for a in call.args]
         plain = [a for a in call.arrow_args if not isinstance(a, ast.KwArg)]
         kwargs = [a for a in call.arrow_args if isinstance(a, ast.KwArg)]
         if len(plain) != 1:
             raise SpecError(f"{kind} takes one released variable after '->'", call.span, usage)
-        target = self._var_arg(plain[0])
+        target = self.var_arg(plain[0])
         if target.name not in self.design.targets:
             chosen = [v.name for v in source if v.name in self.design.targets]
             hint = (
@@ -728,9 +619,9 @@ class MechanismBuilder(QuadraticTerms):
                 raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
             eps_e, delta_e = bound.items
             domains.require(delta_e, 0, 1, "dp's delta", "delta is the probability the e^eps bound may fail; 1 bounds nothing", use, hi_open=True)
-            eps, delta = (self.b._scalar(x) for x in bound.items)
+            eps, delta = (self.b.scalar(x) for x in bound.items)
         else:
-            eps_e, eps, delta = bound, self.b._scalar(bound), 0.0
+            eps_e, eps, delta = bound, self.b.scalar(bound), 0.0
         domains.require(eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use)
         if not (math.isfinite(eps) and eps >= 0):
             raise SpecError(f"the budget must be a number >= 0 (it is {eps:g})", bound.span)

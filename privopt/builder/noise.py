@@ -1,16 +1,17 @@
 """Syntax tree -> model for noise placement (Ramon & Basu Sec. 3.2; model/noise.py).
 
 The part of the builder for continuous inputs and Gaussian noise. It shares the ``Builder``'s
-params, names and data files, and evaluates expressions to one of three kinds of value:
+params, names, data files and variable registry, and is the context (builder/evaluate.py) in
+which the one evaluator gives an expression one of three kinds of value:
 
 * a number (numbers and params, through the same checked arithmetic as every spec);
-* a constant matrix (``const A = matrix ...``);
+* a constant matrix (``const A = matrix ...``, atoms/matmul.py's ``Matrix``);
 * a vector affine in the symbols, ``sum_s C_s v_s + c`` over the continuous input and the noise
-  vectors: a ``LinTable`` over one axis (``ENTRY``) whose decision vector is the input followed
-  by the noise vectors in declaration order (``_Layout``); ``columns`` reads one symbol's
-  coefficient matrix ``C_s``.
+  vectors: a ``LinTable`` over one axis (``ENTRY``) whose decision vector is the registry's,
+  the input's block followed by the noise vectors' blocks in declaration order;
+  ``Registry.coefficients`` reads one symbol's coefficient matrix ``C_s``.
 
-``@`` multiplies a matrix into a vector; ``+``, ``-`` need equal lengths. Every dimension
+``@`` (atoms/matmul.py) multiplies a matrix into a vector; ``+``, ``-`` need equal lengths. Every dimension
 mismatch is a located error naming both sizes.
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,7 +32,9 @@ from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
 from . import functions
-from .values import SCALAR_FUNCS, apply_scalar, arith, suggest, undefined_hint
+from .atoms.matmul import Matrix, same
+from .evaluate import Context, Evaluator
+from .values import suggest, undefined_hint
 
 ROLES = ("private", "data")
 MAX_MATRIX_BYTES = 1 << 30  # a matrix file larger than this is refused, not truncated
@@ -41,50 +43,34 @@ MAX_MATRIX_BYTES = 1 << 30  # a matrix file larger than this is refused, not tru
 ENTRY = "#"  # the axis of a vector's entries (not a name a spec can declare)
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Where each symbol's entries sit in the decision vector: ``offsets[s]`` and ``sizes[s]``
-    (the input first, then the noise vectors in declaration order)."""
-
-    offsets: dict[str, int]
-    sizes: dict[str, int]
-    n: int
-
-    @classmethod
-    def of(cls, symbols: dict[str, int]) -> _Layout:
-        offsets, at = {}, 0
-        for name, size in symbols.items():
-            offsets[name] = at
-            at += size
-        return cls(offsets, dict(symbols), at)
-
-    def symbol(self, name: str) -> LinTable:
-        return LinTable.variable((ENTRY,), (self.sizes[name],), self.n, self.offsets[name])
-
-    def block(self, v: LinTable, name: str) -> np.ndarray:
-        """``C_s``: the coefficients of symbol ``name`` in the vector ``v`` (entries x size)."""
-        return v.columns(self.offsets[name], self.sizes[name])
-
-
 def _is_vec(v) -> bool:
-    return isinstance(v, LinTable)
+    """Whether ``v`` is a vector affine in the symbols (not a number, not a matrix)."""
+    return isinstance(v, LinTable) and v.axes == (ENTRY,)
 
 
-@dataclass(frozen=True)
-class _Matrix:
-    name: str
-    data: np.ndarray
+def _number(v) -> float | None:
+    """The number ``v`` holds, or None for a vector or a matrix."""
+    return float(v.b[0]) if isinstance(v, LinTable) and not v.axes else None
 
 
-class NoiseBuilder:
+class NoiseBuilder(Context):
+    """Noise placement, and the context of its expressions: the registry holds the input vector
+    (a ``vector`` block) and each noise vector (a ``variance`` block, ``covariance`` when
+    correlated) as symbols; a value is a number, a ``Matrix`` or a vector affine in the symbols,
+    and ``+ - * /`` join only what has a meaning here (the sizes named on a mismatch)."""
+
+    here = functions.PLACEMENT
+    atoms = frozenset({"@", "abs", "exp", "log", "sqrt"})
+    tuple_hint = "(eps, delta) goes on the right of dp(x -> O) <="
+
     def __init__(self, b):
-        self.b = b  # the Builder: params, names, data files, the source
+        self.b = b  # the Builder: params, names, data files, the source, the registry
+        self.ev = Evaluator(self)
         self.inputs: dict[str, Continuous] = {}
         self.noises: dict[str, tuple[int, bool, Span]] = {}
         self.matrices: dict[str, np.ndarray] = {}
         self.lets: dict[str, LinTable] = {}
         self.let_exprs: dict[str, ast.Expr] = {}
-        self.layout: _Layout | None = None  # set once every input and noise is declared
         self.release_expr: ast.Expr | None = None  # what dp(x -> ...) releases
 
     # ------------------------------------------------------------------ entry point
@@ -100,7 +86,7 @@ class NoiseBuilder:
                     s.span,
                     "write this part as a separate spec",
                 )
-        self.b._params([s for s in st if isinstance(s, ast.ParamDecl)])
+        self.b.read_params([s for s in st if isinstance(s, ast.ParamDecl)])
         self.b.in_use = frozenset()
         for s in st:
             if isinstance(s, ast.MatrixDecl):
@@ -109,12 +95,14 @@ class NoiseBuilder:
                 self._input(s)
             elif isinstance(s, ast.NoiseDecl):
                 self._noise(s)
-        self.layout = _Layout.of(
-            {name: x.size for name, x in self.inputs.items()} | {name: k for name, (k, _, _) in self.noises.items()}
-        )
+        registry = self.b.registry  # the input first, then the noise vectors in declaration order
+        for name, x in self.inputs.items():
+            registry.add(name, "vector", (x.size,), (ENTRY,))
+        for name, (k, corr, _) in self.noises.items():
+            registry.add(name, "covariance" if corr else "variance", (k,), (ENTRY,))
         for s in st:
             if isinstance(s, ast.LetDecl):
-                self.b._declare(s.name, "name")
+                self.b.declare(s.name, "name")
                 self.b.in_use = frozenset(ast.names_in(s.expr))
                 value = self._eval(s.expr)
                 if not _is_vec(value):
@@ -151,13 +139,13 @@ class NoiseBuilder:
         objective = self._objective(objectives[0], release)
         x = self.inputs[requirement.source]
         noises = tuple(
-            Noise(name, size, corr, self.layout.block(release, name), span)
+            Noise(name, size, corr, self.b.registry.coefficients(release, name), span)
             for name, (size, corr, span) in self.noises.items()
         )
         model = NoiseModel(
             input=x,
             release=requirement.release,
-            F=self.layout.block(release, x.name),
+            F=self.b.registry.coefficients(release, x.name),
             noises=noises,
             requirement=requirement,
             objective=objective,
@@ -178,13 +166,13 @@ class NoiseBuilder:
     # ------------------------------------------------------------------ declarations
     def _count(self, e: ast.Expr, what: str) -> int:
         self.b.in_use = frozenset(ast.names_in(e))
-        v = self.b._scalar(e)
+        v = self.b.scalar(e)
         if not (v == int(v) and 1 <= v <= 1_000_000):
             raise SpecError(f"{what} must be a whole number from 1 to 1000000, not {v:g}", e.span)
         return int(v)
 
     def _input(self, d: ast.VarDecl) -> None:
-        self.b._declare(d.name, "variable")
+        self.b.declare(d.name, "variable")
         if d.role.name not in ROLES:
             raise SpecError(
                 f"a continuous input is {' or '.join(ROLES)}, not '{d.role.name}'", d.role.span,
@@ -198,7 +186,7 @@ class NoiseBuilder:
         dom = d.domain
         n = self._count(dom.size, "the length of a real vector")
         self.b.in_use = frozenset(ast.names_in(dom.lo, dom.hi))
-        lo, hi = self.b._scalar(dom.lo), self.b._scalar(dom.hi)
+        lo, hi = self.b.scalar(dom.lo), self.b.scalar(dom.hi)
         if not lo < hi:
             raise SpecError(f"the range [{lo:g}, {hi:g}] is empty or a single point", dom.span, "write [lo, hi] with lo < hi")
         if not math.isfinite(hi - lo):
@@ -206,7 +194,7 @@ class NoiseBuilder:
         self.inputs[d.name.name] = Continuous(d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span, dom.span)
 
     def _noise(self, d: ast.NoiseDecl) -> None:
-        self.b._declare(d.name, "noise variable")
+        self.b.declare(d.name, "noise variable")
         if d.dist.name != "gaussian":
             raise UnsupportedError(
                 f"unknown noise distribution '{d.dist.name}'", d.dist.span,
@@ -221,7 +209,7 @@ class NoiseBuilder:
         self.noises[d.name.name] = (k, d.option is not None, d.span)
 
     def _matrix(self, d: ast.MatrixDecl) -> None:
-        self.b._declare(d.name, "matrix")
+        self.b.declare(d.name, "matrix")
         if d.body is not None:
             data = _read_matrix(d.body, d.body_span, "the matrix")
         else:
@@ -230,78 +218,78 @@ class NoiseBuilder:
         self.matrices[d.name.name] = data
 
     # ------------------------------------------------------------------ expressions
-    def _eval(self, e: ast.Expr):
-        if isinstance(e, ast.Number):
-            return e.value
-        if isinstance(e, ast.Name):
-            return self._name(e)
-        if isinstance(e, ast.Neg):
-            v = self._eval(e.operand)
-            return -v if _is_vec(v) else _Matrix("-" + v.name, -v.data) if isinstance(v, _Matrix) else -v
-        if isinstance(e, ast.BinOp):
-            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/@")
-            acc = self._eval(first)
-            for node in nodes:
-                acc = self._binop(node, acc, self._eval(node.right))
-            return acc
-        if isinstance(e, ast.Call) and e.func.name in SCALAR_FUNCS and len(e.args) == 1 and e.arrow_args is None:
-            v = self._eval(e.args[0])
-            if not isinstance(v, float):
-                raise SpecError(f"{e.func.name}(...) takes a number here", e.args[0].span)
-            return float(apply_scalar(e.func.name, v, e.span))
-        if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.PLACEMENT):
-            raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span, fallback=_EXPR_HINT)
-        raise SpecError("this is not a vector, matrix or number expression", e.span, _EXPR_HINT)
+    @property
+    def n(self) -> int:
+        return self.b.registry.n
 
-    def _name(self, e: ast.Name):
+    def _eval(self, e: ast.Expr):
+        return self.ev.value(e)
+
+    def name(self, e: ast.Name):
         n = e.name
         if n in self.b.params:
-            return self.b.params[n]
+            return LinTable.scalar(self.b.params[n], self.n)
         if n in self.matrices:
-            return _Matrix(n, self.matrices[n])
+            return Matrix(n, self.matrices[n])
         if n in self.lets:
             return self.lets[n]
         if n in self.inputs or n in self.noises:
-            return self.layout.symbol(n)
+            return self.b.registry.variable(n)
         options = list(self.b.params) + list(self.matrices) + list(self.lets) + list(self.inputs) + list(self.noises)
         raise SpecError(f"'{n}' is not defined", e.span, undefined_hint(n, options, self.b.in_use))
 
-    def _binop(self, node: ast.BinOp, a, b):
+    def combine(self, node: ast.BinOp, a, b):
+        """The one arithmetic where it has a meaning here: numbers with numbers, vectors of one
+        length added, a vector or a matrix scaled by a number; anything else is a located error."""
         op, span = node.op, node.span
-        if op == "@":
-            if not isinstance(a, _Matrix):
-                raise SpecError("the left side of @ must be a matrix", node.left.span, "write A @ x with A a const matrix")
-            if isinstance(b, _Matrix):
-                self._same(a.data.shape[1], b.data.shape[0], span, f"{a.name} has {a.data.shape[1]} columns", f"{b.name} has {b.data.shape[0]} rows")
-                return _Matrix(f"{a.name} @ {b.name}", a.data @ b.data)
-            if not _is_vec(b):
-                raise SpecError("the right side of @ must be a vector or a matrix", node.right.span)
-            self._same(a.data.shape[1], b.cells, span, f"{a.name} has {a.data.shape[1]} columns", f"{_text(node.right)} has {b.cells} entries")
-            return b.matmul(a.data)
-        if isinstance(a, float) and isinstance(b, float):
-            return float(arith(op, a, b, span))
+        if _number(a) is not None and _number(b) is not None:
+            return super().combine(node, a, b)
         if op in "+-":
             if _is_vec(a) and _is_vec(b):
-                self._same(a.cells, b.cells, span, f"{_text(node.left)} has {a.cells} entries", f"{_text(node.right)} has {b.cells} entries")
-                return a + b if op == "+" else a - b
+                same(a.cells, b.cells, span, f"{node.left.span.text()} has {a.cells} entries", f"{node.right.span.text()} has {b.cells} entries")
+                return super().combine(node, a, b)
             raise SpecError(
                 f"'{op}' joins two vectors of the same length here", span,
                 "add vectors to vectors (x + eta), numbers to numbers",
             )
         if op == "*":
-            if isinstance(a, float) and (_is_vec(b) or isinstance(b, _Matrix)):
+            if _number(a) is not None:
                 a, b = b, a
-            if isinstance(b, float):
-                if _is_vec(a):
-                    return a.scale(LinTable.scalar(b, a.n))
-                if isinstance(a, _Matrix):
-                    return _Matrix(a.name, a.data * b)
+            if _number(b) is not None and (_is_vec(a) or isinstance(a, Matrix)):
+                return self._entrywise(node, a, b)
             raise SpecError("'*' multiplies by a number here; use @ for a matrix product", span)
-        if op == "/" and isinstance(b, float) and (_is_vec(a) or isinstance(a, _Matrix)):
-            if b == 0:
-                raise SpecError("division by zero", node.right.span)
-            return a.scale(LinTable.scalar(1.0 / b, a.n)) if _is_vec(a) else _Matrix(a.name, a.data / b)
+        if op == "/" and _number(b) is not None and (_is_vec(a) or isinstance(a, Matrix)):
+            return self._entrywise(node, a, b)
         raise SpecError(f"'{op}' is not defined for these operands", span, _EXPR_HINT)
+
+    def _entrywise(self, node: ast.BinOp, a, b):
+        """A vector or a matrix times or over the number ``b``, by the one arithmetic (a matrix
+        as a constant table over its rows and columns)."""
+        if _is_vec(a):
+            return super().combine(node, a, b)
+        out = super().combine(node, LinTable.const(("row", "column"), a.data.shape, a.data, self.n), b)
+        return Matrix(a.name, out.array())
+
+    def elementwise(self, name: str, v, node) -> None:
+        if _number(v) is None:
+            arg = node.operand if isinstance(node, ast.Abs) else node.args[0]
+            raise SpecError(f"{name}(...) takes a number here", arg.span)
+
+    def absolute(self, v, node):
+        self.elementwise("abs", v, node)
+        return super().absolute(v, node)
+
+    def refuse(self, name: str, node):
+        if not functions.applies(name, functions.PLACEMENT):
+            span = node.func.span if isinstance(node, ast.Call | ast.Expect) else node.span
+            raise functions.unknown(name, functions.PLACEMENT, span, fallback=_EXPR_HINT)
+        raise SpecError("this is not a vector, matrix or number expression", node.span, _EXPR_HINT)
+
+    def unknown(self, e: ast.Call):
+        raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span, fallback=_EXPR_HINT)
+
+    def unexpected(self, e: ast.Expr):
+        raise SpecError("this is not a vector, matrix or number expression", e.span, _EXPR_HINT)
 
     def _mentioned(self, e: ast.Expr) -> list[str]:
         """The inputs and noise vectors written in ``e`` (through its lets), in order of first
@@ -323,11 +311,6 @@ class NoiseBuilder:
             elif isinstance(e, ast.BinOp):
                 stack += [e.right, e.left]
         return out
-
-    @staticmethod
-    def _same(p: int, q: int, span: Span, left: str, right: str) -> None:
-        if p != q:
-            raise SpecError(f"the sizes do not match: {left} but {right}", span, "make the dimensions agree")
 
     # ------------------------------------------------------------------ requirement and objective
     def _requirement(self, c: ast.ConstraintDecl) -> tuple[DPRequirement, LinTable]:
@@ -386,7 +369,7 @@ class NoiseBuilder:
         why = "Gaussian noise gives (eps, delta)-DP for eps > 0 and 0 < delta < 1"
         self.b.domains.require(items[0], 0, math.inf, "dp's eps", why, c.span, lo_open=True)
         self.b.domains.require(items[1], 0, 1, "dp's delta", why, c.span, lo_open=True, hi_open=True)
-        eps, delta = (self._eval(i) for i in items)
+        eps, delta = (_number(self._eval(i)) for i in items)
         if not (isinstance(eps, float) and 0 < eps < math.inf):
             raise SpecError("eps must be a number > 0", self._value_site(items[0]))
         if not (isinstance(delta, float) and 0 < delta < 1):
@@ -456,7 +439,7 @@ class NoiseBuilder:
         # the symbols written in the error (and the release), checked in the order written
         mentioned, in_release = self._mentioned(sq.left), self._mentioned(self.release_expr)
         for s in mentioned:
-            if s in self.inputs and np.any(self.layout.block(err, s) != 0):
+            if s in self.inputs and np.any(self.b.registry.coefficients(err, s) != 0):
                 raise UnsupportedError(
                     f"the error still depends on the private input {s}, so its expectation is not a number",
                     sq.left.span, "subtract the exact answers: E[sum((O - A @ x)^2)]",
@@ -464,8 +447,8 @@ class NoiseBuilder:
         for s in mentioned:
             if s not in self.noises:
                 continue
-            c = self.layout.block(err, s)
-            if not np.array_equal(c, self.layout.block(release, s) if s in in_release else np.zeros_like(c)):
+            c = self.b.registry.coefficients(err, s)
+            if not np.array_equal(c, self.b.registry.coefficients(release, s) if s in in_release else np.zeros_like(c)):
                 raise UnsupportedError(
                     "the objective's error must be the released vector's error (O - A @ x); this one weighs the "
                     f"noise {s} differently", sq.left.span, _OBJ_HINT,

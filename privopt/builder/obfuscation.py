@@ -229,7 +229,7 @@ class ObfuscationBuilder:
     def _bits(self, e: ast.Expr) -> float:
         if isinstance(e, ast.Call | ast.Prob):
             raise UnsupportedError("the leakage bound must be a number of bits (a number or a param)", e.span)
-        return self.b._scalar(e)
+        return self.b.scalar(e)
 
     def _symmetric(self, c: ast.ConstraintDecl, x: str, y: str) -> None:
         hint = f"the symmetric restriction is P({y} = 1 | {x} = 0) == P({y} = 0 | {x} = 1), with {x}'s labels"

@@ -91,7 +91,7 @@ class ParamDomains:
         if not names <= set(self.b.params) or ast.nodes_in(e, kind=(ast.Prob, ast.Expect, ast.TupleExpr)):
             return None
         try:
-            return self.b._scalar(e)
+            return self.b.scalar(e)
         except SpecError:
             return None  # the evaluator reports it where it reads the expression
 

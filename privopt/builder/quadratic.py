@@ -7,8 +7,8 @@ terms keep it convex, and anything else (a negative weight, a product of design 
 other than 2, maximizing) is an error that names the term. The result is ``SquaredTerms``
 (``sum_k w_k (a_k x + b_k)^2``), lowered by compile/mechanism.py.
 
-``QuadraticTerms`` is a mixin of ``MechanismBuilder`` (spec/mechanism.py), whose ``value``,
-``_plain``, ``_var_arg`` and ``_sum_indices`` it uses.
+``QuadraticTerms`` is a mixin of ``MechanismBuilder`` (builder/mechanism.py), whose ``value``,
+``_plain`` and ``_combine`` (the one evaluator's) and ``var_arg`` it uses.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..language import ast
 from ..language.source import Span
 from ..model.linear import LinTable
 from ..model.problem import MechanismObjective, SquaredTerms
+from .atoms.sum import indices
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class QuadraticTerms:
         if isinstance(e, ast.Call) and e.func.name == "sum" and e.args and isinstance(e.args[-1], ast.KwArg):
             body = self._term(e.args[-1].value)
             if isinstance(body, _Quad):
-                idx = self._sum_indices(e)
+                idx = indices(e, self)
                 missing = [i for i in idx if i not in body.free]
                 if missing:
                     raise SpecError(f"the body of sum(...) does not depend on {missing[0]}", e.args[-1].value.span)
@@ -96,20 +97,26 @@ class QuadraticTerms:
                 raise UnsupportedError("dividing by a square or by the design is not convex", e.span)
             if np.any(b.b <= 0):
                 raise UnsupportedError("dividing a square by a number <= 0 gives it a weight < 0: not convex", e.right.span)
-            return self._scale_quad(a, LinTable(b.axes, b.shape, None, 1.0 / b.b, self.n), e.span)
+            return self._scale_quad(a, b, e.span, divide=True)
         if e.op == "-" and isinstance(b, _Quad):
             raise UnsupportedError(
                 "subtracting a square gives it a negative weight: the objective is not convex", e.right.span
             )
         return self._add_quad(a, b, e.op, e.span)
 
-    def _scale_quad(self, q: _Quad, c: LinTable, span: Span) -> _Quad:
+    def _scale_quad(self, q: _Quad, c: LinTable, span: Span, divide: bool = False) -> _Quad:
+        """The square's weights and linear part times the constant table ``c`` (``divide``:
+        divided by it, a true division as values.combine's)."""
         if set(c.axes) - set(q.free):
             raise SpecError(f"a weight over ({', '.join(c.axes)}) does not match the square's free axes", span)
         if np.any(c.b < 0):
             raise UnsupportedError("a negative weight on a square makes the objective nonconvex", span)
-        terms = tuple((inner, w * c.align(inner.axes, inner.shape).b) for inner, w in q.terms)
-        linear = q.linear.scale(c) if q.linear is not None else None
+        if divide:
+            terms = tuple((inner, w / c.align(inner.axes, inner.shape).b) for inner, w in q.terms)
+            linear = q.linear.divide(c) if q.linear is not None else None
+        else:
+            terms = tuple((inner, w * c.align(inner.axes, inner.shape).b) for inner, w in q.terms)
+            linear = q.linear.scale(c) if q.linear is not None else None
         return _Quad(terms, q.free, linear, q.span)
 
     def _add_quad(self, a, b, op: str, span: Span) -> _Quad:

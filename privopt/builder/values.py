@@ -1,6 +1,22 @@
-"""Numbers in expressions: arithmetic and scalar functions checked to stay finite and real, the
-``|e|`` of an expression, and the "did you mean" hints of undefined names. Shared by every part
-of the builder."""
+"""Numbers in expressions: the one arithmetic of the spec language, scalar functions checked to
+stay finite and real, the ``|e|`` of an expression, and the "did you mean" hints of undefined
+names. Shared by every part of the builder.
+
+``combine`` is the only place that defines ``+ - * / ^`` between two values of an expression
+(``LinTable`` cells ``A @ x + b`` affine in the registry's decision vector, model/linear.py).
+Every problem class evaluates through it (builder/evaluate.py), so the same expression gives
+the same bits in every class:
+
+* ``a + b``, ``a - b``: cell by cell after aligning both on the union of their axes;
+* ``a * c``: ``diag(c) @ A`` for a constant table ``c`` (a product of two design terms is
+  refused: ``x_i x_j`` is neither linear nor, in general, convex);
+* ``a / c``: a true division ``A / c`` of every coefficient and constant
+  (``LinTable.divide``), never ``a * (1 / c)``, which differs in the last bit;
+* ``c ^ d`` of constants only, computed on the operands as they are laid out (a scalar 0-d, a
+  table with size-1 axes where it has none), never expanded first: numpy's power takes
+  another code path for a broadcast operand than for a full one, and may round differently.
+
+Every result is checked to stay finite and real, located at the operator."""
 
 from __future__ import annotations
 
@@ -9,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SpecError
+from ..errors import SpecError, UnsupportedError
+from ..language import ast
 from ..language.source import Span
 from ..model.linear import LinTable
 
@@ -57,18 +74,11 @@ def apply_scalar(func: str, x, span: Span):
     return real_values(out, span, f"{func}(...)")
 
 
-def arith(op: str, a, b, span: Span):
-    """``a op b`` for numbers or constant arrays (op one of + - * / ^), checked to stay finite
-    and real; a zero divisor is a located error."""
-    if op == "/" and np.any(np.asarray(b) == 0):
-        raise SpecError(
-            "division by zero" + (" (a divisor cell is 0)" if np.ndim(b) else ""),
-            span,
-            "divide by a number that is not 0, or multiply the other side instead",
-        )
+def real_power(a, b, span: Span):
+    """``a ^ b`` for numbers or constant arrays (broadcast as they are), checked to stay finite
+    and real."""
     with np.errstate(all="ignore"):
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        out = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}[op](a, b)
+        out = np.power(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     return real_values(out, span)
 
 
@@ -95,3 +105,56 @@ def absolute(v: LinTable, span: Span) -> LinTable | AbsOf:
     if v.is_const:
         return LinTable.const(v.axes, v.shape, np.abs(v.array()), v.n)
     return AbsOf(v, span)
+
+
+PRODUCT = "a product of two design terms is not linear, and not convex in general"
+POWER = "a power of the design is not linear"
+DIVIDE = "dividing by the design is not linear"
+
+
+def combine(node: ast.BinOp, a: LinTable, b: LinTable, product_hint=None, power_hint=None) -> LinTable:
+    """``a op b`` for one operator node (op one of + - * / ^; module doc): what is not linear in
+    the design is refused (``product_hint``, ``power_hint``: what the spec's class allows
+    instead), a zero divisor is a located error, and the result is checked finite and real."""
+    op, span = node.op, node.span
+    with np.errstate(all="ignore"):
+        if op in "+-":
+            return checked(a + b if op == "+" else a - b, span)
+        if op == "*":
+            if not a.is_const and not b.is_const:
+                raise UnsupportedError(PRODUCT, span, product_hint)
+            return checked(a.scale(b) if b.is_const else b.scale(a), span)
+        if op == "/":
+            if not b.is_const:
+                raise UnsupportedError(DIVIDE, node.right.span, "multiply both sides instead")
+            if np.any(b.b == 0):
+                raise SpecError(
+                    "division by zero" + (" (a divisor cell is 0)" if b.axes else ""),
+                    node.right.span,
+                    "divide by a number that is not 0, or multiply the other side instead",
+                )
+            return checked(a.divide(b), span)
+        assert op == "^", op
+        if not (a.is_const and b.is_const):
+            raise UnsupportedError(POWER, span, power_hint)
+        return power(a, b, span)
+
+
+def power(a: LinTable, b: LinTable, span: Span) -> LinTable:
+    """``a ^ b`` of two constant tables over the union of their axes, each operand laid out as
+    it is (0-d for a scalar, size 1 along the axes it lacks): see the module doc."""
+    axes = a.axes + tuple(x for x in b.axes if x not in a.axes)
+    out = real_power(_compact(a, axes), _compact(b, axes), span)
+    if not axes:
+        return LinTable.scalar(float(out), a.n)
+    return LinTable.const(axes, out.shape, out, a.n)
+
+
+def _compact(t: LinTable, axes: tuple[str, ...]) -> np.ndarray:
+    """A constant table's values over ``axes``, size 1 along the axes it lacks (0-d for a
+    scalar)."""
+    if not t.axes:
+        return t.b.reshape(())
+    present = tuple(x for x in axes if x in t.axes)
+    arr = np.transpose(t.array(), [t.axes.index(x) for x in present])
+    return arr.reshape([t.shape[t.axes.index(x)] if x in t.axes else 1 for x in axes])

@@ -9,17 +9,20 @@ with the cells raveled in C order over ``axes``. ``defined`` marks the cells tha
 conditional given an event of probability 0 (``P(y | s)`` with ``P(s) = 0``) is undefined,
 and constraints skip such cells. A constant table has ``A = None`` (or no stored entry).
 
-Every family of the builder evaluates its expressions to LinTables:
+Every problem class evaluates its expressions to LinTables through the one evaluator
+(builder/evaluate.py), and ``x`` is the decision vector of the variable registry
+(core/registry.py: named blocks of columns), so a table's columns are the registry's:
 
-* transparency reports (``builder/build.py``): ``x`` is the design's cells; every table is over
-  (a subset of) the design's axes and cell ``c`` depends on ``x[c]`` alone, so ``A`` is
-  diagonal and its diagonal is the ``coef`` of a ``CellConstraint`` (``diagonal``);
+* transparency reports (``builder/build.py``): ``x`` is the design's cells (one ``table``
+  block); every table is over (a subset of) the design's axes and cell ``c`` depends on
+  ``x[c]`` alone, so ``A`` is diagonal and its diagonal is the ``coef`` of a
+  ``CellConstraint`` (``diagonal``);
 * mechanisms (``builder/mechanism.py``): ``x`` is the design's cells (then auxiliary columns);
   induced distributions such as ``P(Y | S) = sum_x M(y | s, x) P(x | s)`` (Ding et al., eq. 9
   and the left side of eq. 3), expectations and ``tv`` mix cells through ``sum_over``;
 * noise placement (``builder/noise.py``): one synthetic axis indexes a vector, ``x`` is the
-  concatenation of the continuous input and the noise vectors, ``matmul`` applies a constant
-  matrix and ``columns`` reads one symbol's coefficient block.
+  continuous input's block followed by the noise vectors' blocks, ``matmul`` applies a
+  constant matrix and ``columns`` reads one block's coefficients.
 
 The operations are vectorized (no Python loop over cells, so a design of millions of cells
 lowers in seconds):
