@@ -21,7 +21,6 @@ from .language.ast import SpecFile
 from .language.parser import parse, parse_file
 from .model import problem as model
 from .results import Result
-from .sections import spec_facts
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -45,7 +44,7 @@ class Problem(model.Problem):
         ``progress(done, total)``: called as the LFP's QID groups finish. The Result records
         this spec (``Result.spec``), the package versions (``Result.versions``) and what its text
         shows from the spec (``Result.facts``)."""
-        return _solved(self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
+        return pipeline.solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
                        progress=progress)
 
     def explain(self) -> pipeline.Explanation:
@@ -109,11 +108,6 @@ def solve(
         return solve_with(engine, spec, method=method, backend=backend, time_limit=time_limit, solver=solver,
                           scheduler=scheduler, **({"workers": workers} if workers is not None else {}), **load_kw)
     problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
-    return _solved(problem, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
+    return pipeline.solve(problem, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
                    progress=progress)
 
-
-def _solved(problem: model.Problem, **options) -> Result:
-    """``pipeline.solve(problem, **options)``, with what the result's text shows from the spec
-    (``sections.spec_facts``: the objective as written, each table's outcome axis)."""
-    return dataclasses.replace(pipeline.solve(problem, **options), facts=spec_facts(problem))

@@ -29,6 +29,7 @@ from ..classify import METHODS, Analysis, analyse
 from ..core.plan import Plan
 from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
+from ..sections import spec_facts
 from ..results import Result, versions
 from . import atr, driver, mechanism, noise, obfuscation, planner
 
@@ -55,7 +56,7 @@ def solve(
     analysis, route = resolve(problem, method, backend, solver, workers)
     result = driver.run(CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress)
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
-    return replace(result, spec=problem.provenance(), versions=versions())
+    return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
 
 
 def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
