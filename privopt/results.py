@@ -127,16 +127,6 @@ class Result:
         """Every param's value as solved (the spec's, after ``--set`` / ``params=``)."""
         return dict(self.spec["params"]) if self.spec else {}
 
-    @classmethod
-    def of_infeasible(cls, method, backend, analysis, objective_kind, timings, reasons) -> Result:
-        """No table satisfies the spec: status "infeasible", with one sentence per cause."""
-        return cls(
-            status="infeasible", termination="infeasible", objective=None, beta=None, method=method,
-            backend=backend, problem_class=analysis.problem_class, objective_kind=objective_kind,
-            groups=pd.DataFrame(), tables={}, verification={"passed": False}, timings=timings,
-            reasons=list(reasons),
-        )
-
     def table(self, name: str) -> pd.DataFrame:
         """A released table as a DataFrame: one column per variable (labels) and ``value``."""
         try:

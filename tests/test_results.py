@@ -4,7 +4,6 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -179,9 +178,12 @@ def test_solved_result_dict_and_json_agree():
 
 
 def test_infeasible_constructor_serializes_strictly():
-    result = Result.of_infeasible(
-        "lfp", "highs", SimpleNamespace(problem_class="atr-max-confidence"), "max_confidence", {"total_s": 0.1},
-        ["group gender=F: fidelity bounds cannot all hold"],
+    from privopt.pipeline.driver import result as make_result
+
+    result = make_result(
+        status="infeasible", method="lfp", backend="highs", problem_class="atr-max-confidence",
+        objective_kind="max_confidence", timings={"total_s": 0.1},
+        reasons=["group gender=F: fidelity bounds cannot all hold"],
     )
     data = strict_loads(result.to_json())
     assert result.infeasible is True

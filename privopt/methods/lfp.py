@@ -445,15 +445,3 @@ def _solve_chunk(
         still = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
         active = active[still]
     return _ChunkResult(X, beta, lb, steps, solves, build_s, solve_s, shape, solver, version)
-
-
-def step_program(p: np.ndarray, lower: np.ndarray, upper: np.ndarray):
-    """The canonical program (``core.canonical.CanonicalProgram``) of the method's first step:
-    ``_block_lp`` over every group at beta' = 0 and unit weights (every step has this shape;
-    only beta' and w change), for the plan's census."""
-    from ..core.canonical import CanonicalProgram
-
-    G = lower.shape[0]
-    lp = _block_lp(conditional_prior(p), np.zeros(G), np.ones(lower.shape[::2]), lower, upper)
-    return CanonicalProgram(c=lp.c, A=lp.A, row_lower=lp.row_lower, row_upper=lp.row_upper,
-                            col_lower=lp.col_lower, col_upper=lp.col_upper)

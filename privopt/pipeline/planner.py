@@ -78,18 +78,13 @@ def census(problem, r: Route) -> dict | None:
     when a recognizer answers."""
     if r.recognizer is not None:
         return None
-    if r.method == "lfp":
-        from ..methods.lfp import step_program
-
-        inst, _ = QIDGroups().apply(problem)
-        return step_program(inst.p, inst.lower, inst.upper).census()
     if r.method == "global":
         from ..methods.obfuscation import census as global_census
 
         return global_census(problem.obfuscation.symmetric)
     from ..methods.canonical import canonical_program
 
-    # lp / qp (with the route's pairwise choice) and conic
+    # lfp (its first Dinkelbach step), lp / qp (with the route's pairwise choice) and conic
     pairwise = bool(r.chain.reductions) and getattr(r.chain.reductions[0], "pairwise", False)
     return canonical_program(problem, r.method, pairwise=pairwise).census()
 
