@@ -60,7 +60,12 @@ def write_records(path: Path, n: int, seed: int = 0) -> None:
         fh.write("id,gender,income,score\n")
         for a in range(0, n, 100_000):
             b = min(a + 100_000, n)
-            fh.write("".join(f"{i},{g},{inc},{s // 100}.{s % 100:02d}\n" for i, g, inc, s in zip(range(a, b), gender[a:b], income[a:b], score[a:b])))
+            fh.write(
+                "".join(
+                    f"{i},{g},{inc},{s // 100}.{s % 100:02d}\n"
+                    for i, g, inc, s in zip(range(a, b), gender[a:b], income[a:b], score[a:b])
+                )
+            )
 
 
 def best(f, repeat: int) -> float:
@@ -120,24 +125,42 @@ def main() -> None:
             tracemalloc.stop()
             del records
 
-            runs = [child_peak_mb([PRIVOPT, "apply", str(SPEC), "--data", str(data), "--out", str(out), "--seed", "1"]) for _ in range(args.repeat)]
+            runs = [
+                child_peak_mb([PRIVOPT, "apply", str(SPEC), "--data", str(data), "--out", str(out), "--seed", "1"])
+                for _ in range(args.repeat)
+            ]
             cli_s, cli_peak = min(r[0] for r in runs), min(r[1] for r in runs)
 
             copy_s = best(lambda data=data, out=out: out.write_bytes(data.read_bytes()), args.repeat)
-            pandas_s = best(lambda data=data, out=out: pd.read_csv(data, dtype=str, keep_default_na=False).to_csv(out, index=False), args.repeat)
+            pandas_s = best(
+                lambda data=data, out=out: pd.read_csv(data, dtype=str, keep_default_na=False).to_csv(out, index=False),
+                args.repeat,
+            )
             pandas_default_s = best(lambda data=data, out=out: pd.read_csv(data).to_csv(out, index=False), args.repeat)
             row = {
-                "bench": "apply", "records": n, "file_mb": round(size_mb, 1),
-                "apply_s": round(apply_s, 4), "read_s": round(read_s, 4), "write_s": round(write_s, 4),
-                "cli_s": round(cli_s, 3), "solve_cli_s": round(solve_s, 3),
-                "copy_s": round(copy_s, 4), "pandas_s": round(pandas_s, 3), "pandas_default_s": round(pandas_default_s, 3),
-                "apply_over_copy": round(apply_s / copy_s, 2), "apply_over_pandas": round(apply_s / pandas_s, 4),
+                "bench": "apply",
+                "records": n,
+                "file_mb": round(size_mb, 1),
+                "apply_s": round(apply_s, 4),
+                "read_s": round(read_s, 4),
+                "write_s": round(write_s, 4),
+                "cli_s": round(cli_s, 3),
+                "solve_cli_s": round(solve_s, 3),
+                "copy_s": round(copy_s, 4),
+                "pandas_s": round(pandas_s, 3),
+                "pandas_default_s": round(pandas_default_s, 3),
+                "apply_over_copy": round(apply_s / copy_s, 2),
+                "apply_over_pandas": round(apply_s / pandas_s, 4),
                 "apply_over_pandas_default": round(apply_s / pandas_default_s, 4),
-                "held_mb": round(held / 2**20, 1), "traced_peak_mb": round(traced_peak / 2**20, 1),
-                "cli_peak_mb": round(cli_peak, 1), "solve_peak_mb": round(solve_peak, 1),
+                "held_mb": round(held / 2**20, 1),
+                "traced_peak_mb": round(traced_peak / 2**20, 1),
+                "cli_peak_mb": round(cli_peak, 1),
+                "solve_peak_mb": round(solve_peak, 1),
                 "records_peak_mb": round(cli_peak - solve_peak, 1),
                 "self_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                "python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__,
+                "python": platform.python_version(),
+                "numpy": np.__version__,
+                "pandas": pd.__version__,
             }
             print(json.dumps(row), flush=True)
 

@@ -37,7 +37,11 @@ def run(args: list[str], out_path: Path) -> dict:
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.decode()[-2000:]}")
-    return {"wall_s": round(wall, 2), "peak_mb_at_least": round(max(peak, before) / 1024), "output_mb": round(out_path.stat().st_size / 2**20, 1)}
+    return {
+        "wall_s": round(wall, 2),
+        "peak_mb_at_least": round(max(peak, before) / 1024),
+        "output_mb": round(out_path.stat().st_size / 2**20, 1),
+    }
 
 
 def main() -> None:
@@ -54,12 +58,20 @@ def main() -> None:
         text = run(["audit", spec], out)
         full = run(["audit", spec, "--json"], out)
     records = args.values**args.attrs * args.private
-    print(json.dumps({
-        "records": records, "groups": args.values**args.attrs, "solve --json --no-tables": solve,
-        "audit (text)": text, "audit --json": full,
-        "audit text / solve": round(text["wall_s"] / solve["wall_s"], 2),
-        "audit json / solve": round(full["wall_s"] / solve["wall_s"], 2), "cpus": os.cpu_count(),
-    }))
+    print(
+        json.dumps(
+            {
+                "records": records,
+                "groups": args.values**args.attrs,
+                "solve --json --no-tables": solve,
+                "audit (text)": text,
+                "audit --json": full,
+                "audit text / solve": round(text["wall_s"] / solve["wall_s"], 2),
+                "audit json / solve": round(full["wall_s"] / solve["wall_s"], 2),
+                "cpus": os.cpu_count(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

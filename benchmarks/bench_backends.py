@@ -75,9 +75,21 @@ def main() -> None:
         lp = _block_lp(q, beta, np.ones((G, 2)), L, U)
         lower_s = time.perf_counter() - t0
         base = min(highspy_direct(lp) for _ in range(3))
-        row = {"groups": G, "records": m, "rows": lp.A.shape[0], "cols": lp.A.shape[1], "privopt_lowering_s": round(lower_s, 4),
-               "highspy_direct_s": round(base, 4)}
-        for name, solver in [("highs", None), ("scipy", None), ("cvxpy", "CLARABEL"), ("cvxpy", "HIGHS"), ("pyomo", None)]:
+        row = {
+            "groups": G,
+            "records": m,
+            "rows": lp.A.shape[0],
+            "cols": lp.A.shape[1],
+            "privopt_lowering_s": round(lower_s, 4),
+            "highspy_direct_s": round(base, 4),
+        }
+        for name, solver in [
+            ("highs", None),
+            ("scipy", None),
+            ("cvxpy", "CLARABEL"),
+            ("cvxpy", "HIGHS"),
+            ("pyomo", None),
+        ]:
             if name == "pyomo" and G * m > args.skip_pyomo_above:
                 continue
             backend = get_backend(name, solver)
@@ -85,13 +97,17 @@ def main() -> None:
             best = min(runs, key=lambda s: s.build_s + s.solve_s)
             assert best.ok, (backend.label, best.termination)
             total = best.build_s + best.solve_s
-            row[backend.label] = {"build_s": round(best.build_s, 4), "solve_s": round(best.solve_s, 4), "vs_direct": round(total / base, 2)}
+            row[backend.label] = {
+                "build_s": round(best.build_s, 4),
+                "solve_s": round(best.solve_s, 4),
+                "vs_direct": round(total / base, 2),
+            }
         print(json.dumps(row), flush=True)
 
     import cvxpy as cp
 
-    from privopt.pipeline.routes_atr import dqcp as _dqcp
     from privopt.lower.atr import ATRInstance
+    from privopt.pipeline.routes_atr import dqcp as _dqcp
 
     for m in args.dqcp_sizes:
         q, L, U, D, _ = instance(1, m)
@@ -105,9 +121,24 @@ def main() -> None:
             table, build_s, solve_s, _ = _dqcp(inst, None, None)
         dqcp_s = time.perf_counter() - t0
         dq = float(group_max_confidence(q, table).max())
-        print(json.dumps({"dqcp_vs_lfp": {"records": m, "lfp_s": round(lfp_s, 3), "lfp_beta": float(ours.beta[0]),
-              "dqcp_s": round(dqcp_s, 3), "dqcp_build_s": round(build_s, 3), "dqcp_beta": dq,
-              "abs_diff": abs(dq - float(ours.beta[0])), "ratio": round(dqcp_s / lfp_s, 1), "cvxpy": cp.__version__}}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "dqcp_vs_lfp": {
+                        "records": m,
+                        "lfp_s": round(lfp_s, 3),
+                        "lfp_beta": float(ours.beta[0]),
+                        "dqcp_s": round(dqcp_s, 3),
+                        "dqcp_build_s": round(build_s, 3),
+                        "dqcp_beta": dq,
+                        "abs_diff": abs(dq - float(ours.beta[0])),
+                        "ratio": round(dqcp_s / lfp_s, 1),
+                        "cvxpy": cp.__version__,
+                    }
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -49,10 +49,17 @@ def main() -> None:
     diff = float(np.abs(local.groups["beta"].to_numpy() - dask.groups["beta"].to_numpy()).max())
     assert diff <= 1e-12 and dask.verification["passed"]
     report = {
-        "records": args.values**args.attrs * args.private, "groups": args.values**args.attrs,
-        "parts": args.parts, "workers": args.workers, "local_s": round(local_s, 3), "dask_s": round(dask_s, 3),
-        "dask_over_local": round(dask_s / local_s, 3), "dask_solve_s": round(dask.timings["solve_s"], 3),
-        "blocks": dask.stats["dask"]["blocks"], "max_beta_difference": diff, "beta": dask.beta,
+        "records": args.values**args.attrs * args.private,
+        "groups": args.values**args.attrs,
+        "parts": args.parts,
+        "workers": args.workers,
+        "local_s": round(local_s, 3),
+        "dask_s": round(dask_s, 3),
+        "dask_over_local": round(dask_s / local_s, 3),
+        "dask_solve_s": round(dask.timings["solve_s"], 3),
+        "blocks": dask.stats["dask"]["blocks"],
+        "max_beta_difference": diff,
+        "beta": dask.beta,
     }
     print(json.dumps(report))
 

@@ -62,12 +62,22 @@ def run(n: int, m: int, seed: int = 0, direct: bool = False) -> dict:
     r = problem.solve()
     t2 = time.perf_counter()
     row = {
-        "n": n, "m": m, "parse_build_s": round(t1 - t0, 4), "solve_total_s": round(t2 - t1, 4),
-        "end_to_end_s": round(t2 - t0, 4), "lower_s": r.stats["lower_s"], "conic_build_s": r.stats["conic_build_s"],
-        "conic_solve_s": r.stats["conic_solve_s"], "baselines_s": r.stats["baselines_s"], "objective": r.objective,
-        "input_only": r.details["baselines"]["input_only"], "output_only": r.details["baselines"]["output_only"],
+        "n": n,
+        "m": m,
+        "parse_build_s": round(t1 - t0, 4),
+        "solve_total_s": round(t2 - t1, 4),
+        "end_to_end_s": round(t2 - t0, 4),
+        "lower_s": r.stats["lower_s"],
+        "conic_build_s": r.stats["conic_build_s"],
+        "conic_solve_s": r.stats["conic_solve_s"],
+        "baselines_s": r.stats["baselines_s"],
+        "objective": r.objective,
+        "input_only": r.details["baselines"]["input_only"],
+        "output_only": r.details["baselines"]["output_only"],
     }
-    row["lowering_share_of_solve"] = round((r.stats["lower_s"] + r.stats["conic_build_s"]) / max(r.stats["conic_solve_s"], 1e-9), 3)
+    row["lowering_share_of_solve"] = round(
+        (r.stats["lower_s"] + r.stats["conic_build_s"]) / max(r.stats["conic_solve_s"], 1e-9), 3
+    )
     if direct:
         secs, obj = direct_cvxpy(A, r.verification["sensitivity_bound"])
         row["direct_cvxpy_psd_s"] = round(secs, 4)

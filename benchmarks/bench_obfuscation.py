@@ -56,13 +56,30 @@ def method_rows() -> list[dict]:
         for frac in (0.05, 0.3, 0.7, 0.99):
             eps = frac * imax
             for symmetric in (True, False):
-                secs, sol = median_time(lambda: optimal_channel(px1, F, eps, symmetric=symmetric))
-                rows.append({
-                    "kind": "method", "instance": name, "px1": px1, "F": F, "eps_fraction": frac, "eps": eps,
-                    "symmetric": symmetric, "median_s": secs, "repeats": REPEATS, "route": sol.method,
-                    "status": sol.status, "iterations": sol.iterations, "evaluations": sol.evaluations,
-                    "gap": sol.gap, "q": sol.q_value, "p1": sol.p1, "p2": sol.p2,
-                })
+                secs, sol = median_time(
+                    lambda px1=px1, F=F, eps=eps, symmetric=symmetric: optimal_channel(px1, F, eps, symmetric=symmetric)
+                )
+                rows.append(
+                    {
+                        "kind": "method",
+                        "instance": name,
+                        "px1": px1,
+                        "F": F,
+                        "eps_fraction": frac,
+                        "eps": eps,
+                        "symmetric": symmetric,
+                        "median_s": secs,
+                        "repeats": REPEATS,
+                        "route": sol.method,
+                        "status": sol.status,
+                        "iterations": sol.iterations,
+                        "evaluations": sol.evaluations,
+                        "gap": sol.gap,
+                        "q": sol.q_value,
+                        "p1": sol.p1,
+                        "p2": sol.p2,
+                    }
+                )
     return rows
 
 
@@ -70,9 +87,18 @@ def spec_rows() -> list[dict]:
     rows = []
     for fname in ("obfuscation_bsc.priv", "obfuscation_symmetric.priv", "obfuscation_general.priv"):
         text = (SPECS / fname).read_text()
-        secs, r = median_time(lambda: privopt.loads(text).solve())
-        rows.append({"kind": "spec", "spec": f"specs/{fname}", "median_s": secs, "repeats": REPEATS,
-                     "objective": r.objective, "status": r.status, "stats": r.stats})
+        secs, r = median_time(lambda text=text: privopt.loads(text).solve())
+        rows.append(
+            {
+                "kind": "spec",
+                "spec": f"specs/{fname}",
+                "median_s": secs,
+                "repeats": REPEATS,
+                "objective": r.objective,
+                "status": r.status,
+                "stats": r.stats,
+            }
+        )
     return rows
 
 
@@ -80,13 +106,27 @@ def simulate_rows() -> list[dict]:
     rows = []
     W = channel(0.1, 0.1)
     for n, m, T, mode in [(200, 400, 40, "entries"), (200, 400, 40, "degrees"), (10_000, 1_000, 10, "degrees")]:
+
         def run(n=n, m=m, T=T, mode=mode):
             return simulate(0.5, W, n, m, T, np.random.default_rng(SEED), mode=mode)
 
         secs, d = median_time(run)
-        rows.append({"kind": "simulate", "px1": 0.5, "W": "BSC(0.1)", "rows": n, "cols": m, "trials": T, "mode": mode,
-                     "median_s": secs, "repeats": REPEATS, "per_trial_s": secs / T,
-                     "mean_distance": float(d.mean()), "q": krcc_q(0.5, W)})
+        rows.append(
+            {
+                "kind": "simulate",
+                "px1": 0.5,
+                "W": "BSC(0.1)",
+                "rows": n,
+                "cols": m,
+                "trials": T,
+                "mode": mode,
+                "median_s": secs,
+                "repeats": REPEATS,
+                "per_trial_s": secs / T,
+                "mean_distance": float(d.mean()),
+                "q": krcc_q(0.5, W),
+            }
+        )
     return rows
 
 
@@ -97,9 +137,22 @@ def fig3_rows(n: int = 200, T: int = 40) -> list[dict]:
         for p in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
             W = channel(p, p)
             d = simulate(0.5, W, n, m, T, rng, mode="entries")
-            rows.append({"kind": "fig3", "px1": 0.5, "p": p, "rows": n, "cols": m, "trials": T, "mode": "entries",
-                         "seed": SEED, "q": krcc_q(0.5, W), "expected": expected_distance(0.5, W, m),
-                         "empirical_mean": float(d.mean()), "empirical_se": float(d.std(ddof=1) / np.sqrt(T))})
+            rows.append(
+                {
+                    "kind": "fig3",
+                    "px1": 0.5,
+                    "p": p,
+                    "rows": n,
+                    "cols": m,
+                    "trials": T,
+                    "mode": "entries",
+                    "seed": SEED,
+                    "q": krcc_q(0.5, W),
+                    "expected": expected_distance(0.5, W, m),
+                    "empirical_mean": float(d.mean()),
+                    "empirical_se": float(d.std(ddof=1) / np.sqrt(T)),
+                }
+            )
     return rows
 
 
@@ -110,10 +163,24 @@ def fig5_rows(points: int = 11) -> list[dict]:
         for eps in np.linspace(0.0, imax, points):
             sym = optimal_channel(px1, F, float(eps), symmetric=True)
             gen = optimal_channel(px1, F, float(eps), symmetric=False)
-            rows.append({"kind": "fig5", "instance": name, "px1": px1, "F": F, "eps": float(eps), "I_XF": imax,
-                         "Q_symmetric": sym.q_value, "Q_unrestricted": gen.q_value,
-                         "gain": sym.q_value - gen.q_value, "gap_symmetric": sym.gap, "gap_unrestricted": gen.gap,
-                         "p_symmetric": sym.p1, "p1_unrestricted": gen.p1, "p2_unrestricted": gen.p2})
+            rows.append(
+                {
+                    "kind": "fig5",
+                    "instance": name,
+                    "px1": px1,
+                    "F": F,
+                    "eps": float(eps),
+                    "I_XF": imax,
+                    "Q_symmetric": sym.q_value,
+                    "Q_unrestricted": gen.q_value,
+                    "gain": sym.q_value - gen.q_value,
+                    "gap_symmetric": sym.gap,
+                    "gap_unrestricted": gen.gap,
+                    "p_symmetric": sym.p1,
+                    "p1_unrestricted": gen.p1,
+                    "p2_unrestricted": gen.p2,
+                }
+            )
     return rows
 
 

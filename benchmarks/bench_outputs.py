@@ -53,7 +53,10 @@ def latency(lp, after: float) -> dict:
         HighsBackend().solve(lp)
     except KeyboardInterrupt:
         seen = time.perf_counter() - t0
-        return {"interrupt_seen_s_after_signal": round(seen - after, 3), "solver_still_running": solverlog.solver_running()}
+        return {
+            "interrupt_seen_s_after_signal": round(seen - after, 3),
+            "solver_still_running": solverlog.solver_running(),
+        }
     return {"interrupt_seen_s_after_signal": None, "note": "the solve ended before the signal"}
 
 
@@ -76,13 +79,24 @@ def main() -> None:
                     times[flag].append(solve_s(lp, flag))
             on, off = min(times[True]), min(times[False])
             row = {
-                "bench": "overhead", "case": name, "rows": lp.shape[0], "cols": lp.shape[1],
-                "threaded_with_interrupt_s": round(on, 4), "plain_s": round(off, 4), "ratio": round(on / off, 3),
-                "machine": platform.machine(), "cpus": os.cpu_count(),
+                "bench": "overhead",
+                "case": name,
+                "rows": lp.shape[0],
+                "cols": lp.shape[1],
+                "threaded_with_interrupt_s": round(on, 4),
+                "plain_s": round(off, 4),
+                "ratio": round(on / off, 3),
+                "machine": platform.machine(),
+                "cpus": os.cpu_count(),
             }
             print(json.dumps(row), flush=True)
             if off > 2 * args.after:
-                print(json.dumps({"bench": "latency", "case": name, "signal_after_s": args.after} | latency(lp, args.after)), flush=True)
+                print(
+                    json.dumps(
+                        {"bench": "latency", "case": name, "signal_after_s": args.after} | latency(lp, args.after)
+                    ),
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ KEYS = ["sex", "housing", "saving"]
 
 
 def _maker():
-    spec = importlib.util.spec_from_file_location("make_credit_records", ROOT / "specs" / "data" / "make_credit_records.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_credit_records", ROOT / "specs" / "data" / "make_credit_records.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -93,21 +95,25 @@ def main() -> None:
     }
     assert all(abs(mine[k] - v) <= 1e-6 * v for k, v in counts.items()), "the spec's counts differ from pandas'"
     assert sum(v > 0 for v in mine.values()) == len(counts)
-    print(json.dumps({
-        "records": args.records,
-        "bytes": csv.stat().st_size,
-        "status": result.status,
-        "objective": result.objective,
-        "no_records": [c for nr in result.details.get("no_records", []) for c in nr["cells"]],
-        "load_s": round(load_s, 4),
-        "solve_s": round(solve_s, 4),
-        "pandas_read_s": round(read_s, 4),
-        "pandas_text_s": round(text_s, 4),
-        "pandas_aggregate_s": round(agg_s, 4),
-        "load_over_pandas_read": round(load_s / read_s, 2),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-    }))
+    print(
+        json.dumps(
+            {
+                "records": args.records,
+                "bytes": csv.stat().st_size,
+                "status": result.status,
+                "objective": result.objective,
+                "no_records": [c for nr in result.details.get("no_records", []) for c in nr["cells"]],
+                "load_s": round(load_s, 4),
+                "solve_s": round(solve_s, 4),
+                "pandas_read_s": round(read_s, 4),
+                "pandas_text_s": round(text_s, 4),
+                "pandas_aggregate_s": round(agg_s, 4),
+                "load_over_pandas_read": round(load_s / read_s, 2),
+                "machine": platform.machine(),
+                "python": platform.python_version(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -76,7 +76,9 @@ def run_lp(problem, load_s: float, label: str, time_limit: float | None) -> dict
     t1 = time.perf_counter()
     try:
         sol = solve_lp(mlp, be, time_limit)
-        rec.update(status="optimal", objective=mlp.objective_value(sol.x), backend_build_s=sol.build_s, solve_s=sol.solve_s)
+        rec.update(
+            status="optimal", objective=mlp.objective_value(sol.x), backend_build_s=sol.build_s, solve_s=sol.solve_s
+        )
     except Exception as e:  # noqa: BLE001 - a benchmark records failures
         rec.update(status="failed", message=f"{type(e).__name__}: {e}"[:200], elapsed_s=time.perf_counter() - t1)
     rec.update(load_s=load_s, lower_s=lower_s, privopt_build_s=load_s + lower_s)
@@ -94,17 +96,33 @@ def run_reduced(problem, load_s: float, label: str, time_limit: float | None) ->
     try:
         M, sol = cf.prop2(san.p, san.q, san.ps, problem.objective.distance, be, time_limit)
     except Exception as e:  # noqa: BLE001 - a benchmark records failures
-        return {"route": "reduced-lp", "backend": label, "status": "failed", "message": f"{type(e).__name__}: {e}"[:200],
-                "load_s": load_s, "privopt_build_s": load_s + match_s, "lower_s": match_s, "solve_s": time.perf_counter() - t1}
+        return {
+            "route": "reduced-lp",
+            "backend": label,
+            "status": "failed",
+            "message": f"{type(e).__name__}: {e}"[:200],
+            "load_s": load_s,
+            "privopt_build_s": load_s + match_s,
+            "lower_s": match_s,
+            "solve_s": time.perf_counter() - t1,
+        }
     total = time.perf_counter() - t1
     x = cf.to_design(problem, san, M).ravel()
     value = float(problem.objective.expr.value(x).reshape(()))
     # prop2's own array work (pairs, matrix, channel) = total - backend build - backend solve
     own = total - sol.build_s - sol.solve_s
     return {
-        "route": "reduced-lp", "backend": label, "status": "optimal", "objective": value, "metric": ok,
-        "cols": int(sol.x.size), "load_s": load_s, "lower_s": match_s + own, "privopt_build_s": load_s + match_s + own,
-        "backend_build_s": sol.build_s, "solve_s": sol.solve_s,
+        "route": "reduced-lp",
+        "backend": label,
+        "status": "optimal",
+        "objective": value,
+        "metric": ok,
+        "cols": int(sol.x.size),
+        "load_s": load_s,
+        "lower_s": match_s + own,
+        "privopt_build_s": load_s + match_s + own,
+        "backend_build_s": sol.build_s,
+        "solve_s": sol.solve_s,
     }
 
 
@@ -125,7 +143,13 @@ def main() -> None:
             t0 = time.perf_counter()
             problem = api.load(path)
             load_s = time.perf_counter() - t0
-            base = {"case": case, "S": ns, "X": nx, "design_cells": problem.design_size, "auto": problem.explain().chosen} | env
+            base = {
+                "case": case,
+                "S": ns,
+                "X": nx,
+                "design_cells": problem.design_size,
+                "auto": problem.explain().chosen,
+            } | env
             if case == "ldp":
                 for label in labels:
                     print(json.dumps(base | run_lp(problem, load_s, label, args.time_limit)), flush=True)

@@ -59,7 +59,7 @@ def main() -> None:
     args = ap.parse_args()
     env = {"python": platform.python_version(), "machine": platform.machine()}
     with tempfile.TemporaryDirectory() as tmp:
-        for program in (["lp", "qp"] if args.program == "both" else [args.program]):
+        for program in ["lp", "qp"] if args.program == "both" else [args.program]:
             path = write_spec(Path(tmp), program)
             for label in [b for b in args.backends.split(",") if b]:
                 t0 = time.perf_counter()
@@ -70,15 +70,30 @@ def main() -> None:
                 lower_s = time.perf_counter() - t1
                 name, _, solver = label.partition(":")
                 be = get_backend(name, solver or None)
-                rec = {"program": program, "backend": label, "design_cells": problem.design_size, "rows": mlp.lp.shape[0],
-                       "cols": mlp.lp.shape[1], "nnz": int(mlp.lp.A.nnz), "load_s": load_s, "lower_s": lower_s,
-                       "lowering_s": load_s + lower_s} | env
+                rec = {
+                    "program": program,
+                    "backend": label,
+                    "design_cells": problem.design_size,
+                    "rows": mlp.lp.shape[0],
+                    "cols": mlp.lp.shape[1],
+                    "nnz": int(mlp.lp.A.nnz),
+                    "load_s": load_s,
+                    "lower_s": lower_s,
+                    "lowering_s": load_s + lower_s,
+                } | env
                 t2 = time.perf_counter()
                 try:
                     sol = solve_lp(mlp, be, args.time_limit)
-                    rec.update(status="optimal", objective=mlp.objective_value(sol.x), backend_build_s=sol.build_s, solve_s=sol.solve_s)
+                    rec.update(
+                        status="optimal",
+                        objective=mlp.objective_value(sol.x),
+                        backend_build_s=sol.build_s,
+                        solve_s=sol.solve_s,
+                    )
                 except Exception as e:  # noqa: BLE001 - a benchmark records failures
-                    rec.update(status="failed", message=f"{type(e).__name__}: {e}"[:200], elapsed_s=time.perf_counter() - t2)
+                    rec.update(
+                        status="failed", message=f"{type(e).__name__}: {e}"[:200], elapsed_s=time.perf_counter() - t2
+                    )
                 print(json.dumps(rec), flush=True)
 
 

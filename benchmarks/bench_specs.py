@@ -27,8 +27,13 @@ def time_spec(path: Path, repeat: int) -> dict:
         t0 = time.perf_counter()
         result = privopt.load(path).solve()
         runs.append(time.perf_counter() - t0)
-    return {"spec": path.stem, "best_s": round(min(runs), 6), "median_s": round(statistics.median(runs), 6),
-            "objective": result.objective, "method": result.method}
+    return {
+        "spec": path.stem,
+        "best_s": round(min(runs), 6),
+        "median_s": round(statistics.median(runs), 6),
+        "objective": result.objective,
+        "method": result.method,
+    }
 
 
 def main() -> None:

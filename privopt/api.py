@@ -44,8 +44,15 @@ class Problem(model.Problem):
         ``progress(done, total)``: called as the LFP's QID groups finish. The Result records
         this spec (``Result.spec``), the package versions (``Result.versions``) and what its text
         shows from the spec (``Result.facts``)."""
-        return pipeline.solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
-                       progress=progress)
+        return pipeline.solve(
+            self,
+            method=method,
+            backend=backend,
+            time_limit=time_limit,
+            solver=solver,
+            workers=workers,
+            progress=progress,
+        )
 
     def explain(self) -> pipeline.Explanation:
         """The classification (problem class, applicable methods and why, size) and, as
@@ -67,7 +74,9 @@ def load(path: str | Path, params: dict[str, str | float] | None = None, allow_p
     return _checked(parse_file(path), params, allow_paths, t0)
 
 
-def loads(text: str, params: dict[str, str | float] | None = None, allow_paths: bool = False, path: str | Path | None = None) -> Problem:
+def loads(
+    text: str, params: dict[str, str | float] | None = None, allow_paths: bool = False, path: str | Path | None = None
+) -> Problem:
     """Parse and check spec text; relative data paths resolve against ``path``'s folder (or the cwd)."""
     t0 = time.perf_counter()
     return _checked(parse(text, path), params, allow_paths, t0)
@@ -77,7 +86,9 @@ def _checked(spec: SpecFile, params, allow_paths: bool, t0: float) -> Problem:
     """The spec's ``Problem``, carrying the SHA-256 of its text as read (UTF-8, without a
     byte-order mark: ``sha256sum FILE`` for a file without one) and the parse time."""
     if params is not None and not isinstance(params, Mapping):
-        raise UsageError(f"params= is a dict from param names to values, like {{'delta': 0.9}}, not {type(params).__name__}")
+        raise UsageError(
+            f"params= is a dict from param names to values, like {{'delta': 0.9}}, not {type(params).__name__}"
+        )
     built = build(spec, params, allow_paths)
     digest = hashlib.sha256(spec.source.text.encode("utf-8")).hexdigest()
     fields = {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}
@@ -105,9 +116,24 @@ def solve(
     if engine != "local":  # privopt.engines (dask) is imported only when asked for
         from .engines import solve_with
 
-        return solve_with(engine, spec, method=method, backend=backend, time_limit=time_limit, solver=solver,
-                          scheduler=scheduler, **({"workers": workers} if workers is not None else {}), **load_kw)
+        return solve_with(
+            engine,
+            spec,
+            method=method,
+            backend=backend,
+            time_limit=time_limit,
+            solver=solver,
+            scheduler=scheduler,
+            **({"workers": workers} if workers is not None else {}),
+            **load_kw,
+        )
     problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
-    return pipeline.solve(problem, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
-                   progress=progress)
-
+    return pipeline.solve(
+        problem,
+        method=method,
+        backend=backend,
+        time_limit=time_limit,
+        solver=solver,
+        workers=workers,
+        progress=progress,
+    )

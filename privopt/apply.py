@@ -120,7 +120,9 @@ def check_out(out: Path, data: Path) -> None:
     except OSError:  # one of them does not exist
         same = os.path.abspath(out) == os.path.abspath(data)
     if same:
-        raise UsageError(f"--out {shown}: is the records file given to --data; name another file (the records are kept as they are)")
+        raise UsageError(
+            f"--out {shown}: is the records file given to --data; name another file (the records are kept as they are)"
+        )
 
 
 def read_records(problem, data: Path) -> Records:
@@ -146,7 +148,9 @@ def read_records(problem, data: Path) -> Records:
     except OSError as e:
         raise UsageError(f"--data {name}: cannot read it ({describe(e)})") from None
     if not raw:
-        raise UsageError(f"{name}: the file is empty; it needs a header naming the columns {', '.join(design.given) or '(any)'}")
+        raise UsageError(
+            f"{name}: the file is empty; it needs a header naming the columns {', '.join(design.given) or '(any)'}"
+        )
 
     buf = np.frombuffer(raw, dtype=np.uint8)
     starts, ends = _records(buf, name)  # pass 1: quotes checked, records found
@@ -176,7 +180,9 @@ def write_release(problem, result, records: Records, out: Path, seed: int) -> Ap
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise UsageError(f"--seed {visible(seed)}: must be an integer >= 0")
     if result.status != "optimal" or design.name not in result.tables:
-        raise UsageError(f"apply: no solved table {visible(design.name)} to draw from (status {visible(result.status)})")
+        raise UsageError(
+            f"apply: no solved table {visible(design.name)} to draw from (status {visible(result.status)})"
+        )
     targets = tuple(design.targets)
     cdf = _cumulative(problem, result.tables[design.name])
     appended = _appended(problem, targets)
@@ -258,7 +264,9 @@ def _appended(problem, targets) -> tuple[np.ndarray, np.ndarray]:
     sizes = tuple(problem.variables[t].size for t in targets)
     pieces = []
     for combo in np.ndindex(*sizes):
-        pieces.append(b"".join(b"," + _csv_field(problem.variables[t].labels[i]).encode("utf-8") for t, i in zip(targets, combo)))
+        pieces.append(
+            b"".join(b"," + _csv_field(problem.variables[t].labels[i]).encode("utf-8") for t, i in zip(targets, combo))
+        )
     width = max(len(p) for p in pieces)
     table = np.zeros((len(pieces), width), dtype=np.uint8)
     for i, p in enumerate(pieces):
@@ -342,7 +350,9 @@ def _records(buf: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
         before += int(q.size)
     if before % 2:
         record, field, line = _locate(buf, last_quote)
-        raise UsageError(f"{name}: {_where(record, line)}, field {field + 1}: a quoted field is never closed (the file ends inside it)")
+        raise UsageError(
+            f"{name}: {_where(record, line)}, field {field + 1}: a quoted field is never closed (the file ends inside it)"
+        )
     t_s, t_e = np.concatenate(t_start), np.concatenate(t_end)
     tail = n > (int(t_e[-1]) if t_e.size else 0)  # a last record without a line ending
     starts = np.concatenate([[0], t_e if tail else t_e[:-1]]).astype(np.int64)
@@ -373,7 +383,7 @@ def _check_quotes(buf: np.ndarray, q: np.ndarray, before: int, name: str) -> Non
     else:
         what = 'text after the closing " of a quoted field'
     raise UsageError(
-        f"{name}: {_where(record, line)}, field {field + 1}: {what}; a field holding \" must be quoted "
+        f'{name}: {_where(record, line)}, field {field + 1}: {what}; a field holding " must be quoted '
         'and its quotes doubled (RFC 4180): "5\'11""" for 5\'11"'
     )
 
@@ -455,13 +465,17 @@ def _check_header(columns, given, targets, name) -> dict[str, int]:
         hits = [j for j, c in enumerate(columns) if c == var]
         if not hits:
             near = [c for c in columns if c.strip().casefold() == var.casefold()]
-            hint = f" ({visible(repr(near[0]))} differs only in case or spaces; names are matched exactly)" if near else ""
+            hint = (
+                f" ({visible(repr(near[0]))} differs only in case or spaces; names are matched exactly)" if near else ""
+            )
             raise UsageError(
                 f"{name}: no column {var}{hint}; the design needs one column per conditioning variable "
                 f"({', '.join(given)}), named after it. The header has: {present}"
             )
         if len(hits) > 1:
-            raise UsageError(f"{name}: the header has {len(hits)} columns named {var} (columns {', '.join(str(h + 1) for h in hits)}); keep one")
+            raise UsageError(
+                f"{name}: the header has {len(hits)} columns named {var} (columns {', '.join(str(h + 1) for h in hits)}); keep one"
+            )
         where[var] = hits[0]
     for t in targets:
         if t in columns:
@@ -496,8 +510,12 @@ def _cells(problem, given, where, k, raw, buf, starts, ends, name) -> np.ndarray
             r = a + int(ragged[0])
             where_ = _where(r, _line_at(buf, int(starts[r])))
             if ends[r] == starts[r]:
-                raise UsageError(f"{name}: {where_} is a blank line; every row needs the header's {k} field(s) (remove the line)")
-            raise UsageError(f"{name}: {where_} has {int(fields[r - a])} field(s), the header has {k}; every row needs one field per column")
+                raise UsageError(
+                    f"{name}: {where_} is a blank line; every row needs the header's {k} field(s) (remove the line)"
+                )
+            raise UsageError(
+                f"{name}: {where_} has {int(fields[r - a])} field(s), the header has {k}; every row needs one field per column"
+            )
         codes, spans = [], []
         for var in given:
             spans.append(_field_spans(where[var], k, commas, st, en, first))

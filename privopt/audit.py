@@ -51,7 +51,9 @@ class Audit:
     time; ``to_dict`` is that object parsed back. ``groups(which)`` is one table's attack per
     group as a DataFrame; ``fairness`` holds the measures and Lemma 2 without the CSP cells."""
 
-    spec: dict[str, Any]  # what was audited: Problem.provenance() {path, title, sha256, params, data}, as in every command's JSON
+    spec: dict[
+        str, Any
+    ]  # what was audited: Problem.provenance() {path, title, sha256, params, data}, as in every command's JSON
     release_from: str
     public: tuple[str, ...]
     private: tuple[str, ...]
@@ -86,8 +88,10 @@ class Audit:
             return token
 
         attack = {
-            which: {"max_confidence": float(a.max_confidence.max(initial=0.0)),
-                    "groups": slot(lambda which=which: self._write_groups(out, which))}
+            which: {
+                "max_confidence": float(a.max_confidence.max(initial=0.0)),
+                "groups": slot(lambda which=which: self._write_groups(out, which)),
+            }
             for which, a in self.attacks.items()
         }
         fairness = dict(self.fairness)
@@ -98,11 +102,17 @@ class Audit:
                 for p, pair in zip(m["pairs"], self.cells[which])
             ]
             fairness[which] = m
-        head = plain({
-            "spec": self.spec, "release_from": self.release_from, "public": list(self.public),
-            "private": self.private[0] if len(self.private) == 1 else list(self.private),
-            "outcome": self.outcome, "attack": attack, "fairness": fairness,
-        })
+        head = plain(
+            {
+                "spec": self.spec,
+                "release_from": self.release_from,
+                "public": list(self.public),
+                "private": self.private[0] if len(self.private) == 1 else list(self.private),
+                "outcome": self.outcome,
+                "attack": attack,
+                "fairness": fairness,
+            }
+        )
         text = json.dumps(head, indent=indent, allow_nan=False)
         pattern = "|".join(re.escape(t) for t in big)
         pos = 0
@@ -130,11 +140,18 @@ class Audit:
         private = _private_labels(inst)
         private_json = np.array([json.dumps(s) for s in private], dtype=object)
         outcome_json = [json.dumps(o) for o in inst.outcome_labels]
-        posterior_fmt = "{{" + ", ".join(f"{json.dumps(s).replace('{', '{{').replace('}', '}}')}: {{}}" for s in private) + "}}"
-        inference_fmt = ('{{"outcome": {}, "private": {}, "confidence": {}, "posterior": ' + posterior_fmt + "}}").format
+        posterior_fmt = (
+            "{{" + ", ".join(f"{json.dumps(s).replace('{', '{{').replace('}', '}}')}: {{}}" for s in private) + "}}"
+        )
+        inference_fmt = (
+            '{{"outcome": {}, "private": {}, "confidence": {}, "posterior": ' + posterior_fmt + "}}"
+        ).format
         keys = [json.dumps(v) for v in inst.public]
-        group_fmt = ('{{"key": {{' + ", ".join(k.replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
-                     + '}}, "prior": {}, "max_confidence": {}, "outcome": {}, "private": {}, "inferences": [{}]}}').format
+        group_fmt = (
+            '{{"key": {{'
+            + ", ".join(k.replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
+            + '}}, "prior": {}, "max_confidence": {}, "outcome": {}, "private": {}, "inferences": [{}]}}'
+        ).format
         out.write("[")
         for start in range(0, live.size, JSON_ROWS):
             g = live[start : start + JSON_ROWS]
@@ -143,14 +160,29 @@ class Audit:
             parts = []
             for o in range(inst.n_outcomes):  # outcomes: a handful
                 guess = a.guess[g, o]
-                text = np.array(list(map(
-                    inference_fmt, [outcome_json[o]] * g.size, private_json[guess], _floats(a.confidence[g, o]),
-                    *(_floats(a.posterior[g, o, s]) for s in range(len(private))),
-                )), dtype=object)
+                text = np.array(
+                    list(
+                        map(
+                            inference_fmt,
+                            [outcome_json[o]] * g.size,
+                            private_json[guess],
+                            _floats(a.confidence[g, o]),
+                            *(_floats(a.posterior[g, o, s]) for s in range(len(private))),
+                        )
+                    ),
+                    dtype=object,
+                )
                 parts.append(np.where(a.observed[g, o], text, None))
             inferences = [", ".join(t for t in row if t is not None) for row in zip(*parts)]
-            rows = map(group_fmt, *keys_json, _floats(a.prior[g]), _floats(a.max_confidence[g]),
-                       np.array(outcome_json, dtype=object)[best], private_json[a.guess[g, best]], inferences)
+            rows = map(
+                group_fmt,
+                *keys_json,
+                _floats(a.prior[g]),
+                _floats(a.max_confidence[g]),
+                np.array(outcome_json, dtype=object)[best],
+                private_json[a.guess[g, best]],
+                inferences,
+            )
             out.write((", " if start else "") + ", ".join(rows))
         out.write("]")
 
@@ -158,14 +190,19 @@ class Audit:
         """[{"given": {var: label, ...}, "bias": b}, ...] for one pair's populated cells."""
         names = self.fairness["given"]
         sizes = tuple(len(labels) for labels in self.score_labels)
-        fmt = ('{{"given": {{' + ", ".join(json.dumps(n).replace("{", "{{").replace("}", "}}") + ": {}" for n in names)
-               + '}}, "bias": {}}}').format
+        fmt = (
+            '{{"given": {{'
+            + ", ".join(json.dumps(n).replace("{", "{{").replace("}", "}}") + ": {}" for n in names)
+            + '}}, "bias": {}}}'
+        ).format
         out.write("[")
         for start in range(0, pair.cells.size, JSON_ROWS):
             cells = pair.cells[start : start + JSON_ROWS]
             idx = np.unravel_index(cells, sizes) if names else ()
             labels = [np.array([json.dumps(x) for x in lab], dtype=object)[i] for lab, i in zip(self.score_labels, idx)]
-            out.write((", " if start else "") + ", ".join(map(fmt, *labels, _floats(pair.bias[start : start + JSON_ROWS]))))
+            out.write(
+                (", " if start else "") + ", ".join(map(fmt, *labels, _floats(pair.bias[start : start + JSON_ROWS])))
+            )
         out.write("]")
 
 
@@ -178,14 +215,20 @@ def _key_frame(inst: ATRInstance, groups: np.ndarray) -> pd.DataFrame:
     """The public labels of ``groups`` (indices), one categorical column per public variable."""
     sizes = tuple(len(labels) for labels in inst.public_labels)
     idx = np.unravel_index(groups, sizes) if inst.public else ()
-    return pd.DataFrame({
-        v: pd.Categorical.from_codes(i, categories=list(labels))
-        for v, labels, i in zip(inst.public, inst.public_labels, idx)
-    }, index=pd.RangeIndex(len(groups)))
+    return pd.DataFrame(
+        {
+            v: pd.Categorical.from_codes(i, categories=list(labels))
+            for v, labels, i in zip(inst.public, inst.public_labels, idx)
+        },
+        index=pd.RangeIndex(len(groups)),
+    )
 
 
 def run_audit(
-    problem: Problem, release: str | Path | None = None, protected: str | None = None, given: list[str] | None = None,
+    problem: Problem,
+    release: str | Path | None = None,
+    protected: str | None = None,
+    given: list[str] | None = None,
     result=None,
 ) -> Audit:
     """Audit ``problem``'s release: the table in the CSV ``release`` (``solve --out``'s
@@ -236,27 +279,44 @@ def run_audit(
     n_v = int(np.prod(v_sizes, dtype=np.int64)) if v else 1
     w = inst.p.ravel()
     A = inst.n_outcomes
-    fair = {"D": fm.fairness(w, D.reshape(-1, A), zc, sizes[k[z]], vc, n_v),
-            "release": fm.fairness(w, T.reshape(-1, A), zc, sizes[k[z]], vc, n_v)}
+    fair = {
+        "D": fm.fairness(w, D.reshape(-1, A), zc, sizes[k[z]], vc, n_v),
+        "release": fm.fairness(w, T.reshape(-1, A), zc, sizes[k[z]], vc, n_v),
+    }
     labels = dict(zip(inputs, inst.public_labels + inst.private_labels))
     measures = {which: _measures_dict(f, labels[z], inst.outcome_labels) for which, f in fair.items()}
     delta, alpha = fm.achieved_fidelity(T, D)
     tv_bound, rm_bound = fm.lemma2(delta, alpha)
     oD, oT = fair["D"].overall(), fair["release"].overall()
     lemma = {
-        "delta": delta, "alpha": alpha, "tv_bound": tv_bound, "rm_bound": rm_bound,
-        "sp_change": _change(oT["sp"], oD["sp"]), "csp_change": _change(oT["csp"], oD["csp"]),
+        "delta": delta,
+        "alpha": alpha,
+        "tv_bound": tv_bound,
+        "rm_bound": rm_bound,
+        "sp_change": _change(oT["sp"], oD["sp"]),
+        "csp_change": _change(oT["csp"], oD["csp"]),
         "rm_change": _change(oT["rm"], oD["rm"]),
-        "pairs": [_pair_changes(pD, pT, labels[z], tv_bound, rm_bound) for pD, pT in zip(fair["D"].pairs, fair["release"].pairs)],
+        "pairs": [
+            _pair_changes(pD, pT, labels[z], tv_bound, rm_bound)
+            for pD, pT in zip(fair["D"].pairs, fair["release"].pairs)
+        ],
     }
     lemma["holds"] = (
-        _holds(oT["sp"], oD["sp"], tv_bound) and _holds(oT["csp"], oD["csp"], tv_bound)
-        and _holds(oT["rm"], oD["rm"], rm_bound) and all(p["holds"] for p in lemma["pairs"])
+        _holds(oT["sp"], oD["sp"], tv_bound)
+        and _holds(oT["csp"], oD["csp"], tv_bound)
+        and _holds(oT["rm"], oD["rm"], rm_bound)
+        and all(p["holds"] for p in lemma["pairs"])
     )
     return Audit(
-        spec=problem.provenance(), release_from=release_from, public=m.public, private=m.private, outcome=m.outcome,
-        attacks=attacks, fairness={"protected": z, "given": list(v)} | measures | {"lemma2": lemma},
-        instance=inst, cells={which: f.pairs for which, f in fair.items()},
+        spec=problem.provenance(),
+        release_from=release_from,
+        public=m.public,
+        private=m.private,
+        outcome=m.outcome,
+        attacks=attacks,
+        fairness={"protected": z, "given": list(v)} | measures | {"lemma2": lemma},
+        instance=inst,
+        cells={which: f.pairs for which, f in fair.items()},
         score_labels=tuple(labels[n] for n in v),
     )
 
@@ -314,23 +374,37 @@ def read_release(problem: Problem, path: Path) -> np.ndarray:
     try:
         raw = read_regular(path)  # a FIFO or device is refused at once, never waited on
     except (FileNotFoundError, IsADirectoryError, NotRegularFile) as e:
-        raise UsageError(f"--release {shown}: {describe(e)}; name a CSV file (solve --out's {design.name}.csv)") from None
+        raise UsageError(
+            f"--release {shown}: {describe(e)}; name a CSV file (solve --out's {design.name}.csv)"
+        ) from None
     except OSError as e:
         raise UsageError(f"--release {shown}: cannot read it ({describe(e)})") from None
     try:
         # header=None: the header is read as a row, so a column named twice is seen as written
         # (pandas would rename the second 'value' to 'value.1')
-        frame = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False, na_filter=False,
-                            encoding="utf-8", skipinitialspace=True)
+        frame = pd.read_csv(
+            io.BytesIO(raw),
+            header=None,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            encoding="utf-8",
+            skipinitialspace=True,
+        )
     except UnicodeDecodeError as e:
-        raise SpecError(f"the file is not UTF-8 text (byte {e.start})", file=str(path), hint="save it as UTF-8") from None
+        raise SpecError(
+            f"the file is not UTF-8 text (byte {e.start})", file=str(path), hint="save it as UTF-8"
+        ) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         raise SpecError(f"not a CSV table: {' '.join(str(e).split())}", file=str(path)) from None
     header = [str(c).strip() for c in frame.iloc[0]]
     twice = next((c for i, c in enumerate(header) if c in header[:i]), None)
     if twice is not None:
-        raise SpecError(f"the header names the column {visible(repr(twice))} twice; name each column once "
-                        f"({', '.join([*axes, 'value'])})", file=str(path))
+        raise SpecError(
+            f"the header names the column {visible(repr(twice))} twice; name each column once "
+            f"({', '.join([*axes, 'value'])})",
+            file=str(path),
+        )
     frame = frame.iloc[1:].reset_index(drop=True)
     frame.columns = header
     want = [*axes, "value"]
@@ -338,12 +412,16 @@ def read_release(problem: Problem, path: Path) -> np.ndarray:
     if absent:
         raise SpecError(
             f"no column {', '.join(repr(c) for c in absent)}; the release of {design.name} has the columns "
-            f"{', '.join(want)} (the layout of solve --out's {design.name}.csv)", file=str(path),
+            f"{', '.join(want)} (the layout of solve --out's {design.name}.csv)",
+            file=str(path),
         )
     extra = [c for c in frame.columns if c not in want]
     if extra:
-        raise SpecError(f"column {visible(repr(extra[0]))} is not a variable of {design.name} nor 'value'; "
-                        f"the columns are {', '.join(want)}", file=str(path))
+        raise SpecError(
+            f"column {visible(repr(extra[0]))} is not a variable of {design.name} nor 'value'; "
+            f"the columns are {', '.join(want)}",
+            file=str(path),
+        )
     n = len(frame)
     shape = problem.shape(axes)
     bad: list[tuple[int, str]] = []  # (first bad row index, message) per kind
@@ -377,14 +455,19 @@ def read_release(problem: Problem, path: Path) -> np.ndarray:
         bad.append((r, f"the cell {_cell(problem, axes, flat[r])} appears again (first in row {first + 1})"))
     if bad:
         r, message = min(bad, key=lambda b: b[0])
-        raise SpecError(f"row {r + 1}: {message}", file=str(path), hint="each cell of the design once, as solve --out writes it")
+        raise SpecError(
+            f"row {r + 1}: {message}", file=str(path), hint="each cell of the design once, as solve --out writes it"
+        )
     size = int(np.prod(shape, dtype=np.int64))
     seen = np.zeros(size, dtype=bool)
     seen[flat] = True
     if not seen.all():
-        raise SpecError(f"no row for the cell {_cell(problem, axes, int(np.argmin(seen)))} "
-                        f"({int(size - seen.sum())} cell(s) missing)", file=str(path),
-                        hint="each cell of the design once, as solve --out writes it")
+        raise SpecError(
+            f"no row for the cell {_cell(problem, axes, int(np.argmin(seen)))} "
+            f"({int(size - seen.sum())} cell(s) missing)",
+            file=str(path),
+            hint="each cell of the design once, as solve --out writes it",
+        )
     table = np.empty(size)
     table[flat] = np.clip(value, 0.0, 1.0)
     table = table.reshape(shape)
@@ -398,7 +481,8 @@ def read_release(problem: Problem, path: Path) -> np.ndarray:
         r = int(rows[0])
         raise SpecError(
             f"row {r + 1}: the values of the record {_record(problem, axes[: len(axes) - k], int(record[r]))} sum to "
-            f"{sums[record[r]]:.12g}, not 1 (within {ROW_SUM_TOL:g})", file=str(path),
+            f"{sums[record[r]]:.12g}, not 1 (within {ROW_SUM_TOL:g})",
+            file=str(path),
             hint=f"each record's values are a distribution over {', '.join(design.targets)}",
         )
     return table
@@ -435,8 +519,10 @@ def _measures_dict(f: fm.Fairness, z_labels, outcomes) -> dict[str, Any]:
     """MEASURES of the contract without the CSP cells (``Audit.write_json`` streams those):
     rates per populated label, the overall values and every pair."""
     rates = {z_labels[k]: dict(zip(outcomes, f.rates[k])) for k in range(len(z_labels)) if f.mass[k] > 0}
-    pairs = [{"groups": [z_labels[p.z1], z_labels[p.z2]], "sp": p.sp, "csp": p.csp, "p_rule": p.p_rule, "rm": p.rm}
-             for p in f.pairs]
+    pairs = [
+        {"groups": [z_labels[p.z1], z_labels[p.z2]], "sp": p.sp, "csp": p.csp, "p_rule": p.p_rule, "rm": p.rm}
+        for p in f.pairs
+    ]
     return {"rates": rates} | f.overall() | {"pairs": pairs}
 
 
@@ -460,6 +546,8 @@ def _pair_changes(pD: fm.Pair, pT: fm.Pair, z_labels, tv_bound: float, rm_bound:
     """One pair's changes from D to the release, each against Lemma 2's bound."""
     return {
         "groups": [z_labels[pD.z1], z_labels[pD.z2]],
-        "sp_change": abs(pT.sp - pD.sp), "csp_change": _change(pT.csp, pD.csp), "rm_change": _change(pT.rm, pD.rm),
+        "sp_change": abs(pT.sp - pD.sp),
+        "csp_change": _change(pT.csp, pD.csp),
+        "rm_change": _change(pT.rm, pD.rm),
         "holds": _holds(pT.sp, pD.sp, tv_bound) and _holds(pT.csp, pD.csp, tv_bound) and _holds(pT.rm, pD.rm, rm_bound),
     }

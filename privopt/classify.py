@@ -46,8 +46,11 @@ _OTHER_FAMILIES = {
 def analyse(problem: Problem) -> Analysis:
     """What ``problem`` is and which methods apply, with a reason for every method."""
     a = _analyse(problem)
-    missing = {m: _OTHER_FAMILIES.get(m, "it does not apply to this problem") for m in METHODS
-               if m not in a.applicable and m not in a.not_applicable}
+    missing = {
+        m: _OTHER_FAMILIES.get(m, "it does not apply to this problem")
+        for m in METHODS
+        if m not in a.applicable and m not in a.not_applicable
+    }
     if missing:
         a = Analysis(a.problem_class, a.program, a.applicable, {**a.not_applicable, **missing}, a.chosen, a.why, a.size)
     return a
@@ -122,8 +125,12 @@ def analyse_mechanism(problem: Problem) -> Analysis:
         return Analysis(
             problem_class="mechanism-qp",
             program="convex quadratic program over the design's cells (nonnegative weights on squares)",
-            applicable={"qp": "linear constraints and a convex quadratic objective: QP-capable backends (auto: cvxpy with Clarabel; highs, pyomo)"},
-            not_applicable=not_applicable | {"lp": why} | {m: recognize(problem, m)[1].why for m in ("closed-form", "reduced-lp")},
+            applicable={
+                "qp": "linear constraints and a convex quadratic objective: QP-capable backends (auto: cvxpy with Clarabel; highs, pyomo)"
+            },
+            not_applicable=not_applicable
+            | {"lp": why}
+            | {m: recognize(problem, m)[1].why for m in ("closed-form", "reduced-lp")},
             chosen="qp",
             why="no theorem covers a quadratic objective; solve the QP",
             size=size,
@@ -196,7 +203,9 @@ def analyse_obfuscation(problem: Problem) -> Analysis:
         "on p1 + p2 <= 1, so its least value over the polygon's vertices is a proven lower bound"
     )
     applicable = {"global": why_global + " (gap <= 1e-9 in Q)"}
-    not_applicable = {k: "the program is nonconvex (Q is not convex in W); no LP, QP or conic form says it" for k in METHODS}
+    not_applicable = {
+        k: "the program is nonconvex (Q is not convex in W); no LP, QP or conic form says it" for k in METHODS
+    }
     del not_applicable["global"]
     chosen, why = "global", "the certified global method; the answer is the global optimum to 1e-9 in Q"
     rec, match = recognize(problem, "closed-form")  # Corollary 2 (closedform/obfuscation.py)

@@ -154,7 +154,13 @@ _common = [
     click.argument("spec", type=click.Path(dir_okay=False, path_type=Path)),
     click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a param of the spec."),
     click.option("--allow-paths", is_flag=True, help="Let data paths leave the spec's folder."),
-    click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Append the solvers' own logs to this file."),
+    click.option(
+        "--log",
+        "log_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Append the solvers' own logs to this file.",
+    ),
     click.option("--verbose", is_flag=True, help="Show the solvers' own logs on stderr."),
     click.option("--quiet", is_flag=True, help="No progress display on stderr."),
 ]
@@ -232,24 +238,77 @@ def _progress():
     )
 
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=_quiet or not err.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=_quiet or not err.is_terminal,
     )
 
 
 @main.command()
 @_with_common
 @click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
-@click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.")
+@click.option(
+    "--backend",
+    default="auto",
+    show_default=True,
+    help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.",
+)
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for the LP solves (positive).")
+@click.option(
+    "--time-limit",
+    type=str,
+    default=None,
+    metavar="SECONDS",
+    callback=_positive,
+    help="Limit for the LP solves (positive).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Write result.json and the released values as CSV here (docs/outputs.md lists the files).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes for the LFP method (default: the machine's cores), or the Dask workers of a local cluster.")
-@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="dask: solve the QID groups on a Dask cluster (pip install 'privopt[dask]').")
-@click.option("--scheduler", default=None, metavar="ADDRESS", help="With --engine dask: an existing cluster's scheduler (default: a local cluster).")
-def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json, no_tables, out_dir, workers, engine, scheduler):
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write result.json and the released values as CSV here (docs/outputs.md lists the files).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes for the LFP method (default: the machine's cores), or the Dask workers of a local cluster.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="dask: solve the QID groups on a Dask cluster (pip install 'privopt[dask]').",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="With --engine dask: an existing cluster's scheduler (default: a local cluster).",
+)
+def solve(
+    spec,
+    sets,
+    allow_paths,
+    method,
+    backend,
+    solver,
+    time_limit,
+    as_json,
+    no_tables,
+    out_dir,
+    workers,
+    engine,
+    scheduler,
+):
     """Solve SPEC and print the optimal mechanism with its verification."""
     try:
         if out_dir is not None:
@@ -257,14 +316,30 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
         if scheduler is not None and engine != "dask":
             raise UsageError("--scheduler needs --engine dask")
         if engine == "dask":
-            result = api.solve(spec, method=method, backend=backend, time_limit=time_limit, solver=solver, engine="dask",
-                               scheduler=scheduler, workers=workers, params=_params(sets), allow_paths=allow_paths)
+            result = api.solve(
+                spec,
+                method=method,
+                backend=backend,
+                time_limit=time_limit,
+                solver=solver,
+                engine="dask",
+                scheduler=scheduler,
+                workers=workers,
+                params=_params(sets),
+                allow_paths=allow_paths,
+            )
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
             with _progress() as bar:
                 task = bar.add_task("QID groups", total=None)
-                result = problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers,
-                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
+                result = problem.solve(
+                    method=method,
+                    backend=backend,
+                    time_limit=time_limit,
+                    solver=solver,
+                    workers=workers,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
         written = _write_out(out_dir, result) if out_dir is not None and result.status == "optimal" else None
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
         _fail(e)
@@ -278,15 +353,36 @@ def solve(spec, sets, allow_paths, method, backend, solver, time_limit, as_json,
             out.print(_wrote(out_dir, written), markup=False)
     if result.status == "infeasible":
         if not as_json:
-            _say("infeasible: " + "; ".join(result.reasons) + ("\n(nothing was written)" if out_dir is not None else ""))
+            _say(
+                "infeasible: " + "; ".join(result.reasons) + ("\n(nothing was written)" if out_dir is not None else "")
+            )
         sys.exit(EXIT_INFEASIBLE)
 
 
 @main.command()
 @_with_common
-@click.option("--backends", default=None, metavar="LIST", help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).")
-@click.option("--tol", type=str, default="1e-7", show_default=True, callback=_positive, help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.")
-@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each solver call (positive).")
+@click.option(
+    "--backends",
+    default=None,
+    metavar="LIST",
+    help="Comma-separated: highs,scipy,cvxpy,pyomo or cvxpy:SOLVER (default: all).",
+)
+@click.option(
+    "--tol",
+    type=str,
+    default="1e-7",
+    show_default=True,
+    callback=_positive,
+    help="Largest allowed objective difference (relative beyond |objective| = 1) and violation.",
+)
+@click.option(
+    "--time-limit",
+    type=str,
+    default=None,
+    metavar="SECONDS",
+    callback=_positive,
+    help="Limit for each solver call (positive).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     """Solve SPEC by every applicable method and backend, and compare.
@@ -317,13 +413,25 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
             t.add_column(col, justify="right" if col in numeric else "left")
         for p in report.paths:
             t.add_row(
-                p.method, p.backend or "-", p.status, p.compares if p.objective is not None else "-", _fmt12(p.objective),
-                _sci(p.abs_diff), _sci(p.allowed), _sci(p.max_violation), f"{p.build_s:.3f}", f"{p.solve_s:.3f}",
+                p.method,
+                p.backend or "-",
+                p.status,
+                p.compares if p.objective is not None else "-",
+                _fmt12(p.objective),
+                _sci(p.abs_diff),
+                _sci(p.allowed),
+                _sci(p.max_violation),
+                f"{p.build_s:.3f}",
+                f"{p.solve_s:.3f}",
                 escape(p.message),
             )
         _print_table(t)
         ref = report.reference
-        out.print(f"reference: {ref['method']}" + (f" on {ref['backend']}" if ref and ref["backend"] else "") if ref else "no path succeeded")
+        out.print(
+            f"reference: {ref['method']}" + (f" on {ref['backend']}" if ref and ref["backend"] else "")
+            if ref
+            else "no path succeeded"
+        )
         for line in report.problems:
             out.print(f"[red]problem:[/red] {escape(line)}", highlight=False)
         verdict = {"agree": "[green]all paths agree[/green]", "disagree": "[red]paths disagree or fail[/red]"}
@@ -335,7 +443,9 @@ def _number(text: str, what: str) -> float:
     """A finite number written as in a spec (no '_', 'nan', 'inf' or hex), else UsageError."""
     value = _number_or_nan(text)
     if not math.isfinite(value):
-        raise UsageError(f"{what}: '{visible(text.strip())}' is not a number; write one as in a spec, e.g. 0.5, 2, 1e-3")
+        raise UsageError(
+            f"{what}: '{visible(text.strip())}' is not a number; write one as in a spec, e.g. 0.5, 2, 1e-3"
+        )
     return value
 
 
@@ -353,7 +463,9 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
         with np.errstate(all="ignore"):
             out = [float(v) for v in np.linspace(_number(parts[0], text), _number(parts[1], text), int(parts[2]))]
         if not all(math.isfinite(v) for v in out):
-            raise UsageError(f"{visible(text)}: the range from START to STOP is wider than floating point can step through")
+            raise UsageError(
+                f"{visible(text)}: the range from START to STOP is wider than floating point can step through"
+            )
     else:
         out = [_number(v, text) for v in values.split(",") if v.strip()]
     if not out:
@@ -366,10 +478,23 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @click.argument("over", metavar="NAME=VALUES")
 @click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
-@click.option("--time-limit", type=str, default=None, metavar="SECONDS", callback=_positive, help="Limit for each value's solver calls (positive).")
+@click.option(
+    "--time-limit",
+    type=str,
+    default=None,
+    metavar="SECONDS",
+    callback=_positive,
+    help="Limit for each value's solver calls (positive).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
-              help="Also draw the trade-off curve: FILE.png, FILE.svg or FILE.pdf (matplotlib).")
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also draw the trade-off curve: FILE.png, FILE.svg or FILE.pdf (matplotlib).",
+)
 def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, plot_file):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.
 
@@ -409,10 +534,13 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
     if plot_file is not None:
         try:
             plot.sweep_figure(
-                plot_file, name, [v for v, _ in rows],
+                plot_file,
+                name,
+                [v for v, _ in rows],
                 [None if isinstance(r, BaseException) or r.status != "optimal" else r.objective for _, r in rows],
                 ["failed" if isinstance(r, BaseException) else r.status for _, r in rows],
-                ylabel=objective_text(problem), title=problem.title or Path(spec).name,
+                ylabel=objective_text(problem),
+                title=problem.title or Path(spec).name,
             )
         except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
             _fail(e)
@@ -420,8 +548,15 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
     if as_json:
         import json
 
-        items = [{name: v} | (_failed_row(r) | {"spec": problem.provenance() | {"params": problem.params | {name: v}}}
-                              if isinstance(r, BaseException) else r.to_dict(tables=False, groups=False)) for v, r in rows]
+        items = [
+            {name: v}
+            | (
+                _failed_row(r) | {"spec": problem.provenance() | {"params": problem.params | {name: v}}}
+                if isinstance(r, BaseException)
+                else r.to_dict(tables=False, groups=False)
+            )
+            for v, r in rows
+        ]
         click.echo(json.dumps(items, indent=2, allow_nan=False))
     else:
         _print_sweep(problem, spec, name, rows)
@@ -447,7 +582,9 @@ def _failed_row(e: BaseException) -> dict:
 
 def _print_sweep(problem, spec, name, rows) -> None:
     solved = [r for _, r in rows if not isinstance(r, BaseException) and r.status == "optimal"]
-    figures = [k for s in (solved[0].sections if solved else ()) for k in s.figures()]  # each section's headline columns
+    figures = [
+        k for s in (solved[0].sections if solved else ()) for k in s.figures()
+    ]  # each section's headline columns
     t = RichTable(title=f"{escape(problem.title or spec)}: sweep over {escape(name)}", title_justify="left")
     for col in [name, "status", "objective", *figures]:
         t.add_column(escape(col), justify="left" if col == "status" else "right")
@@ -468,7 +605,12 @@ def _print_sweep(problem, spec, name, rows) -> None:
 @main.command()
 @_with_common
 @click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
-@click.option("--backend", default="auto", show_default=True, help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.")
+@click.option(
+    "--backend",
+    default="auto",
+    show_default=True,
+    help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.",
+)
 @click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"class", "plan", "canonical"} as JSON.')
 def explain(spec, sets, allow_paths, method, backend, solver, as_json):
@@ -502,26 +644,51 @@ def explain(spec, sets, allow_paths, method, backend, solver, as_json):
     if problem.family == "atr":
         out.print(visible(f"  {len(problem.constraints)} elementwise constraint(s); params: {params}"), markup=False)
         m = o.measure
-        out.print(visible(f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
-                  + (f", true mapping {m.reference}" if m.reference else "")), markup=False)
+        out.print(
+            visible(
+                f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
+                + (f", true mapping {m.reference}" if m.reference else "")
+            ),
+            markup=False,
+        )
     elif problem.family == "noise":
         out.print(visible(f"  {o.text}; params: {params}"), markup=False)
     elif problem.family == "obfuscation":
         model = problem.obfuscation
         if model.leakage is not None:
-            out.print(visible(f"  subject to {model.leakage.text}  (leakage in bits, {model.release} - {model.data} - "
-                              f"{model.leakage.other} Markov)"), markup=False)
+            out.print(
+                visible(
+                    f"  subject to {model.leakage.text}  (leakage in bits, {model.release} - {model.data} - "
+                    f"{model.leakage.other} Markov)"
+                ),
+                markup=False,
+            )
         if model.symmetric:
-            out.print(visible("  subject to the symmetric restriction P(Y = 1 | X = 0) == P(Y = 0 | X = 1)"), markup=False)
-        out.print(visible(f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {_fmt12(model.px1)}); params: {params}"), markup=False)
+            out.print(
+                visible("  subject to the symmetric restriction P(Y = 1 | X = 0) == P(Y = 0 | X = 1)"), markup=False
+            )
+        out.print(
+            visible(f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {_fmt12(model.px1)}); params: {params}"),
+            markup=False,
+        )
         out.print("  optimum: global, with a proven lower bound (gap <= 1e-9 in Q)")
     else:
         for c in problem.constraints:
             rows = int(c.expr.defined_mask().sum())
-            out.print(visible(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})"), markup=False)
+            out.print(
+                visible(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})"),
+                markup=False,
+            )
         for b in problem.budgets:
             pairs = "all pairs" if b.pairs is None else f"{len(b.pairs)} adjacent pairs"
-            out.print(visible(f"  budget {b.text}  ({b.kind}, eps={_fmt12(b.eps)}" + (f", delta={_fmt12(b.delta)}" if b.delta else "") + f", {pairs})"), markup=False)
+            out.print(
+                visible(
+                    f"  budget {b.text}  ({b.kind}, eps={_fmt12(b.eps)}"
+                    + (f", delta={_fmt12(b.delta)}" if b.delta else "")
+                    + f", {pairs})"
+                ),
+                markup=False,
+            )
         out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
     for line in analysis.summary_lines():
         out.print(visible(line), markup=False)
@@ -539,22 +706,40 @@ def _check_simulation_size(rows: int, cols: int, trials: int) -> None:
     """``UsageError`` naming the limit when a simulation would not fit in memory, before the
     solve and before anything is allocated (before: an internal MemoryError)."""
     if rows * trials > SIMULATE_DEGREES_MAX:
-        raise UsageError(f"--rows {rows:,} x --trials {trials:,} = {rows * trials:,} row degrees; simulate holds them "
-                         f"in memory, at most {SIMULATE_DEGREES_MAX:,}: lower --rows or --trials")
+        raise UsageError(
+            f"--rows {rows:,} x --trials {trials:,} = {rows * trials:,} row degrees; simulate holds them "
+            f"in memory, at most {SIMULATE_DEGREES_MAX:,}: lower --rows or --trials"
+        )
     if cols > SIMULATE_COLS_MAX:
-        raise UsageError(f"--cols {cols:,}: at most {SIMULATE_COLS_MAX:,} (the exact expectation at m = cols is a "
-                         f"(2m+1) x (2m+1) FFT); Q itself is the m -> infinity limit")
+        raise UsageError(
+            f"--cols {cols:,}: at most {SIMULATE_COLS_MAX:,} (the exact expectation at m = cols is a "
+            f"(2m+1) x (2m+1) FFT); Q itself is the m -> infinity limit"
+        )
 
 
 @main.command()
 @_with_common
 @click.option("--rows", type=click.IntRange(min=2), required=True, help="Rows n of each dataset (the ranked users).")
 @click.option("--cols", type=click.IntRange(min=1), required=True, help="Columns m of each dataset.")
-@click.option("--trials", type=click.IntRange(min=1, max=1_000_000), default=40, show_default=True, help="Datasets drawn.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed: the same seed gives the same output.")
+@click.option(
+    "--trials", type=click.IntRange(min=1, max=1_000_000), default=40, show_default=True, help="Datasets drawn."
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed: the same seed gives the same output.",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"analytic", "empirical", "trials", ...} as JSON.')
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
-              help="Also draw the trials against Q: FILE.png, FILE.svg or FILE.pdf (matplotlib).")
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also draw the trials against Q: FILE.png, FILE.svg or FILE.pdf (matplotlib).",
+)
 def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_file):
     """Solve SPEC (a rank-preserving obfuscation) and check its Q by simulation (Sec. IV-A).
 
@@ -577,20 +762,38 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
         _check_simulation_size(rows, cols, trials)
         problem = api.load(spec, _params(sets), allow_paths)
         if problem.family != "obfuscation":
-            raise UsageError("simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
-                             f"this spec is a {problem.family} problem")
+            raise UsageError(
+                "simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
+                f"this spec is a {problem.family} problem"
+            )
         result = problem.solve()
         model, d = problem.obfuscation, result.details["channel"]
         W = np.array([[1.0 - d["p1"], d["p1"]], [d["p2"], 1.0 - d["p2"]]])
         mode = "entries" if rows * cols <= SIMULATE_ENTRIES_MAX else "degrees"
         with _progress() as progress:  # stderr only; off with --quiet or off a terminal
             task = progress.add_task("simulate", total=trials)
-            values = draw(model.px1, W, rows, cols, trials, np.random.default_rng(seed), mode=mode,
-                          progress=lambda k: progress.update(task, completed=k))
+            values = draw(
+                model.px1,
+                W,
+                rows,
+                cols,
+                trials,
+                np.random.default_rng(seed),
+                mode=mode,
+                progress=lambda k: progress.update(task, completed=k),
+            )
         finite_m = expected_distance(model.px1, W, cols)
         if plot_file is not None:
-            plot.simulation_figure(plot_file, values, analytic=result.objective, expected=finite_m,
-                                   title=problem.title or Path(spec).name, rows=rows, cols=cols, seed=seed)
+            plot.simulation_figure(
+                plot_file,
+                values,
+                analytic=result.objective,
+                expected=finite_m,
+                title=problem.title or Path(spec).name,
+                rows=rows,
+                cols=cols,
+                seed=seed,
+            )
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
@@ -603,7 +806,10 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
         "stderr": std / math.sqrt(trials),
         "expected_at_cols": finite_m,
         "trials": [float(v) for v in values],
-        "rows": rows, "cols": cols, "seed": seed, "draw": mode,
+        "rows": rows,
+        "cols": cols,
+        "seed": seed,
+        "draw": mode,
         "channel": {"p1": d["p1"], "p2": d["p2"]},
         "spec": result.spec,  # what was simulated, as in every command's JSON
     }
@@ -627,10 +833,19 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
 
 @main.command()
 @_with_common
-@click.option("--release", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.csv",
-              help="Audit this release (the layout of solve --out's table CSV) instead of the solved one.")
-@click.option("--protected", default=None, metavar="VAR", help="The protected attribute Z (default: the first public variable).")
-@click.option("--given", default=None, metavar="VAR[,VAR...]", help="CSP's score variables (default: every other input variable).")
+@click.option(
+    "--release",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE.csv",
+    help="Audit this release (the layout of solve --out's table CSV) instead of the solved one.",
+)
+@click.option(
+    "--protected", default=None, metavar="VAR", help="The protected attribute Z (default: the first public variable)."
+)
+@click.option(
+    "--given", default=None, metavar="VAR[,VAR...]", help="CSP's score variables (default: every other input variable)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
 def audit(spec, sets, allow_paths, release, protected, given, as_json):
     """Audit a transparency report: the inference attack of Sec. 3.2 and the fairness measures
@@ -658,21 +873,38 @@ def audit(spec, sets, allow_paths, release, protected, given, as_json):
 def _print_audit(problem, spec, report) -> None:
     """The audit as a person reads it: the attack per group, then the measures side by side."""
     where = "the solved release" if report.release_from == "solved" else f"the release {report.release_from}"
-    out.print(visible(f"{problem.title or spec}: audit of {where} ({problem.design.name}) against the true mapping"),
-              markup=False)
+    out.print(
+        visible(f"{problem.title or spec}: audit of {where} ({problem.design.name}) against the true mapping"),
+        markup=False,
+    )
     gD, gT = report.groups("D"), report.groups("release")
     keys = list(report.public)
     t = RichTable(title="Inference attack (Sec. 3.2): the adversary's surest guess per group", title_justify="left")
-    for col in ("group", "prior (no report)", "D: max confidence", "D: inference", "release: max confidence", "release: inference"):
+    for col in (
+        "group",
+        "prior (no report)",
+        "D: max confidence",
+        "D: inference",
+        "release: max confidence",
+        "release: inference",
+    ):
         t.add_column(escape(col), justify="left" if "inference" in col or col == "group" else "right")
     for (_, d), (_, r) in zip(gD.head(MAX_ROWS).iterrows(), gT.head(MAX_ROWS).iterrows()):
         key = ", ".join(f"{k}={d[k]}" for k in keys) or "(all)"
-        t.add_row(escape(key), _fmt(d["prior"]), _fmt(d["max_confidence"]), escape(f"{d['outcome']} -> {d['private']}"),
-                  _fmt(r["max_confidence"]), escape(f"{r['outcome']} -> {r['private']}"))
+        t.add_row(
+            escape(key),
+            _fmt(d["prior"]),
+            _fmt(d["max_confidence"]),
+            escape(f"{d['outcome']} -> {d['private']}"),
+            _fmt(r["max_confidence"]),
+            escape(f"{r['outcome']} -> {r['private']}"),
+        )
     _print_table(t)
     if len(gD) > MAX_ROWS:
-        out.print(f"(the first {MAX_ROWS} of {len(gD):,} groups in spec order, {len(gD) - MAX_ROWS:,} not shown; "
-                  "--json lists every group and inference)")
+        out.print(
+            f"(the first {MAX_ROWS} of {len(gD):,} groups in spec order, {len(gD) - MAX_ROWS:,} not shown; "
+            "--json lists every group and inference)"
+        )
     out.print(f"max confidence: D {_fmt(gD['max_confidence'].max())}, release {_fmt(gT['max_confidence'].max())}")
 
     f = report.fairness
@@ -681,8 +913,12 @@ def _print_audit(problem, spec, report) -> None:
     t = RichTable(title=escape(f"Fairness (App. A) of {f['protected']}, CSP given {given}"), title_justify="left")
     for col in ("measure", "D", "release", "change", "Lemma 2 bound", "within"):
         t.add_column(col, justify="left" if col in ("measure", "within") else "right")
-    rows = [("SP", "sp", "sp_change", lemma["tv_bound"]), ("CSP", "csp", "csp_change", lemma["tv_bound"]),
-            ("p%-rule", "p_rule", None, None), ("rm = -log p", "rm", "rm_change", lemma["rm_bound"])]
+    rows = [
+        ("SP", "sp", "sp_change", lemma["tv_bound"]),
+        ("CSP", "csp", "csp_change", lemma["tv_bound"]),
+        ("p%-rule", "p_rule", None, None),
+        ("rm = -log p", "rm", "rm_change", lemma["rm_bound"]),
+    ]
     for label, key, change, bound in rows:
         c = lemma.get(change) if change else None
         if change is None:
@@ -690,11 +926,16 @@ def _print_audit(problem, spec, report) -> None:
         elif bound is None:
             shown_bound, ok = "none (alpha = 0)", "-"
         else:
-            shown_bound, ok = _fmt(bound), "-" if c is None else ("yes" if c <= bound + 1e-12 * max(1.0, bound) else "NO")
+            shown_bound, ok = (
+                _fmt(bound),
+                "-" if c is None else ("yes" if c <= bound + 1e-12 * max(1.0, bound) else "NO"),
+            )
         t.add_row(label, _fmt(f["D"][key]), _fmt(f["release"][key]), _fmt(c), shown_bound, ok)
     _print_table(t)
     for which in ("D", "release"):
-        rates = "; ".join(f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items())
+        rates = "; ".join(
+            f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items()
+        )
         out.print(visible(f"rates on {which}: {rates}"), markup=False)
     shown = 8
     names, labels = f["given"], report.score_labels
@@ -712,20 +953,41 @@ def _print_audit(problem, spec, report) -> None:
             more = f" (the largest of {pD.cells.size:,} cells; --json lists them all)"
         items = [f"{cell(pD.cells[i])}: {_fmt(pD.bias[i])} -> {_fmt(pT.bias[i])}" for i in picked]
         z1, z2 = (problem.variables[f["protected"]].labels[k] for k in (pD.z1, pD.z2))
-        out.print(visible(f"CSP cells, {z1} vs {z2} (D -> release): {'; '.join(items) or 'none populated in both'}{more}"),
-                  markup=False)
+        out.print(
+            visible(f"CSP cells, {z1} vs {z2} (D -> release): {'; '.join(items) or 'none populated in both'}{more}"),
+            markup=False,
+        )
     verdict = "hold" if lemma["holds"] else "DO NOT hold"
-    out.print(f"Lemma 2: the release achieves delta = {_fmt(lemma['delta'])}, alpha = {_fmt(lemma['alpha'])}; "
-              f"its bounds {verdict} (tv bound min(2 (1 - delta), 1), rm bound -2 log alpha; docs/audit.md)")
+    out.print(
+        f"Lemma 2: the release achieves delta = {_fmt(lemma['delta'])}, alpha = {_fmt(lemma['alpha'])}; "
+        f"its bounds {verdict} (tv bound min(2 (1 - delta), 1), rm bound -2 log alpha; docs/audit.md)"
+    )
 
 
 @main.command(name="apply")
 @_with_common
-@click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), required=True, metavar="RECORDS.csv",
-              help="Records: a header, one column per conditioning variable of the design (others pass through).")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), required=True, metavar="FILE.csv",
-              help="The records with the drawn target appended (written all or nothing).")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed: the same seed gives a byte-identical file (default: drawn and printed).")
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    metavar="RECORDS.csv",
+    help="Records: a header, one column per conditioning variable of the design (others pass through).",
+)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    metavar="FILE.csv",
+    help="The records with the drawn target appended (written all or nothing).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed: the same seed gives a byte-identical file (default: drawn and printed).",
+)
 @click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
 def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
@@ -751,8 +1013,12 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
-    out.print(visible(f"wrote {report.records} records to {out_file} ({report.target} drawn from {report.table}, seed {seed})"),
-              markup=False)
+    out.print(
+        visible(
+            f"wrote {report.records} records to {out_file} ({report.target} drawn from {report.table}, seed {seed})"
+        ),
+        markup=False,
+    )
 
 
 def _explain_noise(problem) -> None:
@@ -761,10 +1027,14 @@ def _explain_noise(problem) -> None:
     lo, hi = x.lo.min(), x.hi.max()
     out.print(visible(f"  var {x.name} : {x.role} real[{x.size}] in [{_fmt12(lo)}, {_fmt12(hi)}]"), markup=False)
     for n in model.noises:
-        out.print(visible(f"  noise {n.name} : gaussian[{n.size}]" + (" correlated" if n.correlated else "")), markup=False)
+        out.print(
+            visible(f"  noise {n.name} : gaussian[{n.size}]" + (" correlated" if n.correlated else "")), markup=False
+        )
     req = model.requirement
-    out.print(visible(f"  release {model.release}: {model.answers} answer(s); {req.text} "
-                      f"({req.calibration} calibration)"), markup=False)
+    out.print(
+        visible(f"  release {model.release}: {model.answers} answer(s); {req.text} ({req.calibration} calibration)"),
+        markup=False,
+    )
 
 
 def _write_out(out_dir: Path, result) -> list[str]:

@@ -95,21 +95,34 @@ class CheckReport:
         """Strict-JSON values (a non-finite number is None)."""
         from .results import plain
 
-        keys = ("method", "backend", "status", "objective", "abs_diff", "allowed", "max_violation", "compares",
-                "build_s", "solve_s", "message")
+        keys = (
+            "method",
+            "backend",
+            "status",
+            "objective",
+            "abs_diff",
+            "allowed",
+            "max_violation",
+            "compares",
+            "build_s",
+            "solve_s",
+            "message",
+        )
 
-        return plain({
-            "agree": self.agree,
-            "verdict": self.verdict,
-            "tolerance": self.tol,
-            "reference": self.reference,
-            "paths": [
-                {k: getattr(p, k) for k in keys} | {"accuracy": asdict(p.accuracy) if p.accuracy else None}
-                for p in self.paths
-            ],
-            "problems": self.problems,
-            "spec": self.spec,
-        })
+        return plain(
+            {
+                "agree": self.agree,
+                "verdict": self.verdict,
+                "tolerance": self.tol,
+                "reference": self.reference,
+                "paths": [
+                    {k: getattr(p, k) for k in keys} | {"accuracy": asdict(p.accuracy) if p.accuracy else None}
+                    for p in self.paths
+                ],
+                "problems": self.problems,
+                "spec": self.spec,
+            }
+        )
 
 
 class _Watched:
@@ -141,7 +154,9 @@ def _selected(backends: list[str] | None) -> list[Backend]:
     known = {b.name for b in out} | {b.label for b in out}
     unknown = [b for b in backends if b not in known]
     if unknown:
-        raise UsageError(f"unknown backend '{unknown[0]}'{did_you_mean(unknown[0], sorted(known))}; choose from: {', '.join(sorted(known))}")
+        raise UsageError(
+            f"unknown backend '{unknown[0]}'{did_you_mean(unknown[0], sorted(known))}; choose from: {', '.join(sorted(known))}"
+        )
     return [b for b in out if b.name in backends or b.label in backends]
 
 
@@ -167,7 +182,13 @@ def run_check(
     _selected(backends)  # an unknown name is a usage error
 
     def chosen(r: Route) -> bool:
-        return r.backend is None or not r.selectable or backends is None or r.backend.name in backends or r.label in backends
+        return (
+            r.backend is None
+            or not r.selectable
+            or backends is None
+            or r.backend.name in backends
+            or r.label in backends
+        )
 
     named = [r for r in every if r.backend is not None and r.selectable and chosen(r)]
     if backends is not None and not named:
@@ -189,8 +210,14 @@ def run_check(
 
 def _path(route: Route, **fields) -> PathResult:
     """A route's row, "skipped" until it runs."""
-    return PathResult(route.method, route.label, fields.pop("status", "skipped"), accuracy=route.accuracy,
-                      compares="each group" if route.per_group else "objective", **fields)
+    return PathResult(
+        route.method,
+        route.label,
+        fields.pop("status", "skipped"),
+        accuracy=route.accuracy,
+        compares="each group" if route.per_group else "objective",
+        **fields,
+    )
 
 
 def _run_routes(routes: list[Route], time_limit, progress: bool) -> list[PathResult]:
@@ -244,7 +271,9 @@ def _run_route(route: Route, limit: float | None) -> PathResult:
         if hit == "inaccurate":  # a first-order solver (SCS, OSQP) stopped short of 1e-9: no answer, no error
             return _stop(path, "accuracy", limit, str(e))
         if hit is not None:
-            timed = hit == "time_limit" or (hit == "user_limit" and limit is not None and time.perf_counter() - t0 >= 0.9 * limit)
+            timed = hit == "time_limit" or (
+                hit == "user_limit" and limit is not None and time.perf_counter() - t0 >= 0.9 * limit
+            )
             return _stop(path, "time" if timed else "iterations", limit, str(e))
         else:
             path.status, path.message, path.error = "failed", f"{type(e).__name__}: {e}", e
@@ -277,18 +306,23 @@ def _compare(paths: list[PathResult], group_name) -> PathResult | None:
         if not p.answered:
             continue
         p.abs_diff = abs(p.objective - ref.objective)
-        p.allowed = float(max(p.accuracy.allowed(ref.objective), ref.accuracy.allowed(ref.objective)) + p.slack_allowance)
+        p.allowed = float(
+            max(p.accuracy.allowed(ref.objective), ref.accuracy.allowed(ref.objective)) + p.slack_allowance
+        )
         wrong = []
         if not p.abs_diff <= p.allowed:  # a NaN never agrees
-            wrong.append(f"its objective {p.objective:.12g} differs from the reference's {ref.objective:.12g} "
-                         f"by {p.abs_diff:.3g} (allowed {p.allowed:.1e})")
+            wrong.append(
+                f"its objective {p.objective:.12g} differs from the reference's {ref.objective:.12g} "
+                f"by {p.abs_diff:.3g} (allowed {p.allowed:.1e})"
+            )
         if p.compares == "each group" and ref.compares == "each group" and p.group_beta is not None:
             diff = np.abs(p.group_beta - ref.group_beta)
             room = np.maximum(p.accuracy.allowed(ref.group_beta), ref.accuracy.allowed(ref.group_beta))
             if not np.all(diff <= room):
                 g = int(np.argmax(np.where(diff <= room, -np.inf, diff)))
-                wrong.append(f"group {group_name(g)}: {p.group_beta[g]:.12g} vs {ref.group_beta[g]:.12g} "
-                             f"(allowed {room[g]:.1e})")
+                wrong.append(
+                    f"group {group_name(g)}: {p.group_beta[g]:.12g} vs {ref.group_beta[g]:.12g} (allowed {room[g]:.1e})"
+                )
         if not p.max_violation <= p.accuracy.cells:
             wrong.append(f"its table violates the spec by {p.max_violation:.3g} (allowed {p.accuracy.cells:.1e})")
         if wrong:
@@ -328,7 +362,13 @@ def _progress(enabled: bool, total: int):
     if not (enabled and console.is_terminal):
         yield lambda _label: None
         return
-    columns = (SpinnerColumn(), TextColumn("check: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("check: {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("", total=total)
         started = False

@@ -96,7 +96,9 @@ def check_target(out_dir: Path) -> None:
     out_dir = Path(os.path.abspath(out_dir))
     shown = visible(out_dir)
     if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
-        raise UsageError(f"--out {shown}: this is the working folder (or holds it), which privopt would replace; name a new folder")
+        raise UsageError(
+            f"--out {shown}: this is the working folder (or holds it), which privopt would replace; name a new folder"
+        )
     if out_dir.exists() or out_dir.is_symlink():
         if out_dir.is_symlink() or not out_dir.is_dir():
             raise UsageError(f"--out {shown}: exists and is not a folder (or is a link); name a new or empty folder")
@@ -111,7 +113,9 @@ def check_target(out_dir: Path) -> None:
     while not ancestor.exists():
         ancestor = ancestor.parent
     if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {shown}: cannot create or write a folder under {visible(ancestor)}; name a writable place")
+        raise UsageError(
+            f"--out {shown}: cannot create or write a folder under {visible(ancestor)}; name a writable place"
+        )
 
 
 def _is_earlier_result(out_dir: Path, names: list[str]) -> bool:

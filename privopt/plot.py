@@ -68,8 +68,15 @@ def check_target(path: Path) -> str:
     return fmt
 
 
-def sweep_figure(path: Path, name: str, values: Sequence[float], objectives: Sequence[float | None],
-                 statuses: Sequence[str], ylabel: str, title: str) -> None:
+def sweep_figure(
+    path: Path,
+    name: str,
+    values: Sequence[float],
+    objectives: Sequence[float | None],
+    statuses: Sequence[str],
+    ylabel: str,
+    title: str,
+) -> None:
     """Draw a sweep's trade-off curve to ``path`` (format from its extension).
 
     x = the swept param's ``values``, y = the optimal ``objectives``: the values with status
@@ -88,16 +95,41 @@ def sweep_figure(path: Path, name: str, values: Sequence[float], objectives: Seq
         ys = [float(o) if s == "optimal" and o is not None and math.isfinite(o) else math.nan for _, o, s in points]
         if any(not math.isnan(y) for y in ys):
             # NaN breaks the line: a value that did not solve is never bridged
-            ax.plot(xs, ys, marker="o", markersize=4 if len(xs) <= 40 else 2.5, linewidth=1.5, color="C0", label="optimal")
+            ax.plot(
+                xs, ys, marker="o", markersize=4 if len(xs) <= 40 else 2.5, linewidth=1.5, color="C0", label="optimal"
+            )
         bottom = ax.get_xaxis_transform()  # x in data, y in axes coordinates: 0 is the x axis
         infeasible = [v for v, _, s in points if s == "infeasible"]
-        failed = [v for v, o, s in points if s != "infeasible" and not (s == "optimal" and o is not None and math.isfinite(o))]
+        failed = [
+            v for v, o, s in points if s != "infeasible" and not (s == "optimal" and o is not None and math.isfinite(o))
+        ]
         if infeasible:
-            ax.plot(infeasible, [0.0] * len(infeasible), linestyle="none", marker="x", markersize=8,
-                    markeredgewidth=2, color="tab:red", transform=bottom, clip_on=False, zorder=5, label="infeasible")
+            ax.plot(
+                infeasible,
+                [0.0] * len(infeasible),
+                linestyle="none",
+                marker="x",
+                markersize=8,
+                markeredgewidth=2,
+                color="tab:red",
+                transform=bottom,
+                clip_on=False,
+                zorder=5,
+                label="infeasible",
+            )
         if failed:
-            ax.plot(failed, [0.0] * len(failed), linestyle="none", marker="^", markersize=7,
-                    color="black", transform=bottom, clip_on=False, zorder=5, label="failed")
+            ax.plot(
+                failed,
+                [0.0] * len(failed),
+                linestyle="none",
+                marker="^",
+                markersize=7,
+                color="black",
+                transform=bottom,
+                clip_on=False,
+                zorder=5,
+                label="failed",
+            )
         if not any(not math.isnan(y) for y in ys):
             ax.set_yticks([])  # nothing solved: no y scale to show
         ax.set_xlabel(_literal(name), parse_math=False)
@@ -109,8 +141,9 @@ def sweep_figure(path: Path, name: str, values: Sequence[float], objectives: Seq
         _write(fig, path, fmt)
 
 
-def simulation_figure(path: Path, trials, analytic: float, expected: float, title: str,
-                      rows: int, cols: int, seed: int) -> None:
+def simulation_figure(
+    path: Path, trials, analytic: float, expected: float, title: str, rows: int, cols: int, seed: int
+) -> None:
     """Draw ``privopt simulate``'s trials to ``path``: a histogram of each trial's KRCC distance
     (Definition 2), each trial also a tick on the x axis when there are few, with vertical lines
     at the analytic Q (m -> infinity, Theorem 1), the exact expectation at m = ``cols`` and the
@@ -121,18 +154,43 @@ def simulation_figure(path: Path, trials, analytic: float, expected: float, titl
     t = np.asarray(trials, dtype=float).ravel()
     with _figure() as (fig, ax):
         if t.size:
-            counts, _, _ = ax.hist(t, bins=np.histogram_bin_edges(t, bins="auto" if t.size > 1 else 1), color="C0",
-                                   alpha=0.5, edgecolor="C0", label=f"{t.size} trial(s)")
+            counts, _, _ = ax.hist(
+                t,
+                bins=np.histogram_bin_edges(t, bins="auto" if t.size > 1 else 1),
+                color="C0",
+                alpha=0.5,
+                edgecolor="C0",
+                label=f"{t.size} trial(s)",
+            )
             ax.set_ylim(0, max(float(counts.max()), 1.0) * 1.5)  # headroom for the legend
             if t.size <= 1000:
-                ax.plot(t, np.zeros_like(t), linestyle="none", marker="|", markersize=10, color="C0",
-                        transform=ax.get_xaxis_transform(), clip_on=False)
+                ax.plot(
+                    t,
+                    np.zeros_like(t),
+                    linestyle="none",
+                    marker="|",
+                    markersize=10,
+                    color="C0",
+                    transform=ax.get_xaxis_transform(),
+                    clip_on=False,
+                )
             mean = float(t.mean())
             ax.axvline(mean, color="C0", linestyle=":", linewidth=1.5, label=f"empirical mean {mean:.6g}")
-        ax.axvline(analytic, color="tab:red", linewidth=2, label=f"analytic Q {analytic:.6g} (m \u2192 \u221e, Theorem 1)")
-        ax.axvline(expected, color="black", linestyle="--", linewidth=1.5, label=f"exact expectation at m = {cols}: {expected:.6g}")
-        ax.set_xlabel(f"KRCC distance (Definition 2) of each trial: n = {rows} rows, m = {cols} columns, seed {seed}",
-                      parse_math=False, fontsize=9)
+        ax.axvline(
+            analytic, color="tab:red", linewidth=2, label=f"analytic Q {analytic:.6g} (m \u2192 \u221e, Theorem 1)"
+        )
+        ax.axvline(
+            expected,
+            color="black",
+            linestyle="--",
+            linewidth=1.5,
+            label=f"exact expectation at m = {cols}: {expected:.6g}",
+        )
+        ax.set_xlabel(
+            f"KRCC distance (Definition 2) of each trial: n = {rows} rows, m = {cols} columns, seed {seed}",
+            parse_math=False,
+            fontsize=9,
+        )
         ax.set_ylabel("trials", parse_math=False)
         ax.set_title(_literal(title), parse_math=False, fontsize=_fit(title, 64, 12.0))
         ax.legend(loc="best", fontsize="small")

@@ -24,7 +24,6 @@ cell (every command and every result section lays its tables out through it).
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from rich.markup import escape as _rich_escape

@@ -41,7 +41,18 @@ from .sections import captured_lines as _captured_lines
 # Packages whose versions a result records (those installed): the numeric stack, the spec
 # parser and every solver a backend can call.
 VERSIONED_PACKAGES = (
-    "numpy", "scipy", "pandas", "pyarrow", "lark", "highspy", "cvxpy", "clarabel", "scs", "osqp", "ecos", "pyomo",
+    "numpy",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "lark",
+    "highspy",
+    "cvxpy",
+    "clarabel",
+    "scs",
+    "osqp",
+    "ecos",
+    "pyomo",
 )
 
 
@@ -98,7 +109,9 @@ class Result:
     measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
     spec: dict[str, Any] | None = None  # {"path", "title", "sha256", "params"}: what was solved (Problem.solve sets it)
     versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
-    details: dict[str, Any] = field(default_factory=dict)  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
+    details: dict[str, Any] = field(
+        default_factory=dict
+    )  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
     engine: str = "local"  # which engine ran: "local" (this process) or "dask" (privopt.engines.dask)
     certificate: dict | None = None  # why the answer is optimal: core.certificate.Certificate.to_dict()
     # what the text shows from the spec beyond these fields (sections.spec_facts: the objective as
@@ -132,7 +145,9 @@ class Result:
         try:
             return self.tables[name]
         except KeyError:
-            raise KeyError(f"no table '{name}'{did_you_mean(name, self.tables)}; tables: {', '.join(self.tables)}") from None
+            raise KeyError(
+                f"no table '{name}'{did_you_mean(name, self.tables)}; tables: {', '.join(self.tables)}"
+            ) from None
 
     def group_records(self) -> list[dict[str, Any]]:
         """Per-group results as plain dicts: {key: {public var: label}, objective, beta, ...}
@@ -206,17 +221,25 @@ class Result:
         import html
 
         v = self.verification
-        summary = pd.DataFrame({"": ["status", "objective", "method", "backend", "verification"], "value": [
-            self.status + (" (verified)" if self.status == "optimal" else ""),
-            "-" if self.objective is None else f"{self.objective:.12g}",
-            self.method, self.backend or "-",
-            v.get("optimality") or ("passed" if v.get("passed") else "not passed"),
-        ]})
+        summary = pd.DataFrame(
+            {
+                "": ["status", "objective", "method", "backend", "verification"],
+                "value": [
+                    self.status + (" (verified)" if self.status == "optimal" else ""),
+                    "-" if self.objective is None else f"{self.objective:.12g}",
+                    self.method,
+                    self.backend or "-",
+                    v.get("optimality") or ("passed" if v.get("passed") else "not passed"),
+                ],
+            }
+        )
         parts = [f"<h3>{html.escape(self.title)}</h3>", summary.to_html(index=False, header=False, escape=True)]
         parts += [f"<p>{html.escape(reason)}</p>" for reason in self.reasons]
         if self.status == "optimal":
             parts += [section.html() for section in self.sections]
-            for name, df in (self.tables.items() if self.engine == "local" else ()):  # as print: a cluster's stay in --out
+            for name, df in (
+                self.tables.items() if self.engine == "local" else ()
+            ):  # as print: a cluster's stay in --out
                 outcome, keys = table_layout(df, self.facts, name)
                 wide = df.pivot_table(index=keys, columns=outcome, values="value", observed=True, sort=False)
                 parts.append(html_table(f"{name} = P({outcome} | {', '.join(keys)})", wide, index=True))
@@ -309,7 +332,9 @@ def _write_groups(out: TextIO, frame: pd.DataFrame) -> None:
         return
     measures = [c for c in GROUP_MEASURES if c in frame.columns]
     keys = [c for c in frame.columns if c not in measures]
-    fmt = ('{{"key": {{' + json_template(keys) + "}}" + (", " + json_template(measures) if measures else "") + "}}").format
+    fmt = (
+        '{{"key": {{' + json_template(keys) + "}}" + (", " + json_template(measures) if measures else "") + "}}"
+    ).format
     write_rows(out, fmt, [frame[c] for c in keys + measures])
 
 

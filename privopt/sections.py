@@ -82,8 +82,15 @@ def text_console(width: int | None) -> Console:
     CLI's console is off a terminal."""
     from rich.console import Console
 
-    return Console(file=io.StringIO(), width=width or TEXT_WIDTH, soft_wrap=width is None, highlight=False,
-                   color_system=None, force_terminal=False, force_jupyter=False)
+    return Console(
+        file=io.StringIO(),
+        width=width or TEXT_WIDTH,
+        soft_wrap=width is None,
+        highlight=False,
+        color_system=None,
+        force_terminal=False,
+        force_jupyter=False,
+    )
 
 
 def captured_lines(console: Console) -> list[str]:
@@ -106,8 +113,11 @@ def spec_facts(problem) -> dict[str, Any]:
         facts["outcomes"] = {design.name: (outcome, [a for a in design.axes if a != outcome])}
     model = getattr(problem, "obfuscation", None)
     if model is not None:
-        facts |= {"objective": model.objective.text, "eps": model.eps,
-                  "leakage": None if model.leakage is None else model.leakage.text}
+        facts |= {
+            "objective": model.objective.text,
+            "eps": model.eps,
+            "leakage": None if model.leakage is None else model.leakage.text,
+        }
     return facts
 
 
@@ -181,17 +191,25 @@ class TransparencyReport(_ResultSection):
     def print(self, console: Console) -> None:
         r, v = self.result, self.result.verification
         kind = "max confidence" if r.objective_kind == "max_confidence" else "min uncertainty (-log beta)"
-        console.print(f"status: [green]optimal[/green] (verified)   {kind}: [bold]{fmt(r.objective)}[/bold]"
-                      + (f"   beta* = {fmt(r.beta)}" if r.objective_kind != "max_confidence" else ""))
+        console.print(
+            f"status: [green]optimal[/green] (verified)   {kind}: [bold]{fmt(r.objective)}[/bold]"
+            + (f"   beta* = {fmt(r.beta)}" if r.objective_kind != "max_confidence" else "")
+        )
         console.print(f"{self._where()}   {self._timings()}")
-        console.print(f"verification: max confidence recomputed {fmt(v['max_confidence'])} "
-                      f"(error {v['max_confidence_error']:.1e}); constraint violation {v['max_constraint_violation']:.1e}; "
-                      f"row sums +- {v['max_row_sum_error']:.1e}; {v['optimality']}")
+        console.print(
+            f"verification: max confidence recomputed {fmt(v['max_confidence'])} "
+            f"(error {v['max_confidence_error']:.1e}); constraint violation {v['max_constraint_violation']:.1e}; "
+            f"row sums +- {v['max_row_sum_error']:.1e}; {v['optimality']}"
+        )
         for nr in r.details.get("no_records", ()):  # record-level tables: combinations without records
             shown = "; ".join(", ".join(f"{k}={v}" for k, v in c.items()) for c in nr["cells"][:5])
             more = f" and {len(nr['cells']) - 5} more" if len(nr["cells"]) > 5 else ""
-            console.print(escape(f"no records: {nr['table']} has no record in '{nr['file']}' for {len(nr['cells'])} "
-                                 f"combination(s) ({shown}{more}); {nr['treatment']}"))
+            console.print(
+                escape(
+                    f"no records: {nr['table']} has no record in '{nr['file']}' for {len(nr['cells'])} "
+                    f"combination(s) ({shown}{more}); {nr['treatment']}"
+                )
+            )
         self._print_groups(console)
 
     def _print_groups(self, console: Console) -> None:
@@ -206,13 +224,20 @@ class TransparencyReport(_ResultSection):
             gt.add_row(*[escape(row[c]) if c in keys or c == "case" else fmt(row[c]) for c in g.columns])
         print_table(gt, console)
         if len(g) > MAX_ROWS:
-            console.print(f"(the first {MAX_ROWS} of {len(g):,} groups in spec order, {len(g) - MAX_ROWS:,} not shown; "
-                          "--json or --out DIR lists every group)")
+            console.print(
+                f"(the first {MAX_ROWS} of {len(g):,} groups in spec order, {len(g) - MAX_ROWS:,} not shown; "
+                "--json or --out DIR lists every group)"
+            )
         if len(g) > MAX_ROWS and g["beta"].notna().any():
             top = g["beta"].idxmax()
-            console.print(visible("the group with the largest beta: "
-                                  + ", ".join(f"{c}={g.at[top, c]}" for c in keys)
-                                  + f" (beta {fmt(g.at[top, 'beta'])})"), markup=False)
+            console.print(
+                visible(
+                    "the group with the largest beta: "
+                    + ", ".join(f"{c}={g.at[top, c]}" for c in keys)
+                    + f" (beta {fmt(g.at[top, 'beta'])})"
+                ),
+                markup=False,
+            )
 
     def frames(self) -> list[tuple[str, pd.DataFrame]]:
         g = self.result.groups
@@ -227,11 +252,15 @@ class ClusterReport(_ResultSection):
 
     def print(self, console: Console) -> None:
         r = self.result
-        console.print(f"status: [green]optimal[/green] (verified)   objective: [bold]{fmt12(r.objective)}[/bold]"
-                      + (f"   beta* = {fmt(r.beta)}" if r.beta is not None else ""))
+        console.print(
+            f"status: [green]optimal[/green] (verified)   objective: [bold]{fmt12(r.objective)}[/bold]"
+            + (f"   beta* = {fmt(r.beta)}" if r.beta is not None else "")
+        )
         tm = r.timings
-        console.print(escape(f"method: {r.method} on the {r.engine} engine ({len(r.groups):,} QID groups)")
-                      + f"   solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s")
+        console.print(
+            escape(f"method: {r.method} on the {r.engine} engine ({len(r.groups):,} QID groups)")
+            + f"   solve {tm['solve_s']:.3f}s, total {tm['total_s']:.3f}s"
+        )
         console.print(escape(f"verification: {r.verification.get('optimality', '')}"))
         console.print("(--json prints every group; --out DIR writes them as CSV)")
 
@@ -252,9 +281,11 @@ class Mechanism(_ResultSection):
         objective = f"{self._fact('sense', 'minimize')} {escape(self._fact('objective') or r.objective_kind)}"
         console.print(f"status: [green]optimal[/green] (verified)   {objective}: [bold]{fmt12(r.objective)}[/bold]")
         console.print(f"{self._where()}   {self._timings()}")
-        console.print(f"verification: constraint violation {v['max_constraint_violation']:.1e} (relative); budget "
-                      f"shortfall {v['max_budget_violation']:.1e} (scaled by e^-eps); row sums +- {v['max_row_sum_error']:.1e}; "
-                      f"{escape(v['optimality'])}")
+        console.print(
+            f"verification: constraint violation {v['max_constraint_violation']:.1e} (relative); budget "
+            f"shortfall {v['max_budget_violation']:.1e} (scaled by e^-eps); row sums +- {v['max_row_sum_error']:.1e}; "
+            f"{escape(v['optimality'])}"
+        )
         console.print(escape(evidence(v.get("evidence", {}))))
         print_measures(console, "measures of the released mechanism", r.measures, fmt)
 
@@ -277,9 +308,13 @@ class NoisePlacement(_ResultSection):
         objective = escape(self._fact("objective") or r.objective_kind)
         console.print(f"status: [green]optimal[/green] (verified)   {objective}: [bold]{fmt12(r.objective)}[/bold]")
         console.print(f"{escape(f'method: {r.method} on {r.backend}')}   {self._timings()}")
-        console.print(escape(f"verification: largest sensitivity {v['max_sensitivity']:.9g} (bound {v['sensitivity_bound']:.9g}, "
-                             f"{v['calibration']} calibration); delta achieved {v['delta_achieved']:.6g} at eps = {fmt12(v['eps'])} "
-                             f"(required {fmt12(v['delta'])}); {v['optimality']}"))
+        console.print(
+            escape(
+                f"verification: largest sensitivity {v['max_sensitivity']:.9g} (bound {v['sensitivity_bound']:.9g}, "
+                f"{v['calibration']} calibration); delta achieved {v['delta_achieved']:.6g} at eps = {fmt12(v['eps'])} "
+                f"(required {fmt12(v['delta'])}); {v['optimality']}"
+            )
+        )
         console.print(escape(evidence(v.get("evidence", {}))))
         bt = Table(title="expected squared error", title_justify="left")
         bt.add_column("noise placed")
@@ -299,15 +334,22 @@ class NoisePlacement(_ResultSection):
         print_table(nt, console)
         for name, check in v.get("baselines", {}).items():
             if not check["passed"]:
-                console.print(escape(f"note: the {name} baseline is feasible but its optimality is not certified: "
-                                     + "; ".join(check["failures"])))
+                console.print(
+                    escape(
+                        f"note: the {name} baseline is feasible but its optimality is not certified: "
+                        + "; ".join(check["failures"])
+                    )
+                )
 
     def losses(self) -> list[tuple[str, float | None]]:
         """(placement, expected squared error): the optimum, then the classic placements."""
         r = self.result
         base = r.details["baselines"]
-        rows = [("optimized (this spec)", r.objective), ("inputs only (local DP)", base["input_only"]),
-                ("answers only", base["output_only"])]
+        rows = [
+            ("optimized (this spec)", r.objective),
+            ("inputs only (local DP)", base["input_only"]),
+            ("answers only", base["output_only"]),
+        ]
         gain = r.details.get("correlation_gain")
         if gain:
             rows.append(("optimized, diagonal noise only", gain["diagonal"]))
@@ -330,15 +372,22 @@ class NoisePlacement(_ResultSection):
             rows += [(name, i + 1, S[i][i] if full else S[i]) for i in range(len(S))]
             if full:
                 n = len(S)
-                cov = pd.DataFrame({"i": [i + 1 for i in range(n) for _ in range(n)],
-                                    "j": [j + 1 for _ in range(n) for j in range(n)],
-                                    "covariance": [S[i][j] for i in range(n) for j in range(n)]})
+                cov = pd.DataFrame(
+                    {
+                        "i": [i + 1 for i in range(n) for _ in range(n)],
+                        "j": [j + 1 for _ in range(n) for j in range(n)],
+                        "covariance": [S[i][j] for i in range(n) for j in range(n)],
+                    }
+                )
                 files[f"covariance_{name}.csv"] = lambda path, cov=cov: cov.to_csv(path, index=False)
         variances = pd.DataFrame(rows, columns=["noise", "i", "variance"])
         files["noise.csv"] = lambda path: variances.to_csv(path, index=False)
         base = r.details.get("baselines", {})
-        losses = [("optimized", r.objective), ("inputs only", base.get("input_only")),
-                  ("answers only", base.get("output_only"))]
+        losses = [
+            ("optimized", r.objective),
+            ("inputs only", base.get("input_only")),
+            ("answers only", base.get("output_only")),
+        ]
         gain = r.details.get("correlation_gain")
         if gain:
             losses.append(("optimized, diagonal noise only", gain.get("diagonal")))
@@ -352,8 +401,16 @@ class NoisePlacement(_ResultSection):
         noise = [(name, *variances(S)) for name, S in self.result.details["noise"].items()]
         return [
             ("expected squared error", pd.DataFrame(self.losses(), columns=["noise placed", "loss"])),
-            ("noise (co)variances", pd.DataFrame({"noise": [n for n, _, _ in noise], "kind": [k for _, k, _ in noise],
-                                                  "variances": [", ".join(map(fmt, f)) for _, _, f in noise]})),
+            (
+                "noise (co)variances",
+                pd.DataFrame(
+                    {
+                        "noise": [n for n, _, _ in noise],
+                        "kind": [k for _, k, _ in noise],
+                        "variances": [", ".join(map(fmt, f)) for _, _, f in noise],
+                    }
+                ),
+            ),
             ("measures", measures_frame(self.result.measures)),
         ]
 
@@ -370,12 +427,19 @@ class Obfuscation(_ResultSection):
 
         r, v, d = self.result, self.result.verification, self.result.details
         objective = escape(self._fact("objective") or r.objective_kind)
-        console.print(f"status: [green]optimal[/green] (verified, global)   minimize {objective}: [bold]{fmt12(r.objective)}[/bold]")
+        console.print(
+            f"status: [green]optimal[/green] (verified, global)   minimize {objective}: [bold]{fmt12(r.objective)}[/bold]"
+        )
         console.print(escape(f"method: {r.method} ({r.stats['route']})") + f"   {self._timings()}")
         leakage = self._fact("leakage")
-        bound = ("no leakage bound" if leakage is None
-                 else f"{escape(leakage)} (eps = {fmt12(self._fact('eps', v.get('leakage_bound')))} bits)")
-        console.print(f"verification: leakage recomputed {v['leakage_bits']:.12g} bits; {bound}; {escape(v['optimality'])}")
+        bound = (
+            "no leakage bound"
+            if leakage is None
+            else f"{escape(leakage)} (eps = {fmt12(self._fact('eps', v.get('leakage_bound')))} bits)"
+        )
+        console.print(
+            f"verification: leakage recomputed {v['leakage_bits']:.12g} bits; {bound}; {escape(v['optimality'])}"
+        )
         symmetric = d["channel"]["symmetric"]
         ct = Table(title="optimal rank distance Q by restriction", title_justify="left")
         ct.add_column("channel")
@@ -396,9 +460,16 @@ class Obfuscation(_ResultSection):
         d = self.result.details
         c, ch = d["comparison"], d["channel"]
         return [
-            ("optimal rank distance Q by restriction",
-             pd.DataFrame({"channel": ["symmetric", "unrestricted"], "Q": [c["symmetric"], c["unrestricted"]],
-                           "this spec": [ch["symmetric"], not ch["symmetric"]]})),
+            (
+                "optimal rank distance Q by restriction",
+                pd.DataFrame(
+                    {
+                        "channel": ["symmetric", "unrestricted"],
+                        "Q": [c["symmetric"], c["unrestricted"]],
+                        "this spec": [ch["symmetric"], not ch["symmetric"]],
+                    }
+                ),
+            ),
             ("measures of the released channel", measures_frame(self.result.measures)),
         ]
 
@@ -420,8 +491,10 @@ def evidence(e: dict) -> str:
     """One line on the evidence of optimality (docs/verification.md)."""
     if "bound" not in e:
         return f"optimality evidence: {e.get('kind', 'none')}"
-    return (f"optimality evidence: {e['kind']} {fmt12(e['bound'])} (a proven {e['side']} bound), "
-            f"gap {sci(e.get('gap'))} (tolerance {sci(e.get('tolerance'))})")
+    return (
+        f"optimality evidence: {e['kind']} {fmt12(e['bound'])} (a proven {e['side']} bound), "
+        f"gap {sci(e.get('gap'))} (tolerance {sci(e.get('tolerance'))})"
+    )
 
 
 def print_measures(console: Console, title: str, measures: Mapping[str, float], number) -> None:
@@ -450,10 +523,14 @@ def print_released(console: Console, name: str, df: pd.DataFrame, outcome: str, 
     for idx, row in wide.head(MAX_ROWS).iterrows():
         idx = idx if isinstance(idx, tuple) else (idx,)
         t.add_row(*[escape(i) for i in idx], *[fmt(x) for x in row.to_numpy()])
-    print_table(t, console, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in wide.columns])
+    print_table(
+        t, console, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in wide.columns]
+    )
     if len(wide) > MAX_ROWS:
-        console.print(f"(the first {MAX_ROWS} of {len(wide):,} rows in spec order, {len(wide) - MAX_ROWS:,} not shown; "
-                      "--out DIR writes the whole table)")
+        console.print(
+            f"(the first {MAX_ROWS} of {len(wide):,} rows in spec order, {len(wide) - MAX_ROWS:,} not shown; "
+            "--out DIR writes the whole table)"
+        )
 
 
 def table_layout(df: pd.DataFrame, facts: Mapping[str, Any], name: str) -> tuple[str, list[str]]:
@@ -479,6 +556,9 @@ def html_table(title: str, frame: pd.DataFrame, index: bool = False, max_rows: i
     cell, header and (``index``) row label; at most ``max_rows`` rows, with a line saying how
     many are not shown."""
     shown = frame.head(max_rows)
-    more = (f"<p>(the first {max_rows} of {len(frame):,} rows, {len(frame) - max_rows:,} not shown)</p>"
-            if len(frame) > max_rows else "")
+    more = (
+        f"<p>(the first {max_rows} of {len(frame):,} rows, {len(frame) - max_rows:,} not shown)</p>"
+        if len(frame) > max_rows
+        else ""
+    )
     return f"<h4>{html.escape(title)}</h4>" + shown.to_html(index=index, escape=True, na_rep="-") + more

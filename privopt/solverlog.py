@@ -94,7 +94,10 @@ def captured() -> Iterator[None]:
     python_sink = sys.stderr if _sink == "stderr" else io.StringIO() if _sink is None else None
     try:
         if python_sink is None:
-            with os.fdopen(open_regular(_sink, append=True), "a", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+            with (
+                os.fdopen(open_regular(_sink, append=True), "a", encoding="utf-8") as log,
+                contextlib.redirect_stdout(log),
+            ):
                 yield
         else:
             with contextlib.redirect_stdout(python_sink):

@@ -46,9 +46,9 @@ class Model:
 
 def table_from_rows(model: Model, rows) -> np.ndarray:
     """A table P(a | x) from (labels..., value) rows: labels of the inputs then the outcome."""
-    dims = [len(l) for _, l in model.inputs] + [len(model.outcome[1])]
+    dims = [len(labs) for _, labs in model.inputs] + [len(model.outcome[1])]
     out = np.full(dims, np.nan)
-    index = [{lab: i for i, lab in enumerate(l)} for _, l in model.inputs] + [
+    index = [{lab: i for i, lab in enumerate(labs)} for _, labs in model.inputs] + [
         {lab: i for i, lab in enumerate(model.outcome[1])}
     ]
     for row in rows:
@@ -73,7 +73,7 @@ def binary_table(approve: np.ndarray) -> np.ndarray:
 def write_release_csv(model: Model, T: np.ndarray, path: Path) -> None:
     """T in the long layout `solve --out` writes: a column per design variable, then value."""
     names = [n for n, _ in model.inputs] + [model.outcome[0]]
-    domains = [l for _, l in model.inputs] + [model.outcome[1]]
+    domains = [labs for _, labs in model.inputs] + [model.outcome[1]]
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([*names, "value"])
@@ -89,7 +89,7 @@ def attack(model: Model, T: np.ndarray) -> dict:
     every outcome a with P(a | g) > 1e-12, the posterior P(s | g, a) = P(g, s) T_a(g, s) /
     sum_s' P(g, s') T_a(g, s'); conf = its max; the group's max confidence the max over a; the
     prior max_s P(s | g)."""
-    pub_dims = [range(len(l)) for _, l in model.public]
+    pub_dims = [range(len(labs)) for _, labs in model.public]
     priv_labels = model.private[1]
     out_labels = model.outcome[1]
     groups = []
@@ -324,8 +324,11 @@ BANDS = ("income", ["<100k", "100k-200k", ">200k"])
 def table4_model() -> Model:
     """specs/atr_table4.priv, atr_alpha_fidelity.priv and atr_min_uncertainty.priv (Sec. 8)."""
     return Model(
-        public=[GENDER], private=INCOME3, outcome=("decision", ["deny", "approve"]),
-        prior=TABLE4_COUNTS / TABLE4_COUNTS.sum(), D=binary_table(TABLE4_D),
+        public=[GENDER],
+        private=INCOME3,
+        outcome=("decision", ["deny", "approve"]),
+        prior=TABLE4_COUNTS / TABLE4_COUNTS.sum(),
+        D=binary_table(TABLE4_D),
     )
 
 
@@ -335,8 +338,11 @@ def census_model() -> Model:
     positive P(gender) gives the same figures (here 1/2 each)."""
     cond = np.array([[0.931, 0.057, 0.012], [0.842, 0.123, 0.035]])
     return Model(
-        public=[GENDER], private=BANDS, outcome=("decision", ["negative", "positive"]),
-        prior=cond / 2, D=binary_table(TABLE4_D),
+        public=[GENDER],
+        private=BANDS,
+        outcome=("decision", ["negative", "positive"]),
+        prior=cond / 2,
+        D=binary_table(TABLE4_D),
     )
 
 
@@ -346,12 +352,15 @@ TABLE1_COUNTS = np.array([[139, 9, 2], [117, 18, 5]], dtype=float)
 def table1_model() -> Model:
     """Table 1 with Remark 1's populations (specs/atr_table1_populations.priv)."""
     return Model(
-        public=[GENDER], private=BANDS, outcome=("decision", ["negative", "positive"]),
-        prior=TABLE1_COUNTS / TABLE1_COUNTS.sum(), D=binary_table(TABLE4_D),
+        public=[GENDER],
+        private=BANDS,
+        outcome=("decision", ["negative", "positive"]),
+        prior=TABLE1_COUNTS / TABLE1_COUNTS.sum(),
+        D=binary_table(TABLE4_D),
     )
 
 
-TABLE1_SPEC = '''spec "Table 1 with Remark 1's populations"
+TABLE1_SPEC = """spec "Table 1 with Remark 1's populations"
 var gender   : public  {F, M}
 var income   : private {"<100k", "100k-200k", ">200k"}
 var decision : outcome {negative, positive}
@@ -369,7 +378,7 @@ design dt = P(decision | gender, income)
 param delta = 0.9
 subject to |dt - d| <= 1 - delta
 minimize max_confidence(gender, decision -> income)
-'''
+"""
 
 
 def three_outcomes_model() -> Model:

@@ -153,7 +153,9 @@ def test_mechanism_frequencies_match_r(rr, tmp_path):
     assert keep == pytest.approx(np.e / (np.e + 4), abs=0.005)
 
 
-@pytest.mark.parametrize("spec, given", [("sanitize_distance_table.priv", ("S", "X")), ("obfuscation_bsc.priv", ("X",))])
+@pytest.mark.parametrize(
+    "spec, given", [("sanitize_distance_table.priv", ("S", "X")), ("obfuscation_bsc.priv", ("X",))]
+)
 def test_other_families_draw_from_their_table(spec, given, tmp_path):
     problem = api.load(SPECS / spec)
     result = problem.solve()
@@ -284,12 +286,18 @@ def test_bom_before_a_quoted_header_name(atr, tmp_path, blocks):
 def test_text_is_never_reinterpreted(atr, tmp_path):
     problem, result = atr
     data = tmp_path / "records.csv"
-    data.write_text("zip,gender,income,score,flag\n007,F,low,12.50,NA\n00123,M,mid,1e5,null\n-0,F,high,,TRUE\n", newline="")
+    data.write_text(
+        "zip,gender,income,score,flag\n007,F,low,12.50,NA\n00123,M,mid,1e5,null\n-0,F,high,,TRUE\n", newline=""
+    )
     out = tmp_path / "release.csv"
     apply_lib(problem, result, data, out)
     lines = out.read_text().splitlines()
     assert lines[0] == "zip,gender,income,score,flag,decision"
-    assert [ln.rsplit(",", 1)[0] for ln in lines[1:]] == ["007,F,low,12.50,NA", "00123,M,mid,1e5,null", "-0,F,high,,TRUE"]
+    assert [ln.rsplit(",", 1)[0] for ln in lines[1:]] == [
+        "007,F,low,12.50,NA",
+        "00123,M,mid,1e5,null",
+        "-0,F,high,,TRUE",
+    ]
 
 
 @pytest.mark.parametrize("text", ["gender,income\n", "gender,income", "gender,income\r\n"])
@@ -328,7 +336,9 @@ def test_same_seed_same_bytes_whatever_the_chunk(atr, tmp_path, blocks, monkeypa
     data = tmp_path / "records.csv"
     rng = np.random.default_rng(0)
     n = 600
-    pd.DataFrame({"gender": rng.choice(["F", "M"], n), "income": rng.choice(["low", "mid", "high"], n)}).to_csv(data, index=False)
+    pd.DataFrame({"gender": rng.choice(["F", "M"], n), "income": rng.choice(["low", "mid", "high"], n)}).to_csv(
+        data, index=False
+    )
     a, b, c, d = (tmp_path / f"{x}.csv" for x in "abcd")
     apply_lib(problem, result, data, a, seed=42)
     apply_lib(problem, result, data, b, seed=42)
@@ -434,7 +444,11 @@ def test_missing_column_named_with_the_columns_present(tmp_path):
 
 
 def test_value_outside_the_domain_names_row_column_value(tmp_path, blocks):
-    err = expect_error(tmp_path, "gender,income\nF,low\nM,mid\nM,vhigh\nX,low\n", r"records\.csv: row 3, column income: 'vhigh' is not a label of income \(low, mid, high\)")
+    err = expect_error(
+        tmp_path,
+        "gender,income\nF,low\nM,mid\nM,vhigh\nX,low\n",
+        r"records\.csv: row 3, column income: 'vhigh' is not a label of income \(low, mid, high\)",
+    )
     assert "2 rows have values outside the labels" in err
     expect_error(tmp_path, "gender,income\nF,poor\nX,low\n", r"row 1, column income: 'poor'")
     expect_error(tmp_path, "income,gender\nlow,X\npoor,F\n", r"row 1, column gender: 'X'")
@@ -456,7 +470,9 @@ def test_spaces_and_case_are_not_forgiven(tmp_path):
 
 
 def test_target_column_already_present(tmp_path):
-    expect_error(tmp_path, "gender,income,decision\nF,low,deny\n", r"records\.csv: already has a column decision \(column 3\)")
+    expect_error(
+        tmp_path, "gender,income,decision\nF,low,deny\n", r"records\.csv: already has a column decision \(column 3\)"
+    )
 
 
 def test_duplicate_conditioning_column(tmp_path):
@@ -473,7 +489,7 @@ def test_duplicate_conditioning_column(tmp_path):
         ("", r"records\.csv: the file is empty"),
         (b"gender,income\nF,l\xe9w\n", r"row 1, field 2: byte 0xe9 is not UTF-8"),
         (b"\xff\xfeg\x00", r"the header, field 1: byte 0xff is not UTF-8"),
-        ('gender,income,note\nF,low,5\'11"\n', r'row 1, field 3: a " inside a field that is not quoted'),
+        ("gender,income,note\nF,low,5'11\"\n", r'row 1, field 3: a " inside a field that is not quoted'),
         ('gender,income\nF,"low"x\n', r'row 1, field 2: text after the closing " of a quoted field'),
         ('gender,income\nF,low\nM,"mid\n', r"row 2, field 2: a quoted field is never closed"),
     ],
@@ -483,7 +499,12 @@ def test_malformed_files(tmp_path, blocks, text, pattern):
 
 
 def test_noise_spec_refused(tmp_path):
-    expect_error(tmp_path, "x\n1\n", r"apply needs a design table P\(target \| given\).*noise-placement", spec=SPECS / "noise_placement.priv")
+    expect_error(
+        tmp_path,
+        "x\n1\n",
+        r"apply needs a design table P\(target \| given\).*noise-placement",
+        spec=SPECS / "noise_placement.priv",
+    )
 
 
 def test_infeasible_spec_writes_nothing(tmp_path):
@@ -514,7 +535,13 @@ def test_installed_command_exits_2_without_traceback(tmp_path):
     data = tmp_path / "records.csv"
     data.write_text("gender,income\nF,low\nM,vhigh\n")
     out = tmp_path / "release.csv"
-    p = subprocess.run([PRIVOPT, "apply", str(ATR), "--data", str(data), "--out", str(out)], check=False, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [PRIVOPT, "apply", str(ATR), "--data", str(data), "--out", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2, p.stderr
     assert "row 2, column income: 'vhigh'" in p.stderr and "Traceback" not in p.stderr
     assert not out.exists()
@@ -537,4 +564,3 @@ def test_a_million_records_in_seconds(atr, tmp_path):
     report = apply_lib(problem, result, data, tmp_path / "out.csv", seed=1)
     assert report.records == n
     assert time.perf_counter() - t0 < 10
-

@@ -44,7 +44,9 @@ def test_table4_attack(table4):
     assert [g["max_confidence"] for g in R["groups"]] == pytest.approx([0.675, 81 / 127], abs=1e-12)
     assert R["max_confidence"] == pytest.approx(0.675, abs=1e-12)
     deny = F["inferences"][0]
-    assert deny["outcome"] == "deny" and deny["posterior"] == pytest.approx({"low": 12 / 17, "mid": 5 / 17, "high": 0.0})
+    assert deny["outcome"] == "deny" and deny["posterior"] == pytest.approx(
+        {"low": 12 / 17, "mid": 5 / 17, "high": 0.0}
+    )
 
 
 def test_release_confidence_is_solved_beta_per_group():

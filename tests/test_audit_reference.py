@@ -203,7 +203,10 @@ def test_reference_reproduces_table1_remark1_and_sec32():
     # the census prior of Table 1: 3.5% before the report, ~36% after it (Sec. 3.2, "ten fold")
     c = R.census_model()
     pos_c = next(i for i in R.attack(c, c.D)["groups"][1]["inferences"] if i["outcome"] == "positive")
-    assert pos_c["posterior"][">200k"] == pytest.approx(0.035 / (0.5 * 0.123 + 0.035)) and 0.36 < pos_c["posterior"][">200k"] < 0.37
+    assert (
+        pos_c["posterior"][">200k"] == pytest.approx(0.035 / (0.5 * 0.123 + 0.035))
+        and 0.36 < pos_c["posterior"][">200k"] < 0.37
+    )
 
 
 def test_reference_reproduces_table4_worked_numbers():
@@ -223,7 +226,12 @@ def test_reference_reproduces_table4_worked_numbers():
     assert (f_D["sp"], f_D["csp"], f_D["p_rule"]) == pytest.approx((0.225, 0.5, 0.4))
     assert f_D["rm"] == pytest.approx(-math.log(0.4))
     l2 = R.lemma2(m, T, f_D, f_T)
-    assert (l2["delta"], l2["alpha"], l2["tv_bound"], l2["rm_bound"]) == (pytest.approx(0.9), 0.0, pytest.approx(0.2), None)
+    assert (l2["delta"], l2["alpha"], l2["tv_bound"], l2["rm_bound"]) == (
+        pytest.approx(0.9),
+        0.0,
+        pytest.approx(0.2),
+        None,
+    )
     assert (l2["sp_change"], l2["csp_change"]) == pytest.approx((0.06, 0.12))
     assert l2["rm_change"] == pytest.approx(-math.log(0.4) + math.log(0.2 / 0.365)) and l2["holds"] is True
 
@@ -295,7 +303,9 @@ def test_cli_table1_json(table1_spec):
     assert fD["sp"] == pytest.approx(13 / 150, abs=1e-9)
     assert [c["bias"] for c in fD["pairs"][0]["csp_cells"]] == pytest.approx([0, 0.5, 0], abs=1e-9)
     assert [c["given"] for c in fD["pairs"][0]["csp_cells"]] == [
-        {"income": "<100k"}, {"income": "100k-200k"}, {"income": ">200k"}
+        {"income": "<100k"},
+        {"income": "100k-200k"},
+        {"income": ">200k"},
     ]
     F, M = got["attack"]["D"]["groups"]
     pos_F = next(i for i in F["inferences"] if i["outcome"] == "positive")
@@ -330,8 +340,14 @@ def test_set_param_changes_the_release():
 
 @pytest.mark.parametrize(
     "protected,given_vars",
-    [("age", None), ("gender", ["income"]), ("age", ["gender"]), (None, ["age", "income"]), ("income", None),
-     ("income", ["age"])],
+    [
+        ("age", None),
+        ("gender", ["income"]),
+        ("age", ["gender"]),
+        (None, ["age", "income"]),
+        ("income", None),
+        ("income", ["age"]),
+    ],
 )
 def test_protected_and_given(protected, given_vars):
     """--protected / --given on a spec with two public variables (three outcomes)."""
@@ -394,9 +410,10 @@ def audit_cases(draw):
     public = [("g", ["F", "M", "X"][:nz])] + ([("h", ["u", "v"][:nh])] if nh else [])
     private = ("s", [f"s{i}" for i in range(ns)])
     outcome = ("a", [f"a{i}" for i in range(na)])
-    shape = tuple(len(l) for _, l in public) + (ns,)
-    counts = np.array(draw(st.lists(st.integers(0, 20), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))),
-                      dtype=float).reshape(shape)
+    shape = tuple(len(labs) for _, labs in public) + (ns,)
+    counts = np.array(
+        draw(st.lists(st.integers(0, 20), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))), dtype=float
+    ).reshape(shape)
     # every protected label has population in the first cell of the others (so every pair has a
     # CSP cell and both groups of every pair exist)
     first = (slice(None),) + (0,) * (len(shape) - 1)
@@ -416,7 +433,9 @@ def audit_cases(draw):
         level = 1 - lam
     else:
         a = draw(st.one_of(st.just(1.0), st.floats(0.3, 1.0)))
-        f = a + (1 / a - a) * np.array(draw(st.lists(st.floats(0, 1), min_size=raw.size, max_size=raw.size))).reshape(raw.shape)
+        f = a + (1 / a - a) * np.array(draw(st.lists(st.floats(0, 1), min_size=raw.size, max_size=raw.size))).reshape(
+            raw.shape
+        )
         T = D * f
         T = T / T.sum(axis=-1, keepdims=True)  # T/D within [a^2, 1/a^2] cell by cell
         level = a * a
@@ -431,17 +450,17 @@ def spec_text(model: R.Model, counts: np.ndarray, kind: str, level: float) -> st
         lines.append(f"var {n} : public {{{', '.join(labels)}}}")
     lines.append(f"var s : private {{{', '.join(model.private[1])}}}")
     lines.append(f"var a : outcome {{{', '.join(model.outcome[1])}}}")
-    pub_idx = list(itertools.product(*(range(len(l)) for _, l in model.public)))
+    pub_idx = list(itertools.product(*(range(len(labs)) for _, labs in model.public)))
     lines.append(f"known P({', '.join(pub)}, s) = counts {{")
     lines.append("    " + " ".join(model.private[1]))
     for idx in pub_idx:
-        key = " ".join(l[i] for (_, l), i in zip(model.public, idx))
+        key = " ".join(labs[i] for (_, labs), i in zip(model.public, idx))
         lines.append(f"    {key}: " + " ".join(str(int(c)) for c in counts[idx]))
     lines.append("}")
     lines.append(f"known D = P(a | {', '.join(pub)}, s) = {{")
     lines.append("    " + " ".join(model.outcome[1]))
     for idx in pub_idx:
-        key = " ".join(l[i] for (_, l), i in zip(model.public, idx))
+        key = " ".join(labs[i] for (_, labs), i in zip(model.public, idx))
         for k, s in enumerate(model.private[1]):
             lines.append(f"    {key} {s}: " + " ".join(repr(float(v)) for v in model.D[idx][k]))
     lines.append("}")
@@ -502,8 +521,11 @@ def test_eq15_counterexample(tmp_path):
         "minimize max_confidence(gender, decision -> income)\n"
     )
     model = R.Model(
-        public=[R.GENDER], private=("income", ["low", "high"]), outcome=("decision", ["deny", "approve"]),
-        prior=np.array([[0.5, 0.0], [0.5, 0.0]]), D=R.binary_table([[0.5, 0.5], [0.5, 0.5]]),
+        public=[R.GENDER],
+        private=("income", ["low", "high"]),
+        outcome=("decision", ["deny", "approve"]),
+        prior=np.array([[0.5, 0.0], [0.5, 0.0]]),
+        D=R.binary_table([[0.5, 0.5], [0.5, 0.5]]),
     )
     T = R.binary_table([[0.05, 0.5], [0.95, 0.5]])
     release = tmp_path / "Dt.csv"
@@ -585,7 +607,8 @@ MALFORMED = {
     "value_then_label": (lambda L: _edit(_edit(L, 2, "F,low,approve,abc"), 5, "X,high,deny,0.1"), {2}),
     "label_then_value": (lambda L: _edit(_edit(L, 2, "F,lo,approve,0.1"), 5, "F,high,deny,abc"), {2}),
     "range_then_duplicate": (
-        lambda L: _edit(_edit(L, 1, "F,low,deny,-0.1"), 2, "F,low,approve,1.1") + ["F,low,deny,0.0"], {1}
+        lambda L: _edit(_edit(L, 1, "F,low,deny,-0.1"), 2, "F,low,approve,1.1") + ["F,low,deny,0.0"],
+        {1},
     ),
     "duplicate_then_range": (
         lambda L: _edit(_edit(L[:3] + ["F,low,approve,0.0"] + L[3:], 8, "M,low,deny,1.1"), 9, "M,low,approve,-0.1"),

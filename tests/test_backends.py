@@ -21,8 +21,12 @@ LOOSE = {"cvxpy:SCS", "cvxpy:OSQP"}
 
 def lp(c, A, row_lo, row_hi, col_lo, col_hi):
     return LinearProgram(
-        np.asarray(c, float), sp.csc_matrix(np.asarray(A, float)), np.asarray(row_lo, float),
-        np.asarray(row_hi, float), np.asarray(col_lo, float), np.asarray(col_hi, float),
+        np.asarray(c, float),
+        sp.csc_matrix(np.asarray(A, float)),
+        np.asarray(row_lo, float),
+        np.asarray(row_hi, float),
+        np.asarray(col_lo, float),
+        np.asarray(col_hi, float),
     )
 
 
@@ -121,7 +125,9 @@ def test_registry_errors():
         get_backend("gurobi")
     with pytest.raises(UsageError, match="no solver 'MOSEK'; choose: CLARABEL, HIGHS, SCS, OSQP"):
         get_backend("cvxpy", "MOSEK")
-    with pytest.raises(UsageError, match=r"an inner solver \(--solver, solver=\) applies to backends with inner solvers"):
+    with pytest.raises(
+        UsageError, match=r"an inner solver \(--solver, solver=\) applies to backends with inner solvers"
+    ):
         get_backend("highs", "CLARABEL")
 
 
@@ -163,7 +169,15 @@ def test_time_limit_is_a_failure_not_an_answer(backend):
 
 def qp(c, Q, A, row_lo, row_hi, col_lo, col_hi):
     base = lp(c, A, row_lo, row_hi, col_lo, col_hi)
-    return LinearProgram(base.c, base.A, base.row_lower, base.row_upper, base.col_lower, base.col_upper, sp.csc_matrix(np.asarray(Q, float)))
+    return LinearProgram(
+        base.c,
+        base.A,
+        base.row_lower,
+        base.row_upper,
+        base.col_lower,
+        base.col_upper,
+        sp.csc_matrix(np.asarray(Q, float)),
+    )
 
 
 def test_qp_with_row_dual(backend):
@@ -198,8 +212,15 @@ def test_qp_with_active_bound(backend):
 def milp(c, A, row_lo, row_hi, col_lo, col_hi, integer):
     """A canonical program with integer columns where ``integer`` is True."""
     base = lp(c, A, row_lo, row_hi, col_lo, col_hi)
-    return CanonicalProgram(base.c, base.A, base.row_lower, base.row_upper, base.col_lower, base.col_upper,
-                            integrality=np.asarray(integer, bool))
+    return CanonicalProgram(
+        base.c,
+        base.A,
+        base.row_lower,
+        base.row_upper,
+        base.col_lower,
+        base.col_upper,
+        integrality=np.asarray(integer, bool),
+    )
 
 
 def test_linear_program_is_the_canonical_program():
@@ -222,7 +243,13 @@ def test_capabilities_give_the_old_flags():
 
 
 KNAPSACK = dict(  # max 10a + 13b + 7c + 8d, weights 3 4 2 3 <= 7, binary: {a, b} = 23; LP relaxation 23.5
-    c=[-10, -13, -7, -8], A=[[3, 4, 2, 3]], row_lo=[-INF], row_hi=[7], col_lo=[0] * 4, col_hi=[1] * 4, integer=[True] * 4
+    c=[-10, -13, -7, -8],
+    A=[[3, 4, 2, 3]],
+    row_lo=[-INF],
+    row_hi=[7],
+    col_lo=[0] * 4,
+    col_hi=[1] * 4,
+    integer=[True] * 4,
 )
 ASSIGNMENT_COST = np.array([[4, 1, 3], [2, 0, 5], [3, 2, 2]], float)  # optimum 5: 0->1, 1->0, 2->2
 
@@ -287,12 +314,22 @@ def test_milp_is_refused_without_integers(backend):
 def test_refusal_names_what_is_missing_together():
     """HiGHS takes a quadratic objective and integers, not both: the message says so."""
     program = milp([-1, 0], [[1, 1]], [-INF], [2], [0, 0], [1, 1], [True, False])
-    program = CanonicalProgram(program.c, program.A, program.row_lower, program.row_upper, program.col_lower,
-                               program.col_upper, sp.csc_matrix(np.eye(2)), integrality=program.integrality)
+    program = CanonicalProgram(
+        program.c,
+        program.A,
+        program.row_lower,
+        program.row_upper,
+        program.col_lower,
+        program.col_upper,
+        sp.csc_matrix(np.eye(2)),
+        integrality=program.integrality,
+    )
     sol = get_backend("highs").solve(program)
     assert sol.termination == "unsupported"
-    assert sol.message.startswith("backend 'highs' solves LPs, QPs and MILPs only; this program has a quadratic "
-                                  "objective and integer columns together; ")
+    assert sol.message.startswith(
+        "backend 'highs' solves LPs, QPs and MILPs only; this program has a quadratic "
+        "objective and integer columns together; "
+    )
 
 
 def test_pick_by_needs():
@@ -319,8 +356,11 @@ def test_pick_integers_with_cones(monkeypatch):
         return real(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", no_scip)
-    with pytest.raises(UsageError, match=r"integer columns and second-order cones: HiGHS takes integers but no cones.*"
-                                         r"pip install pyscipopt"):
+    with pytest.raises(
+        UsageError,
+        match=r"integer columns and second-order cones: HiGHS takes integers but no cones.*"
+        r"pip install pyscipopt",
+    ):
         pick(frozenset({"integer", "soc"}))
     monkeypatch.setattr(builtins, "__import__", real)
     pytest.importorskip("pyscipopt")
@@ -335,9 +375,16 @@ def test_scip_solves_integers_with_a_cone():
     be = BACKENDS["cvxpy"]("SCIP")
     if not be.available()[0]:
         pytest.skip("pyscipopt is not installed")
-    program = CanonicalProgram(np.array([0.0, -1, -1]), sp.csc_matrix((0, 3)), np.zeros(0), np.zeros(0),
-                               np.array([1.5, -5, -5]), np.array([1.5, 5, 5]), cones=(Cone("soc", 0, 3),),
-                               integrality=np.array([False, True, True]))
+    program = CanonicalProgram(
+        np.array([0.0, -1, -1]),
+        sp.csc_matrix((0, 3)),
+        np.zeros(0),
+        np.zeros(0),
+        np.array([1.5, -5, -5]),
+        np.array([1.5, 5, 5]),
+        cones=(Cone("soc", 0, 3),),
+        integrality=np.array([False, True, True]),
+    )
     sol = be.solve(program)
     assert sol.ok, sol
     assert sol.objective == pytest.approx(-2.0, abs=1e-6)

@@ -98,10 +98,10 @@ def test_noise_canonical_solve_matches_the_conic_path(spec, form, problems):
     be = get_backend("cvxpy", "CLARABEL")
     for blocks in (None, (Block("input_only", model.F, False),), (Block("output_only", np.eye(m), False),)):
         program = lower_noise(model, blocks)
-        reference = first_ok(lambda tol: be.solve_conic(program, form=form, tol=tol))
+        reference = first_ok(lambda tol, program=program: be.solve_conic(program, form=form, tol=tol))
         canonical = program.canonical(form)
         assert canonical.needs == frozenset({form} | ({"psd"} if any(b.correlated for b in program.blocks) else set()))
-        sol = first_ok(lambda tol: be.solve(canonical, tol=tol))
+        sol = first_ok(lambda tol, canonical=canonical: be.solve(canonical, tol=tol))
         assert reference.ok and sol.ok, (reference, sol)
         assert sol.objective == pytest.approx(reference.objective, rel=1e-7)
         assert canonical.offset == 0.0  # scaled units, as to_cvxpy: the loss is offset + unit * optimum
@@ -121,7 +121,7 @@ def test_psd_layout_packs_with_the_trace_inner_product():
     X, Y = (M + M.T for M in rng.normal(size=(2, n, n)))
     i, j, scale = psd_layout(n)
     assert i.size == n * (n + 1) // 2 and np.all(i >= j)
-    assert list(zip(i[: n], j[: n])) == [(k, 0) for k in range(n)]  # by column
+    assert list(zip(i[:n], j[:n])) == [(k, 0) for k in range(n)]  # by column
     x, y = scale * X[i, j], scale * Y[i, j]
     assert x @ y == pytest.approx(np.trace(X @ Y))
     assert Cone("psd", 0, i.size).order == n
@@ -144,8 +144,15 @@ def test_generic_psd_cone():
 
 def test_generic_soc_with_rows_and_duals():
     """min t s.t. (t, u) in a second-order cone, u1 + u2 = 2: t = sqrt 2 at u = (1, 1)."""
-    program = CanonicalProgram(np.array([1.0, 0, 0]), sp.csc_matrix([[0.0, 1, 1]]), np.array([2.0]), np.array([2.0]),
-                               np.full(3, -np.inf), np.full(3, np.inf), cones=(Cone("soc", 0, 3),))
+    program = CanonicalProgram(
+        np.array([1.0, 0, 0]),
+        sp.csc_matrix([[0.0, 1, 1]]),
+        np.array([2.0]),
+        np.array([2.0]),
+        np.full(3, -np.inf),
+        np.full(3, np.inf),
+        cones=(Cone("soc", 0, 3),),
+    )
     sol = get_backend("cvxpy", "CLARABEL").solve(program)
     assert sol.ok and sol.objective == pytest.approx(np.sqrt(2), abs=1e-7)
     np.testing.assert_allclose(sol.x, [np.sqrt(2), 1, 1], atol=1e-7)

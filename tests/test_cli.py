@@ -102,7 +102,9 @@ def test_time_limit_stops_with_a_clear_error():
 
 @pytest.mark.parametrize("backend", ["scipy", "pyomo", "cvxpy"])
 def test_solve_on_other_backends(backend):
-    r = invoke("solve", SPECS / "atr_three_outcomes.priv", "--method", "lfp", "--backend", backend, "--json", "--no-tables")
+    r = invoke(
+        "solve", SPECS / "atr_three_outcomes.priv", "--method", "lfp", "--backend", backend, "--json", "--no-tables"
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["objective"] == pytest.approx(0.7262569832402234, abs=1e-9)

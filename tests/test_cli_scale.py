@@ -41,4 +41,6 @@ def test_dask_engine_from_the_cli_equals_local(tmp_path):
     assert dask["engine"] == "dask" and dask["status"] == "optimal"
     assert abs(dask["beta"] - local["beta"]) <= 1e-12
     assert [g["key"] for g in dask["groups"]] == [g["key"] for g in local["groups"]]
-    assert all(abs(a["beta"] - b["beta"]) <= 1e-12 for a, b in zip(dask["groups"], local["groups"]))  # closed form: 1e-12
+    assert all(
+        abs(a["beta"] - b["beta"]) <= 1e-12 for a, b in zip(dask["groups"], local["groups"])
+    )  # closed form: 1e-12

@@ -39,7 +39,10 @@ def three_outcome_spec(seed: int, delta: float) -> str:
     *pub, m = sizes
     names = ", ".join(f"u{k}" for k in range(len(pub)))
     lines = [f"var u{k} : public {{{', '.join(f'v{j}' for j in range(n))}}}" for k, n in enumerate(pub)]
-    lines += [f"var s : private {{{', '.join(f's{j}' for j in range(m))}}}", f"var d : outcome {{{', '.join(OUTCOMES)}}}"]
+    lines += [
+        f"var s : private {{{', '.join(f's{j}' for j in range(m))}}}",
+        f"var d : outcome {{{', '.join(OUTCOMES)}}}",
+    ]
     keys = [" ".join(f"v{j}" for j in idx[:-1]) + f" s{idx[-1]}" for idx in np.ndindex(sizes)]
     cells = [f"{k}: {int(c)}" for k, c in zip(keys, counts.ravel())]
     rates = [f"{k} {o}: {float(r)!r}" for k, row in zip(keys, rule.reshape(-1, 3)) for o, r in zip(OUTCOMES, row)]
@@ -61,7 +64,13 @@ def test_every_spec_agrees_on_every_path(spec):
     methods = {(p.method, p.backend) for p in report.paths}
     assert ("dqcp", "cvxpy:HIGHS") in methods and ("bisection", "pyomo") in methods
     assert {b for m, b in methods if m == "lfp"} == {
-        "highs", "scipy", "cvxpy:CLARABEL", "cvxpy:HIGHS", "cvxpy:SCS", "cvxpy:OSQP", "pyomo",
+        "highs",
+        "scipy",
+        "cvxpy:CLARABEL",
+        "cvxpy:HIGHS",
+        "cvxpy:SCS",
+        "cvxpy:OSQP",
+        "pyomo",
     }
     for p in report.paths:
         assert p.status == "agrees", (p.name, p.message)
@@ -207,7 +216,9 @@ def test_perturbed_route_still_fails_the_check(monkeypatch):
         return 0.99 * table + 0.01 * ref, b, s, note  # feasible (a convex combination), worse
 
     monkeypatch.setattr(routes_atr, "dqcp", perturbed)
-    r = CliRunner().invoke(main, ["check", str(SPECS / "atr_three_outcomes.priv"), "--backends", "highs,cvxpy:HIGHS", "--json"])
+    r = CliRunner().invoke(
+        main, ["check", str(SPECS / "atr_three_outcomes.priv"), "--backends", "highs,cvxpy:HIGHS", "--json"]
+    )
     assert r.exit_code == 4, r.output
     data = json.loads(r.stdout)
     dqcp = next(p for p in data["paths"] if p["method"] == "dqcp")
@@ -249,8 +260,10 @@ def test_route_over_its_time_budget_is_skipped_with_why(monkeypatch):
 def test_large_ldp_spec_skips_the_pairwise_route_with_why():
     """|X| = |Y| = 60: the pairwise form would have 60^3 = 216,000 rows; it is skipped before it is
     built, and the envelope LP answers."""
-    text = (SPECS / "randomized_response.priv").read_text().replace(
-        "var X : data {v1, v2, v3, v4, v5}", "var X : data range(1, 60)"
+    text = (
+        (SPECS / "randomized_response.priv")
+        .read_text()
+        .replace("var X : data {v1, v2, v3, v4, v5}", "var X : data range(1, 60)")
     )
     report = run_check(privopt.loads(text), ["highs"])
     pairwise = next(p for p in report.paths if p.method == "pairwise")
@@ -287,7 +300,9 @@ def test_unknown_backend_is_usage_error():
 
 
 def test_infeasible_spec_exits_3(tmp_path):
-    text = (SPECS / "atr_table4.priv").read_text().replace("param delta = 0.9", "param delta = 0.9\nsubject to Dt == 0.3")
+    text = (
+        (SPECS / "atr_table4.priv").read_text().replace("param delta = 0.9", "param delta = 0.9\nsubject to Dt == 0.3")
+    )
     (tmp_path / "s.priv").write_text(text)
     r = CliRunner().invoke(main, ["check", str(tmp_path / "s.priv")])
     assert r.exit_code == 3 and "the bounds are empty: lower bound 0.9 from line 20" in r.output

@@ -40,7 +40,9 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_links_resolve_inside_the_repository(doc):
     text = doc.read_text()
-    assert not re.search(r"(?<![\w.-])(shared|work)/(seeds|design|shared)\b|/work/", text), "path outside the repository"
+    assert not re.search(r"(?<![\w.-])(shared|work)/(seeds|design|shared)\b|/work/", text), (
+        "path outside the repository"
+    )
     for target in LINK.findall(text):
         if re.match(r"[a-z]+:", target) or target.startswith("#"):
             continue
@@ -51,10 +53,18 @@ def test_links_resolve_inside_the_repository(doc):
 def test_the_four_papers_are_cited_in_full():
     refs = " ".join((ROOT / "docs" / "references.md").read_text().split())  # one line
     for authors, title, venue in [
-        ("Chien-Lun Chen, Leana Golubchik and Ranjan Pal", "Achieving Transparency Report Privacy in Linear Time", "14(2)"),
+        (
+            "Chien-Lun Chen, Leana Golubchik and Ranjan Pal",
+            "Achieving Transparency Report Privacy in Linear Time",
+            "14(2)",
+        ),
         ("Ni Ding, Yucheng Liu and Farhad Farokhi", "A Linear Reduction Method", "arXiv:2101.09689"),
         ("Jan Ramon and Moitree Basu", "Interpretable privacy with optimizable utility", "ECML PKDD 2020"),
-        ("Mahshad Shariatnasab, Farhad Shirani and S. Sitharama Iyengar", "Rank-Preserving Dataset Obfuscation", "arXiv:2305.07079"),
+        (
+            "Mahshad Shariatnasab, Farhad Shirani and S. Sitharama Iyengar",
+            "Rank-Preserving Dataset Obfuscation",
+            "arXiv:2305.07079",
+        ),
     ]:
         assert authors in refs and title in refs and venue in refs
     for anchor in re.findall(r"references\.md#(\w+)", " ".join(d.read_text() for d in DOCS)):
@@ -82,10 +92,13 @@ TOP = r"(?:privopt|docs|specs|tests|benchmarks)/"
 EXT = r"(?:py|md|priv|lark|jsonl|svg|toml)"
 PATH_TOKEN = re.compile(
     r"(?<![\w./~:@-])("
-    + TOP + r"[\w./*-]*"  # rooted
-    + r"|[A-Za-z_][\w-]*(?:/[\w*-]+)*/[\w*.-]*\." + EXT  # relative, with a folder
+    + TOP
+    + r"[\w./*-]*"  # rooted
+    + r"|[A-Za-z_][\w-]*(?:/[\w*-]+)*/[\w*.-]*\."
+    + EXT  # relative, with a folder
     + r"|[A-Za-z_][\w-]*/(?:[\w-]+/)*(?=[\s`*),]|$)"  # a relative folder: builder/
-    + r"|[A-Za-z_][\w*-]*\." + EXT  # a bare file name
+    + r"|[A-Za-z_][\w*-]*\."
+    + EXT  # a bare file name
     + r")(?![\w(/.-])"
 )
 ERROR_LOCATION = re.compile(r":\d+:\d+:|: error:")  # after the file of an example error message
@@ -146,17 +159,24 @@ def test_generated_folders_are_ignored_and_written_by_their_script():
 
 
 def test_the_path_rules_catch_what_they_should():
-    page = "\n".join([
-        "privopt/spec/      grammar (Lark)",  # a code-block layout line
-        "see `pipeline/common.py` and **builder/**, and `pipeline.py` too;",
-        "[sanitization](docs/verification.md#x), docs/figures/a.svg",
-        "`privopt/backends/NAME.py` and FILE.csv and records.csv are placeholders or user files",
-        "bad.priv:17:1: error: unknown statement 'subjet'",
-        "specs/bad.priv: error: the spec has no objective",
-        "fractions `a/b`, `delta/|A|`, 1/2, https://example.org/x/y.py",
-    ])
+    page = "\n".join(
+        [
+            "privopt/spec/      grammar (Lark)",  # a code-block layout line
+            "see `pipeline/common.py` and **builder/**, and `pipeline.py` too;",
+            "[sanitization](docs/verification.md#x), docs/figures/a.svg",
+            "`privopt/backends/NAME.py` and FILE.csv and records.csv are placeholders or user files",
+            "bad.priv:17:1: error: unknown statement 'subjet'",
+            "specs/bad.priv: error: the spec has no objective",
+            "fractions `a/b`, `delta/|A|`, 1/2, https://example.org/x/y.py",
+        ]
+    )
     assert [p for _, p in doc_paths(page)] == [
-        "privopt/spec/", "pipeline/common.py", "builder/", "pipeline.py", "docs/verification.md", "docs/figures/a.svg",
+        "privopt/spec/",
+        "pipeline/common.py",
+        "builder/",
+        "pipeline.py",
+        "docs/verification.md",
+        "docs/figures/a.svg",
     ]
     assert not path_exists("privopt/spec/", ROOT) and not path_exists("pipeline.py", ROOT)
     assert path_exists("pipeline/common.py", ROOT / "docs") and path_exists("build.py", ROOT / "docs")
@@ -286,43 +306,69 @@ class Shown:
 
 SHOWN = {
     # README: "The first solves the paper's worked example (Sec. 8, Table 4): beta* = 0.675"
-    "README.md: privopt solve specs/atr_table4.priv": Shown(numbers=("0.675",), rows={"F": ("0.675",), "M": ("0.637795",)}),
+    "README.md: privopt solve specs/atr_table4.priv": Shown(
+        numbers=("0.675",), rows={"F": ("0.675",), "M": ("0.637795",)}
+    ),
     "api.md: privopt solve specs/atr_table4.priv --json --no-tables --set delta=0.95": Shown(
-        numbers=("0.7702702702702701", "0.95")),
+        numbers=("0.7702702702702701", "0.95")
+    ),
     "noise-placement.md: privopt solve specs/noise_placement.priv": Shown(
-        numbers=("37.11",), rows={"inputs only (local DP)": ("55.67",), "answers only": ("55.67",)}),
+        numbers=("37.11",), rows={"inputs only (local DP)": ("55.67",), "answers only": ("55.67",)}
+    ),
     "obfuscation.md: privopt solve specs/obfuscation_bsc.priv": Shown(
-        numbers=("0.138950634898", "0.2", "5.8e-10"), rows={"P(Y = 1 | X = 0)": ("0.178755",), "P(Y = 0 | X = 1)": ("0.178755",)}),
+        numbers=("0.138950634898", "0.2", "5.8e-10"),
+        rows={"P(Y = 1 | X = 0)": ("0.178755",), "P(Y = 0 | X = 1)": ("0.178755",)},
+    ),
     "obfuscation.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 400 --trials 40 --seed 7": Shown(
-        rows={"analytic Q (m -> infinity, Theorem 1)": ("0.138951",), "exact expectation at m = 400": ("0.125193",),
-              "empirical mean": ("0.125523",), "standard deviation / error of the mean": ("0.0013",)}),
+        rows={
+            "analytic Q (m -> infinity, Theorem 1)": ("0.138951",),
+            "exact expectation at m = 400": ("0.125193",),
+            "empirical mean": ("0.125523",),
+            "standard deviation / error of the mean": ("0.0013",),
+        }
+    ),
     "apply.md: privopt apply specs/atr_table4.priv --data records.csv --out release.csv": Shown(varies=r"seed \d+"),
     # figures.md, from the prose under each figure
     "figures.md: privopt sweep specs/atr_table4.priv delta=0:1:101 --plot docs/figures/atr_table4_delta.svg": Shown(
-        rows={"0": ("0.6",), "0.72": ("0.6",), "0.9": ("0.675",), "1": ("1",)}),
+        rows={"0": ("0.6",), "0.72": ("0.6",), "0.9": ("0.675",), "1": ("1",)}
+    ),
     "figures.md: privopt sweep specs/atr_table4_male.priv delta=0:1:101 --plot docs/figures/atr_table4_male_delta.svg": Shown(
-        rows={"0.65": ("0.45",), "0.9": ("0.6378",), "1": ("0.72",)}),
+        rows={"0.65": ("0.45",), "0.9": ("0.6378",), "1": ("0.72",)}
+    ),
     "figures.md: privopt sweep specs/atr_alpha_fidelity.priv alpha=0.05:1:20": Shown(
-        rows={"0.05": ("1",), "0.5": ("1",), "1": ("1",)}),
+        rows={"0.05": ("1",), "0.5": ("1",), "1": ("1",)}
+    ),
     "figures.md: privopt sweep specs/atr_alpha_fidelity_male.priv alpha=0.05:1:96 --plot docs/figures/atr_alpha_fidelity_male.svg": Shown(
-        rows={"0.05": ("0.65",), "0.6": ("0.65",), "1": ("0.72",)}),
+        rows={"0.05": ("0.65",), "0.6": ("0.65",), "1": ("0.72",)}
+    ),
     "figures.md: privopt sweep specs/sanitize_nonmarkov_tv.priv alpha=0:1:21 --plot docs/figures/sanitize_nonmarkov_tv.svg": Shown(
-        rows={"0": ("0", "1.609", "0.875"), "0.5": ("0.105", "0.811", "0.492"), "1": ("0.21", "0", "0")}),
+        rows={"0": ("0", "1.609", "0.875"), "0.5": ("0.105", "0.811", "0.492"), "1": ("0.21", "0", "0")}
+    ),
     "figures.md: privopt sweep specs/sanitize_markov_tv.priv alpha=0:1:21 --plot docs/figures/sanitize_markov_tv.svg": Shown(
-        rows={"0.5": ("0.2178",), "1": ("0.4355",)}),
+        rows={"0.5": ("0.2178",), "1": ("0.4355",)}
+    ),
     "figures.md: privopt sweep specs/sanitize_distortion.priv alpha=0:1:21 --plot docs/figures/sanitize_distortion.svg": Shown(
-        rows={"0.5": ("0.189",), "1": ("0.378",)}),
+        rows={"0.5": ("0.189",), "1": ("0.378",)}
+    ),
     "figures.md: privopt sweep specs/sanitize_markov_distortion.priv alpha=0:1:21 --plot docs/figures/sanitize_markov_distortion.svg": Shown(
-        rows={"1": ("0.7372",)}),
+        rows={"1": ("0.7372",)}
+    ),
     "figures.md: privopt sweep specs/shaped_noise_sweep.priv eps=0.05:3:60 --plot docs/figures/shaped_noise_eps.svg": Shown(
-        rows={"0.45": ("infeasible",), "0.5": ("31.63",), "1": ("22.34",), "3": ("20.01",)}),
+        rows={"0.45": ("infeasible",), "0.5": ("31.63",), "1": ("22.34",), "3": ("20.01",)}
+    ),
     "figures.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 10 --trials 40 --plot docs/figures/obfuscation_bsc_m10.svg": Shown(
-        rows={"analytic Q (m -> infinity, Theorem 1)": ("0.1390",), "exact expectation at m = 10": ("0.0645",),
-              "empirical mean": ("0.0649",)}),
+        rows={
+            "analytic Q (m -> infinity, Theorem 1)": ("0.1390",),
+            "exact expectation at m = 10": ("0.0645",),
+            "empirical mean": ("0.0649",),
+        }
+    ),
     "figures.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 100 --trials 40 --plot docs/figures/obfuscation_bsc_m100.svg": Shown(
-        rows={"exact expectation at m = 100": ("0.1121",), "empirical mean": ("0.1103",)}),
+        rows={"exact expectation at m = 100": ("0.1121",), "empirical mean": ("0.1103",)}
+    ),
     "figures.md: privopt sweep specs/obfuscation_bsc.priv eps=0:0.55:12 --plot docs/figures/obfuscation_bsc_eps.svg": Shown(
-        rows={"0": ("0.25",), "0.55": ("0",)}),
+        rows={"0": ("0.25",), "0.55": ("0",)}
+    ),
 }
 
 _FOUND = [doc_commands(page) for page in DOCS]
@@ -423,7 +469,9 @@ def test_every_command_a_page_shows_runs_as_documented(cmd, tmp_path, monkeypatc
     for name, text in cmd.files.items():
         assert (tmp_path / name).read_text() == text, f"{where}: {name} is not what the page shows"
     numbers = NUMBER.findall(output)
-    assert _in_order(shown.numbers, numbers, _number_matches), f"{where}: the page says it shows {shown.numbers}\n{output}"
+    assert _in_order(shown.numbers, numbers, _number_matches), (
+        f"{where}: the page says it shows {shown.numbers}\n{output}"
+    )
     for first, values in shown.rows.items():
         row = _table_row(output, first)
         assert row is not None, f"{where}: no table row {first!r}\n{output}"
@@ -437,7 +485,8 @@ def test_the_commands_found_are_the_pages_commands():
     # templates are recognized, and the README's usage is all templates
     readme = [c for c in doc_commands(ROOT / "README.md")[0]]
     assert any(c.text.startswith("privopt solve SPEC") for c in readme) and not any(
-        runnable(c) and "SPEC" in c.text for c in readme)
+        runnable(c) and "SPEC" in c.text for c in readme
+    )
     # the apply example's input is the page's own records.csv, and its release is compared
     apply_page = ROOT / "docs" / "apply.md"
     assert "records.csv" in INPUTS[apply_page]
@@ -446,26 +495,30 @@ def test_the_commands_found_are_the_pages_commands():
 
 def test_the_command_rules_catch_what_they_should(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("\n".join([
-        "Run `privopt solve specs/a.priv --json` or `privopt explain` (no spec: prose, not a command).",
-        "```bash",
-        "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/privopt solve specs/a.priv",
-        "python -m privopt check specs/a.priv --tol 1e-7",
-        "privopt solve SPEC [--json]",
-        "privopt sweep specs/a.priv NAME=V1,V2,...",
-        "privopt/builder/   a layout line, not a command",
-        "```",
-        "```",
-        "$ cat in.csv",
-        "x,y",
-        "",
-        "$ privopt apply specs/a.priv --data in.csv --out out.csv --seed 7",
-        "wrote 1 records to out.csv",
-        "",
-        "$ cat out.csv",
-        "x,y,z",
-        "```",
-    ]))
+    page.write_text(
+        "\n".join(
+            [
+                "Run `privopt solve specs/a.priv --json` or `privopt explain` (no spec: prose, not a command).",
+                "```bash",
+                "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/privopt solve specs/a.priv",
+                "python -m privopt check specs/a.priv --tol 1e-7",
+                "privopt solve SPEC [--json]",
+                "privopt sweep specs/a.priv NAME=V1,V2,...",
+                "privopt/builder/   a layout line, not a command",
+                "```",
+                "```",
+                "$ cat in.csv",
+                "x,y",
+                "",
+                "$ privopt apply specs/a.priv --data in.csv --out out.csv --seed 7",
+                "wrote 1 records to out.csv",
+                "",
+                "$ cat out.csv",
+                "x,y,z",
+                "```",
+            ]
+        )
+    )
     commands, inputs = doc_commands(page)
     assert [(c.line, c.text, c.module) for c in commands] == [
         (3, "privopt solve specs/a.priv", False),
@@ -542,14 +595,25 @@ def statement_keywords() -> set[str]:
 def _section(text: str, title: str) -> str:
     start = text.index(f"\n## {title}")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end > 0 else None]
+    return text[start : end if end > 0 else None]
 
 
 def test_every_statement_and_keyword_of_the_grammar_is_on_the_language_page():
     page = LANGUAGE.read_text()
     statements = statement_keywords()
-    assert statements >= {"spec", "var", "param", "known", "const", "design", "subject", "minimize", "maximize",
-                          "noise", "let"}
+    assert statements >= {
+        "spec",
+        "var",
+        "param",
+        "known",
+        "const",
+        "design",
+        "subject",
+        "minimize",
+        "maximize",
+        "noise",
+        "let",
+    }
     table = _section(page, "Statements")
     missing = [w for w in sorted(statements) if not re.search(rf"^\| `{w}\b|/ `{w}\b", table, re.M)]
     assert not missing, f"statements without a row in the Statements table: {missing}"
@@ -567,7 +631,8 @@ def test_every_operator_of_the_grammar_is_on_the_language_page():
     page = LANGUAGE.read_text()
     code = " ".join(re.findall(r"`([^`]+)`", page))
     rules = "\n".join(  # the grammar's rules, without comments, regex terminals and %ignore lines
-        line.split("//")[0] for line in GRAMMAR.splitlines() if not re.match(r"[A-Z_]+: /|%ignore", line))
+        line.split("//")[0] for line in GRAMMAR.splitlines() if not re.match(r"[A-Z_]+: /|%ignore", line)
+    )
     operators = set(re.findall(r'"([^\w\s"]+)"', rules))
     for terminal in ("COMPARE", "ARROW"):
         operators |= set(re.findall(r'"([^"]+)"', _grammar_rule(terminal)))
@@ -594,12 +659,12 @@ def test_the_errors_the_language_page_quotes_are_privopts(tmp_path, monkeypatch)
     assert at + 1 == int(re.search(r":(\d+):1: error", shown[0])[1]), "the misspelt line is not the page's"
     (tmp_path / "specs").mkdir()
     monkeypatch.chdir(tmp_path)
-    bad = lines[:at] + ["subjet" + lines[at][len("subject"):]] + lines[at + 1:]
+    bad = lines[:at] + ["subjet" + lines[at][len("subject") :]] + lines[at + 1 :]
     Path("specs/bad.priv").write_text("\n".join(bad) + "\n")
     r = CliRunner().invoke(main, ["solve", "specs/bad.priv"])
     assert r.exit_code == 2
     assert r.stderr.splitlines() == shown, r.stderr
-    infeasible = lines[:at + 1] + ["subject to Dt >= 0.6"] + lines[at + 1:]
+    infeasible = lines[: at + 1] + ["subject to Dt >= 0.6"] + lines[at + 1 :]
     Path("specs/inf.priv").write_text("\n".join(infeasible) + "\n")
     r = CliRunner().invoke(main, ["solve", "specs/inf.priv"])
     quoted = _collapse(re.search(r"collide \(the\nREADME's.*?\):\n`([^`]*)`", page, re.S)[1])
@@ -686,14 +751,18 @@ def test_the_api_registry_table_matches_the_code():
 ALL_COMMANDS = [c for cmds, _ in _FOUND for c in cmds]
 
 
-@pytest.mark.parametrize("cmd", ALL_COMMANDS, ids=[f"{c.page.relative_to(ROOT)}:{c.line}:{c.text}" for c in ALL_COMMANDS])
+@pytest.mark.parametrize(
+    "cmd", ALL_COMMANDS, ids=[f"{c.page.relative_to(ROOT)}:{c.line}:{c.text}" for c in ALL_COMMANDS]
+)
 def test_every_option_a_page_writes_exists(cmd):
     """Templates included: `privopt sweep SPEC ... [--plot FILE]` names real options."""
     sub = main.commands.get(cmd.args[0])
     assert sub is not None, f"{cmd.page.name}:{cmd.line}: no command {cmd.args[0]!r}"
     options = {o for p in sub.params for o in p.opts + p.secondary_opts}
     written = re.findall(r"(?<![\w-])--[a-z][a-z-]*", " ".join(cmd.args))
-    assert not set(written) - options, f"{cmd.page.name}:{cmd.line}: privopt {cmd.args[0]} has no {set(written) - options}"
+    assert not set(written) - options, (
+        f"{cmd.page.name}:{cmd.line}: privopt {cmd.args[0]} has no {set(written) - options}"
+    )
 
 
 def python_examples(page: Path) -> list[tuple[int, str]]:
@@ -733,6 +802,7 @@ def test_python_examples_are_found():
 # out). Any other block that starts with `spec "..."` is a whole spec of its own and loads.
 # ---------------------------------------------------------------------------------------------
 
+
 def _statements(text: str) -> list[str]:
     return [" ".join(line.split("#")[0].split()) for line in text.splitlines() if line.split("#")[0].strip()]
 
@@ -748,7 +818,7 @@ def shown_specs() -> list[tuple[Path, int, str, Path | None]]:
         lines = text.splitlines()
         for start, block in _code_blocks(text):
             body = _statements("\n".join(block))
-            before = next((x for x in reversed(lines[:start - 2]) if x.strip()), "")  # the text above the fence
+            before = next((x for x in reversed(lines[: start - 2]) if x.strip()), "")  # the text above the fence
             named = re.search(r"\(`(specs/[\w-]+\.priv)`\):$", before)
             title = re.match(r'spec "([^"]*)"$', body[0]) if body else None
             if named:
@@ -761,8 +831,9 @@ def shown_specs() -> list[tuple[Path, int, str, Path | None]]:
 SHOWN_SPECS = shown_specs()
 
 
-@pytest.mark.parametrize("page, line, block, spec", SHOWN_SPECS,
-                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in SHOWN_SPECS])
+@pytest.mark.parametrize(
+    "page, line, block, spec", SHOWN_SPECS, ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in SHOWN_SPECS]
+)
 def test_a_spec_a_page_shows_is_the_file_it_names(page, line, block, spec):
     if spec is None:
         assert privopt.loads(block).explain().chosen
@@ -775,8 +846,12 @@ def test_a_spec_a_page_shows_is_the_file_it_names(page, line, block, spec):
 
 def test_the_shown_specs_are_found():
     names = {(p.name, s.name if s else None) for p, _, _, s in SHOWN_SPECS}
-    assert {("README.md", "atr_table4.priv"), ("shaped-noise.md", "shaped_noise_means.priv"),
-            ("noise-placement.md", "noise_placement.priv"), ("obfuscation.md", "obfuscation_bsc.priv")} <= names
+    assert {
+        ("README.md", "atr_table4.priv"),
+        ("shaped-noise.md", "shaped_noise_means.priv"),
+        ("noise-placement.md", "noise_placement.priv"),
+        ("obfuscation.md", "obfuscation_bsc.priv"),
+    } <= names
 
 
 def test_the_architecture_pages_layers_are_the_enforced_ones():
@@ -786,7 +861,9 @@ def test_the_architecture_pages_layers_are_the_enforced_ones():
     from tests.test_layers import LAYERS, TOP_LAYER
 
     text = (ROOT / "docs" / "architecture.md").read_text()
-    drawing = next(lines for _, lines in _code_blocks(text) if any(line.lstrip().startswith("layer 8") for line in lines))
+    drawing = next(
+        lines for _, lines in _code_blocks(text) if any(line.lstrip().startswith("layer 8") for line in lines)
+    )
     drawn, layer = {}, None
     for line in drawing:
         m = re.match(r"\s*layer (\d+)\s", line)
@@ -802,7 +879,9 @@ def test_the_architecture_pages_layers_are_the_enforced_ones():
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 def test_every_backend_is_documented(backend):
-    assert re.search(rf"^\| `{backend}` \| \S", (ROOT / "docs" / "backends.md").read_text(), re.M), "no row in backends.md"
+    assert re.search(rf"^\| `{backend}` \| \S", (ROOT / "docs" / "backends.md").read_text(), re.M), (
+        "no row in backends.md"
+    )
     solve_row = re.search(r"^\| `solve\(.*$", _section(API.read_text(), "`Problem`"), re.M)[0]
     assert f"`{backend}`" in solve_row, "not in api.md's Problem.solve row"
     for solver in BACKENDS[backend].solvers:  # cvxpy's inner solvers
@@ -818,8 +897,11 @@ def test_every_function_of_the_language_is_on_the_language_page():
 
     page = LANGUAGE.read_text()
     named = {"tv", "krcc", "mutual_info", "sum", "uniform", "bsc"}  # read by name in builder/
-    missing = [f for f in sorted(set(SCALAR_FUNCS) | set(BUDGETS) | set(MEASURES) | named)
-               if not re.search(rf"`[^`]*\b{f}\b[^`]*`", page)]
+    missing = [
+        f
+        for f in sorted(set(SCALAR_FUNCS) | set(BUDGETS) | set(MEASURES) | named)
+        if not re.search(rf"`[^`]*\b{f}\b[^`]*`", page)
+    ]
     assert not missing, f"functions the language page never shows: {missing}"
     assert re.search(r"`E\[[^`]*\]`", page)
 
@@ -829,8 +911,11 @@ def test_the_readme_layout_names_every_part_of_the_package():
     dunder files __init__.py and __main__.py aside), and everything it names exists (above)."""
     layout = _section((ROOT / "README.md").read_text(), "Layout")
     named = {p.rstrip("/").split("/")[-1] for _, p in doc_paths(layout)}
-    parts = {p.name for p in (ROOT / "privopt").iterdir()
-             if not p.name.startswith(("__", ".")) and (p.suffix == ".py" or (p.is_dir() and any(p.glob("*.py"))))}
+    parts = {
+        p.name
+        for p in (ROOT / "privopt").iterdir()
+        if not p.name.startswith(("__", ".")) and (p.suffix == ".py" or (p.is_dir() and any(p.glob("*.py"))))
+    }
     assert not parts - named, f"README's Layout does not name {sorted(parts - named)}"
 
 
@@ -870,7 +955,7 @@ def _api_paragraph(starts: str) -> str:
     text = API.read_text()
     at = text.index(starts)
     end = text.find("\n\n", at)
-    return text[at:end if end > 0 else None]
+    return text[at : end if end > 0 else None]
 
 
 def _invoke_json(*args):
@@ -928,11 +1013,14 @@ def test_the_json_example_on_the_api_page_is_what_solve_prints(tmp_path, monkeyp
     the machine's) has that value in the output."""
     text = API.read_text()
     command = "privopt solve specs/atr_table4.priv --json --no-tables --set delta=0.95"
-    block = text[text.index("```json", text.index(command)):]
-    block = block[:block.index("```", 3)]
+    block = text[text.index("```json", text.index(command)) :]
+    block = block[: block.index("```", 3)]
     versions = block.index('"versions"')
-    shown = [(k, json.loads(v)) for k, v in re.findall(r'"(\w+)": ("[^"<]*"|-?[\d.]+(?:e[-+]?\d+)?|true|false|null)', block)
-             if block.index(f"\"{k}\"") < versions]
+    shown = [
+        (k, json.loads(v))
+        for k, v in re.findall(r'"(\w+)": ("[^"<]*"|-?[\d.]+(?:e[-+]?\d+)?|true|false|null)', block)
+        if block.index(f'"{k}"') < versions
+    ]
     assert ("objective", 0.7702702702702701) in shown and ("delta", 0.95) in shown and len(shown) >= 5
     shutil.copytree(SPECS, tmp_path / "specs")
     monkeypatch.chdir(tmp_path)

@@ -74,17 +74,47 @@ def test_the_base_spec_solves(tmp_path):
 CASES = [
     pytest.param("design Dt = P(", "design Dt = P((", 15, "unexpected", id="malformed_syntax"),
     pytest.param("|Dt - D|", "|Dt - E|", 17, "'E' is not defined", id="unknown_name_in_constraint"),
-    pytest.param("decision = approve", "decision = yes", 10, "label 'yes' is not in the domain of decision", id="shorthand_label_outside_domain"),
-    pytest.param("F:   12   5    3", "F:   12   5", 7, "this row has 2 value\\(s\\) but the header has 3", id="short_row"),
+    pytest.param(
+        "decision = approve",
+        "decision = yes",
+        10,
+        "label 'yes' is not in the domain of decision",
+        id="shorthand_label_outside_domain",
+    ),
+    pytest.param(
+        "F:   12   5    3", "F:   12   5", 7, "this row has 2 value\\(s\\) but the header has 3", id="short_row"
+    ),
     pytest.param("F:   12   5    3", "F:   12   5    3   8", 7, "this row has 4 value", id="long_row"),
     pytest.param("    M:   9    7    4\n", "", 5, "no value for \\(gender, income\\) = \\(M low\\)", id="missing_row"),
     pytest.param("F:   12   5    3", "F:   12   -5    3", 7, "negative count -5", id="negative_count"),
-    pytest.param("M:   0    0.5  1", "M:   0    1.5  1", 13, "probability 1.5 is outside \\[0, 1\\]", id="probability_outside_unit_interval"),
+    pytest.param(
+        "M:   0    0.5  1",
+        "M:   0    1.5  1",
+        13,
+        "probability 1.5 is outside \\[0, 1\\]",
+        id="probability_outside_unit_interval",
+    ),
     pytest.param("{F, M}", "{F, M, F}", 2, "label 'F' appears twice", id="duplicate_domain_label"),
-    pytest.param("param delta = 0.9", "param delta = 1 - slack", 16, "'slack' is not defined", id="undefined_param_in_param"),
-    pytest.param("decision -> income)", "decision -> gender)", 18, "is public|'gender' is public", id="wrong_role_after_arrow"),
-    pytest.param("max_confidence(gender, decision -> income)", "max_confidence(gender, decision, income)", 18, "needs '->'", id="missing_arrow"),
-    pytest.param("|Dt - D| <= 1 - delta", "Dt * Dt <= 1", 17, "product of two design terms is not linear", id="nonlinear_constraint"),
+    pytest.param(
+        "param delta = 0.9", "param delta = 1 - slack", 16, "'slack' is not defined", id="undefined_param_in_param"
+    ),
+    pytest.param(
+        "decision -> income)", "decision -> gender)", 18, "is public|'gender' is public", id="wrong_role_after_arrow"
+    ),
+    pytest.param(
+        "max_confidence(gender, decision -> income)",
+        "max_confidence(gender, decision, income)",
+        18,
+        "needs '->'",
+        id="missing_arrow",
+    ),
+    pytest.param(
+        "|Dt - D| <= 1 - delta",
+        "Dt * Dt <= 1",
+        17,
+        "product of two design terms is not linear",
+        id="nonlinear_constraint",
+    ),
     pytest.param("|Dt - D| <= 1 - delta", "|Dt - D| >= 0.1", 17, "smaller side", id="abs_on_the_wrong_side"),
 ]
 
@@ -94,27 +124,26 @@ def test_bad_input(tmp_path, old, new, line, message):
     expect_error(tmp_path, replace(old, new), line, message)
 
 
-
 def test_misspelt_keyword(tmp_path):
     out = expect_error(tmp_path, replace("subject to", "subjet to"), 17, "unknown statement 'subjet'")
     assert "did you mean 'subject'" in out
 
 
 def test_unknown_variable(tmp_path):
-    out = expect_error(tmp_path, replace("known P(gender, income)", "known P(gender, incom)"), 5, "unknown variable 'incom'")
+    out = expect_error(
+        tmp_path, replace("known P(gender, income)", "known P(gender, incom)"), 5, "unknown variable 'incom'"
+    )
     assert "did you mean 'income'" in out
 
 
-
 def test_label_outside_domain(tmp_path):
-    out = expect_error(tmp_path, replace("low  mid  high\n    F:   12", "low  mid  hig\n    F:   12"), 6, "label 'hig' is not in the domain of income")
+    out = expect_error(
+        tmp_path,
+        replace("low  mid  high\n    F:   12", "low  mid  hig\n    F:   12"),
+        6,
+        "label 'hig' is not in the domain of income",
+    )
     assert "did you mean 'high'" in out
-
-
-
-
-
-
 
 
 def test_rows_not_summing_to_one(tmp_path):
@@ -124,18 +153,31 @@ def test_rows_not_summing_to_one(tmp_path):
 
 
 def test_joint_not_summing_to_one(tmp_path):
-    text = replace("counts {", "{").replace("F:   12   5    3", "F:   0.1  0.1  0.1").replace("M:   9    7    4", "M:   0.1  0.1  0.1")
+    text = (
+        replace("counts {", "{")
+        .replace("F:   12   5    3", "F:   0.1  0.1  0.1")
+        .replace("M:   9    7    4", "M:   0.1  0.1  0.1")
+    )
     expect_error(tmp_path, text, 5, "sum to 0.6, not 1")
 
 
 def test_duplicate_declaration(tmp_path):
-    out = expect_error(tmp_path, replace("param delta = 0.9", "param delta = 0.9\nparam delta = 0.8"), 17, "'delta' is already declared \\(line 16\\)")
+    out = expect_error(
+        tmp_path,
+        replace("param delta = 0.9", "param delta = 0.9\nparam delta = 0.8"),
+        17,
+        "'delta' is already declared \\(line 16\\)",
+    )
     assert "another name" in out
 
 
-
 def test_no_objective(tmp_path):
-    expect_error(tmp_path, replace("minimize max_confidence(gender, decision -> income)\n", ""), None, "the spec has no objective")
+    expect_error(
+        tmp_path,
+        replace("minimize max_confidence(gender, decision -> income)\n", ""),
+        None,
+        "the spec has no objective",
+    )
 
 
 def test_two_objectives(tmp_path):
@@ -146,7 +188,6 @@ def test_two_objectives(tmp_path):
 def test_undefined_param(tmp_path):
     out = expect_error(tmp_path, replace("1 - delta", "1 - delt"), 17, "'delt' is not defined")
     assert "did you mean 'delta'" in out
-
 
 
 def test_set_unknown_param_is_usage_error(tmp_path):
@@ -188,10 +229,13 @@ def test_unknown_label_in_data_file(tmp_path):
 
 
 def test_wrong_role_before_arrow(tmp_path):
-    out = expect_error(tmp_path, replace("max_confidence(gender, decision -> income)", "max_confidence(income, decision -> gender)"), 18, "'income' is private; before '->'")
+    out = expect_error(
+        tmp_path,
+        replace("max_confidence(gender, decision -> income)", "max_confidence(income, decision -> gender)"),
+        18,
+        "'income' is private; before '->'",
+    )
     assert "hint: write max_confidence(gender, decision -> income)" in out  # the spec's own variables, by role
-
-
 
 
 def test_shorthand_on_three_values(tmp_path):
@@ -227,8 +271,6 @@ def test_missing_spec_file(tmp_path):
 def test_string_with_single_quotes(tmp_path):
     out = expect_error(tmp_path, replace('spec "t"', "spec 't'"), 1, "unexpected character")
     assert "straight double quotes" in out
-
-
 
 
 def test_infeasible_spec_exit_3(tmp_path):
@@ -273,8 +315,12 @@ def test_closed_form_on_three_outcomes_is_usage_error(tmp_path, specs_dir):
 
 
 def test_two_candidate_priors(tmp_path):
-    text = replace("known D =", "known P(income | gender) = {\n   low mid high\n   F: 0.2 0.3 0.5\n   M: 0.2 0.3 0.5\n}\nknown D =")
-    expect_error(tmp_path, text, 10, "could take the adversary's prior from P\\(gender, income\\) or P\\(income \\| gender\\)")
+    text = replace(
+        "known D =", "known P(income | gender) = {\n   low mid high\n   F: 0.2 0.3 0.5\n   M: 0.2 0.3 0.5\n}\nknown D ="
+    )
+    expect_error(
+        tmp_path, text, 10, "could take the adversary's prior from P\\(gender, income\\) or P\\(income \\| gender\\)"
+    )
 
 
 def test_empty_data_file(tmp_path):
@@ -292,25 +338,119 @@ def test_binary_data_file(tmp_path):
 # ---------------------------------------------------------------- hostile and teaching cases (issue 10)
 # One each: (old text, new text, line of the error, message pattern, pattern the hint must match)
 HOSTILE = [
-    pytest.param("param delta = 0.9", "param delta = exp(1000)", 16, "exp\\(\\.\\.\\.\\) overflows", "smaller numbers", id="exp_overflow"),
-    pytest.param("param delta = 0.9", "param delta = (-1)^0.5", 16, "is not a real number", "fractional power", id="power_leaves_the_reals"),
-    pytest.param("param delta = 0.9", "param delta = 1e308 * 10", 16, "overflows", "smaller numbers", id="product_overflow"),
-    pytest.param("param delta = 0.9", "param delta = log(-1)", 16, "log\\(\\.\\.\\.\\) is not a real number", "a log needs", id="log_of_negative"),
-    pytest.param("param delta = 0.9", "param delta = 1e400", 16, "1e400 is too large", "smaller number", id="literal_overflow"),
+    pytest.param(
+        "param delta = 0.9",
+        "param delta = exp(1000)",
+        16,
+        "exp\\(\\.\\.\\.\\) overflows",
+        "smaller numbers",
+        id="exp_overflow",
+    ),
+    pytest.param(
+        "param delta = 0.9",
+        "param delta = (-1)^0.5",
+        16,
+        "is not a real number",
+        "fractional power",
+        id="power_leaves_the_reals",
+    ),
+    pytest.param(
+        "param delta = 0.9", "param delta = 1e308 * 10", 16, "overflows", "smaller numbers", id="product_overflow"
+    ),
+    pytest.param(
+        "param delta = 0.9",
+        "param delta = log(-1)",
+        16,
+        "log\\(\\.\\.\\.\\) is not a real number",
+        "a log needs",
+        id="log_of_negative",
+    ),
+    pytest.param(
+        "param delta = 0.9", "param delta = 1e400", 16, "1e400 is too large", "smaller number", id="literal_overflow"
+    ),
     pytest.param("param delta = 0.9", "param delta = 1 / (1 - 1)", 16, "division by zero", None, id="division_by_zero"),
-    pytest.param("|Dt - D| <= 1 - delta", "|Dt - D| <= 1e308 * 1e10 - delta", 17, "overflows", "smaller numbers", id="constraint_overflow"),
-    pytest.param("param delta = 0.9", "param delta = " + "-" * 150 + "0.9", 16, "nested more than 100 levels deep", "flat sum", id="deep_unary"),
-    pytest.param("param delta = 0.9", "param delta = " + "abs(" * 120 + "0.9" + ")" * 120, 16, "nested more than 100", "param", id="deep_calls"),
-    pytest.param("param delta = 0.9", "param delta = " + "2^" * 120 + "0", 16, "nested more than 100", "param", id="deep_powers"),
-    pytest.param("decision -> income", "decision => income", 18, "unexpected '='", "write '->' .* instead of '=>'", id="arrow_fat"),
-    pytest.param("decision -> income", "income <- decision", 18, "unexpected character '<'", "'B -> A'", id="arrow_reversed"),
-    pytest.param("decision -> income", "decision \u2192 income", 18, "unexpected character", "instead of '\u2192'", id="arrow_unicode"),
-    pytest.param("decision -> income", "decision --> income", 18, "unexpected character '>'", "instead of '-->'", id="arrow_long"),
+    pytest.param(
+        "|Dt - D| <= 1 - delta",
+        "|Dt - D| <= 1e308 * 1e10 - delta",
+        17,
+        "overflows",
+        "smaller numbers",
+        id="constraint_overflow",
+    ),
+    pytest.param(
+        "param delta = 0.9",
+        "param delta = " + "-" * 150 + "0.9",
+        16,
+        "nested more than 100 levels deep",
+        "flat sum",
+        id="deep_unary",
+    ),
+    pytest.param(
+        "param delta = 0.9",
+        "param delta = " + "abs(" * 120 + "0.9" + ")" * 120,
+        16,
+        "nested more than 100",
+        "param",
+        id="deep_calls",
+    ),
+    pytest.param(
+        "param delta = 0.9", "param delta = " + "2^" * 120 + "0", 16, "nested more than 100", "param", id="deep_powers"
+    ),
+    pytest.param(
+        "decision -> income",
+        "decision => income",
+        18,
+        "unexpected '='",
+        "write '->' .* instead of '=>'",
+        id="arrow_fat",
+    ),
+    pytest.param(
+        "decision -> income", "income <- decision", 18, "unexpected character '<'", "'B -> A'", id="arrow_reversed"
+    ),
+    pytest.param(
+        "decision -> income",
+        "decision \u2192 income",
+        18,
+        "unexpected character",
+        "instead of '\u2192'",
+        id="arrow_unicode",
+    ),
+    pytest.param(
+        "decision -> income", "decision --> income", 18, "unexpected character '>'", "instead of '-->'", id="arrow_long"
+    ),
     pytest.param("known D =", "known Q =", 17, "'D' is not defined", "^(?!.*'Dt')", id="suggestion_never_a_tautology"),
-    pytest.param("max_confidence(gender, decision -> income)", "max_confidence(income -> gender, decision)", 18, "'income' is private", "write max_confidence\\(gender, decision -> income\\)", id="measure_arrow_reversed"),
-    pytest.param("F:   12   5    3", "F:   12   5e400    3", 7, "5e400 is too large for a number", "smaller counts", id="table_cell_overflow"),
-    pytest.param("F:   12   5    3", 'F:   12   "5    3', 7, "this string is not closed on its line", 'label as "text"', id="table_unclosed_string"),
-    pytest.param("F:   12   5    3", "F:   12   5\x1c    3", 7, "unexpected character '\\\\x1c' in a table", "labels, numbers", id="table_control_character"),
+    pytest.param(
+        "max_confidence(gender, decision -> income)",
+        "max_confidence(income -> gender, decision)",
+        18,
+        "'income' is private",
+        "write max_confidence\\(gender, decision -> income\\)",
+        id="measure_arrow_reversed",
+    ),
+    pytest.param(
+        "F:   12   5    3",
+        "F:   12   5e400    3",
+        7,
+        "5e400 is too large for a number",
+        "smaller counts",
+        id="table_cell_overflow",
+    ),
+    pytest.param(
+        "F:   12   5    3",
+        'F:   12   "5    3',
+        7,
+        "this string is not closed on its line",
+        'label as "text"',
+        id="table_unclosed_string",
+    ),
+    pytest.param(
+        "F:   12   5    3",
+        "F:   12   5\x1c    3",
+        7,
+        "unexpected character '\\\\x1c' in a table",
+        "labels, numbers",
+        id="table_control_character",
+    ),
 ]
 
 
@@ -318,7 +458,7 @@ HOSTILE = [
 def test_hostile_input(tmp_path, old, new, line, message, hint):
     out = expect_error(tmp_path, replace(old, new), line, message)
     if hint is not None:
-        hints = [ln[len("hint: "):] for ln in out.splitlines() if ln.startswith("hint: ")]
+        hints = [ln[len("hint: ") :] for ln in out.splitlines() if ln.startswith("hint: ")]
         assert hints and re.search(hint, hints[0]), out
 
 
@@ -337,10 +477,14 @@ def test_depth_limit_is_exact(tmp_path):
 
     # a number under MAX_DEPTH - 1 minus signs is MAX_DEPTH levels: accepted; one more is refused
     # (an odd count makes delta -0.9, so the bound is written 1 + delta to stay in [0, 1])
-    ok = replace("param delta = 0.9", "param delta = " + "-" * (MAX_DEPTH - 1) + "0.9").replace("1 - delta", "1 + delta")
+    ok = replace("param delta = 0.9", "param delta = " + "-" * (MAX_DEPTH - 1) + "0.9").replace(
+        "1 - delta", "1 + delta"
+    )
     result, _ = run(tmp_path, ok, "--json", "--no-tables")
     assert result.exit_code == 0, result.output
-    expect_error(tmp_path, replace("param delta = 0.9", "param delta = " + "-" * MAX_DEPTH + "0.9"), 16, "nested more than")
+    expect_error(
+        tmp_path, replace("param delta = 0.9", "param delta = " + "-" * MAX_DEPTH + "0.9"), 16, "nested more than"
+    )
 
 
 def test_abs_call_means_bars(tmp_path):
@@ -616,7 +760,9 @@ def test_set_value_with_escapes_is_shown_escaped(tmp_path):
 def test_data_file_symlink_loop_and_long_name(tmp_path):
     (tmp_path / "a.csv").symlink_to(tmp_path / "b.csv")
     (tmp_path / "b.csv").symlink_to(tmp_path / "a.csv")
-    expect_error(tmp_path, prior_from_file("a.csv"), 5, "cannot open data file 'a.csv': Too many levels of symbolic links")
+    expect_error(
+        tmp_path, prior_from_file("a.csv"), 5, "cannot open data file 'a.csv': Too many levels of symbolic links"
+    )
     expect_error(tmp_path, prior_from_file("x" * 300 + ".csv"), 5, "name too long")
 
 

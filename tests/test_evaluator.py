@@ -129,7 +129,13 @@ def test_one_module_per_atom():
 # ---------------------------------------------------------------------- the same bits in every class
 
 
-NUMBERS = ["(c / k) ^ 0.5 + exp(c) / 3", "-c * k - 1 / c", "(1 - c) ^ 2", "c ^ k / (k - c)", "sqrt(c) * log(k) + |k - c|"]
+NUMBERS = [
+    "(c / k) ^ 0.5 + exp(c) / 3",
+    "-c * k - 1 / c",
+    "(1 - c) ^ 2",
+    "c ^ k / (k - c)",
+    "sqrt(c) * log(k) + |k - c|",
+]
 
 
 @pytest.mark.parametrize("text", NUMBERS)
@@ -235,7 +241,8 @@ def test_the_builders_allocate_through_the_registry():
     assert [(b.name, b.kind, b.size) for b in report().b.registry.blocks.values()] == [("Dt", "table", 6)]
     assert [(b.name, b.kind, b.size) for b in mechanism().b.registry.blocks.values()] == [("M", "table", 9)]
     assert [(b.name, b.kind, b.size) for b in noise().b.registry.blocks.values()] == [
-        ("x", "vector", 3), ("eta", "variance", 3),
+        ("x", "vector", 3),
+        ("eta", "variance", 3),
     ]
     for path in BUILDER.glob("*.py"):
         text = path.read_text()

@@ -76,7 +76,9 @@ def test_matmul_matches_numpy(data):
     np.testing.assert_array_equal(dense.matrix().toarray(), M @ A)
     np.testing.assert_array_equal(dense.b, M @ b)
     sparse = t.matmul(sp.csr_array(M))
-    np.testing.assert_allclose(sparse.matrix().toarray(), M @ A, rtol=1e-12, atol=1e-12 * np.abs(M).max(initial=1) * np.abs(A).max(initial=1))
+    np.testing.assert_allclose(
+        sparse.matrix().toarray(), M @ A, rtol=1e-12, atol=1e-12 * np.abs(M).max(initial=1) * np.abs(A).max(initial=1)
+    )
     assert sparse.b.shape == (k,)
 
 
@@ -104,10 +106,10 @@ def test_symbols_at_offsets_and_their_blocks():
     x = LinTable.variable(("#",), (3,), 5, offset=0)
     eta = LinTable.variable(("#",), (2,), 5, offset=3)
     A = np.array([[1.0, 0.5, 0.0], [0.0, 2.0, -1.0]])
-    O = x.matmul(A) + eta.scale(LinTable.scalar(3.0, 5))
-    np.testing.assert_array_equal(O.columns(0, 3), A)
-    np.testing.assert_array_equal(O.columns(3, 2), 3.0 * np.eye(2))
-    np.testing.assert_array_equal(O.b, np.zeros(2))
+    release = x.matmul(A) + eta.scale(LinTable.scalar(3.0, 5))
+    np.testing.assert_array_equal(release.columns(0, 3), A)
+    np.testing.assert_array_equal(release.columns(3, 2), 3.0 * np.eye(2))
+    np.testing.assert_array_equal(release.b, np.zeros(2))
 
 
 # ------------------------------------------------------------------ diagonal
@@ -160,9 +162,11 @@ def test_atr_division_is_exact():
 
 
 def test_atr_table_with_an_axis_the_design_lacks():
-    bad = ATR.replace("var decision", "var region : public {n, s}\nvar decision").replace(
-        "design Dt", "known P(region) = { n: 0.5, s: 0.5 }\ndesign Dt"
-    ).replace("<= 2 + P(gender, income) / 10", "<= P(region)")
+    bad = (
+        ATR.replace("var decision", "var region : public {n, s}\nvar decision")
+        .replace("design Dt", "known P(region) = { n: 0.5, s: 0.5 }\ndesign Dt")
+        .replace("<= 2 + P(gender, income) / 10", "<= P(region)")
+    )
     with pytest.raises(UnsupportedError, match="has axis 'region', which the design Dt does not have"):
         privopt.loads(bad)
 

@@ -92,7 +92,9 @@ def _count_query_lp(eps: float) -> float:
                     row[b * n + y] = -math.exp(eps)
                     rows.append(row)
     eq = np.kron(np.eye(n), np.ones(n))
-    res = linprog(c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=eq, b_eq=np.ones(n), bounds=(0, 1), method="highs")
+    res = linprog(
+        c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=eq, b_eq=np.ones(n), bounds=(0, 1), method="highs"
+    )
     assert res.status == 0
     return res.fun
 
@@ -166,7 +168,9 @@ def _sanitize_lp(eps: float) -> float:
             row[idx[t, :, y]] -= math.exp(eps) * PXS[t]
             rows.append(row)
     eq = np.kron(np.eye(ns * nx), np.ones(nx))
-    res = linprog(c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=eq, b_eq=np.ones(ns * nx), bounds=(0, 1), method="highs")
+    res = linprog(
+        c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=eq, b_eq=np.ones(ns * nx), bounds=(0, 1), method="highs"
+    )
     assert res.status == 0
     return 1.0 + res.fun
 

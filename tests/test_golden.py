@@ -28,11 +28,14 @@ def check(path: Path, text: str) -> None:
 
 
 def optimum(result) -> str:
-    groups = [
-        {"key": g["key"], "beta": round(g["beta"], 9), "case": g.get("case")} for g in result.group_records()
-    ]
+    groups = [{"key": g["key"], "beta": round(g["beta"], 9), "case": g.get("case")} for g in result.group_records()]
     if result.beta is not None:
-        out = {"status": result.status, "beta": round(result.beta, 9), "objective": round(result.objective, 9), "groups": groups}
+        out = {
+            "status": result.status,
+            "beta": round(result.beta, 9),
+            "objective": round(result.objective, 9),
+            "groups": groups,
+        }
     else:  # mechanism problems have no groups
         digits = 6 if result.method in ("qp", "conic") else 9  # interior-point answers (Clarabel)
         out = {"status": result.status, "objective": round(result.objective, digits), "method": result.method}

@@ -61,24 +61,33 @@ def test_the_api_refuses_an_unknown_backend_in_the_same_words(cls):
         privopt.load(CLASSES[cls]).solve(backend="nosuch")
 
 
-@pytest.mark.parametrize("cls,applies", [
-    ("transparency-report", "lfp, closed-form"), ("mechanism", "lp"), ("shaped-noise", "lp"),
-    ("noise-placement", "conic"), ("obfuscation", "global"),
-])
+@pytest.mark.parametrize(
+    "cls,applies",
+    [
+        ("transparency-report", "lfp, closed-form"),
+        ("mechanism", "lp"),
+        ("shaped-noise", "lp"),
+        ("noise-placement", "conic"),
+        ("obfuscation", "global"),
+    ],
+)
 def test_a_method_that_does_not_apply_says_which_do(cls, applies):
     method = "qp" if cls != "mechanism" else "global"
     r = run("solve", CLASSES[cls], "--method", method)
     usage_error(r, f"method '{method}' does not apply", f"methods that apply to this problem: {applies}")
 
 
-@pytest.mark.parametrize("cls,args,words", [
-    ("transparency-report", ["--solver", "SCS"], "applies to backends with inner solvers (cvxpy), not 'highs'"),
-    ("transparency-report", ["--backend", "cvxpy", "--solver", "NOPE"], "backend 'cvxpy' has no solver 'NOPE'"),
-    ("obfuscation", ["--solver", "SCS"], "obfuscation problems are solved without a solver"),
-    ("obfuscation", ["--backend", "cvxpy", "--solver", "NOPE"], "backend 'cvxpy' has no solver 'NOPE'"),
-    ("noise-placement", ["--solver", "HIGHS"], "solver 'HIGHS' takes no second-order or PSD cones"),
-    ("noise-placement", ["--backend", "highs"], "backend 'highs' does not solve conic programs"),
-])
+@pytest.mark.parametrize(
+    "cls,args,words",
+    [
+        ("transparency-report", ["--solver", "SCS"], "applies to backends with inner solvers (cvxpy), not 'highs'"),
+        ("transparency-report", ["--backend", "cvxpy", "--solver", "NOPE"], "backend 'cvxpy' has no solver 'NOPE'"),
+        ("obfuscation", ["--solver", "SCS"], "obfuscation problems are solved without a solver"),
+        ("obfuscation", ["--backend", "cvxpy", "--solver", "NOPE"], "backend 'cvxpy' has no solver 'NOPE'"),
+        ("noise-placement", ["--solver", "HIGHS"], "solver 'HIGHS' takes no second-order or PSD cones"),
+        ("noise-placement", ["--backend", "highs"], "backend 'highs' does not solve conic programs"),
+    ],
+)
 def test_a_solver_that_cannot_be_used_is_refused_before_solving(cls, args, words):
     """Before: ignored (closed forms, obfuscation) or a solver failure, exit 1, after the solve."""
     usage_error(run("solve", CLASSES[cls], *args), words)
@@ -94,13 +103,16 @@ def _parts(tmp_path: Path) -> Path:
     return tmp_path / "parts.priv"
 
 
-@pytest.mark.parametrize("address,words", [
-    ("not an address", "scheduler address 'not an address' is malformed; write it SCHEME://HOST:PORT"),
-    ("tcp://host", "scheduler address 'tcp://host' is malformed"),
-    ("tcp://127.0.0.1:99999", "is malformed"),
-    ("udp://127.0.0.1:8786", "unknown scheme 'udp'"),
-    ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler at tcp://127.0.0.1:1 within 5 s (Connection refused)"),
-])
+@pytest.mark.parametrize(
+    "address,words",
+    [
+        ("not an address", "scheduler address 'not an address' is malformed; write it SCHEME://HOST:PORT"),
+        ("tcp://host", "scheduler address 'tcp://host' is malformed"),
+        ("tcp://127.0.0.1:99999", "is malformed"),
+        ("udp://127.0.0.1:8786", "unknown scheme 'udp'"),
+        ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler at tcp://127.0.0.1:1 within 5 s (Connection refused)"),
+    ],
+)
 def test_a_bad_or_unreachable_scheduler_is_exit_2_naming_it(tmp_path, address, words):
     """Before: an internal error after 30 s (unreachable) or at once (malformed). No cluster needed."""
     spec = _parts(tmp_path)
@@ -110,11 +122,14 @@ def test_a_bad_or_unreachable_scheduler_is_exit_2_naming_it(tmp_path, address, w
     assert time.monotonic() - t0 < 20
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--backend", "gurobi"], f"unknown backend 'gurobi'; {AVAILABLE}"),
-    (["--method", "lp"], "methods that apply to them: closed-form, lfp"),
-    (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers set the size of a local cluster"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--backend", "gurobi"], f"unknown backend 'gurobi'; {AVAILABLE}"),
+        (["--method", "lp"], "methods that apply to them: closed-form, lfp"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers set the size of a local cluster"),
+    ],
+)
 def test_dask_options_are_checked_on_the_driver(tmp_path, args, words):
     """Before: a bad backend failed inside a worker, as a traceback in distributed's log."""
     usage_error(run("solve", _parts(tmp_path), "--engine", "dask", *args), words)
@@ -128,7 +143,8 @@ def test_an_inline_table_works_on_the_dask_engine(tmp_path):
     rows = "\n".join(f"    {g} {h}: 0 0.5 1" for g in "FMX" for h in "pq")
     text = spec.read_text().replace(
         'known D = P(decision = approve | g, h, s) from "data/" column rate',
-        "known D = P(decision = approve | g, h, s) = {\n    low mid high\n" + rows + "\n}")
+        "known D = P(decision = approve | g, h, s) = {\n    low mid high\n" + rows + "\n}",
+    )
     (tmp_path / "inline.priv").write_text(text)
     local = privopt.solve(tmp_path / "inline.priv")
     res = privopt.solve(tmp_path / "inline.priv", engine="dask", workers=2, processes=False)
@@ -149,12 +165,18 @@ def fifo(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("args,words", [
-    (["audit", ATR, "--release", "{fifo}"], ["--release", "is a FIFO (named pipe), not a regular file"]),
-    (["apply", ATR, "--data", "{fifo}", "--out", "{tmp}/out.csv"], ["--data", "is a FIFO (named pipe), not a regular file"]),
-    (["solve", ATR, "--log", "{fifo}"], ["--log", "is a FIFO (named pipe), not a regular file"]),
-    (["audit", ATR, "--log", "{fifo}", "--json"], ["--log", "is a FIFO (named pipe), not a regular file"]),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["audit", ATR, "--release", "{fifo}"], ["--release", "is a FIFO (named pipe), not a regular file"]),
+        (
+            ["apply", ATR, "--data", "{fifo}", "--out", "{tmp}/out.csv"],
+            ["--data", "is a FIFO (named pipe), not a regular file"],
+        ),
+        (["solve", ATR, "--log", "{fifo}"], ["--log", "is a FIFO (named pipe), not a regular file"]),
+        (["audit", ATR, "--log", "{fifo}", "--json"], ["--log", "is a FIFO (named pipe), not a regular file"]),
+    ],
+)
 def test_a_fifo_is_refused_at_once(tmp_path, fifo, args, words):
     """Before: each of these waited for a writer (or a reader) forever."""
     args = [str(a).format(fifo=fifo, tmp=tmp_path) for a in args]
@@ -177,9 +199,11 @@ def test_a_fifo_with_a_reader_is_refused_as_a_log_too(tmp_path, fifo):
 
 @pytest.mark.parametrize("option", ["--release", "--data", "--log"])
 def test_a_device_is_not_a_file_of_the_cli(tmp_path, option):
-    args = {"--release": ["audit", ATR, "--release", "/dev/zero"],
-            "--data": ["apply", ATR, "--data", "/dev/zero", "--out", tmp_path / "o.csv"],
-            "--log": ["solve", ATR, "--log", "/dev/null"]}[option]
+    args = {
+        "--release": ["audit", ATR, "--release", "/dev/zero"],
+        "--data": ["apply", ATR, "--data", "/dev/zero", "--out", tmp_path / "o.csv"],
+        "--log": ["solve", ATR, "--log", "/dev/null"],
+    }[option]
     usage_error(run(*args, timeout=30), option, "is a device, not a regular file")
 
 
@@ -199,11 +223,17 @@ def test_the_api_refuses_a_fifo_release_too(fifo):
         read_release(privopt.load(ATR), fifo)
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--rows", "1000000000000", "--cols", "10", "--trials", "1"], "row degrees; simulate holds them in memory, at most 50,000,000"),
-    (["--rows", "1000000", "--cols", "10", "--trials", "51"], "= 51,000,000 row degrees"),
-    (["--rows", "100", "--cols", "1000000", "--trials", "1"], "--cols 1,000,000: at most 2,000"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (
+            ["--rows", "1000000000000", "--cols", "10", "--trials", "1"],
+            "row degrees; simulate holds them in memory, at most 50,000,000",
+        ),
+        (["--rows", "1000000", "--cols", "10", "--trials", "51"], "= 51,000,000 row degrees"),
+        (["--rows", "100", "--cols", "1000000", "--trials", "1"], "--cols 1,000,000: at most 2,000"),
+    ],
+)
 def test_simulate_checks_sizes_before_allocating(args, words):
     """Before: an internal MemoryError (or, for --cols, minutes of swapping)."""
     usage_error(run("simulate", CLASSES["obfuscation"], *args, timeout=30), words)
@@ -269,8 +299,12 @@ def test_a_signal_while_json_streams_says_the_json_is_incomplete(tmp_path, comma
 
 def test_a_late_sigterm_leaves_a_finished_run_alone(tmp_path):
     """The summary fully printed, the interpreter tearing down: exit 0, not killed by signal 15."""
-    p = subprocess.Popen([PRIVOPT, "solve", _many_groups(tmp_path, 3000), "--no-tables"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [PRIVOPT, "solve", _many_groups(tmp_path, 3000), "--no-tables"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     text = p.stdout.read()  # EOF: stdout closed, i.e. the process is exiting
     p.send_signal(signal.SIGTERM)
     _, err2 = p.communicate(timeout=30)
@@ -287,15 +321,22 @@ def test_python_dash_m_privopt_is_the_console_script():
     r = subprocess.run([sys.executable, "-m", "privopt", "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("Usage: privopt [OPTIONS] COMMAND [ARGS]...")
     assert "python -m" not in r.stdout
-    r = subprocess.run([sys.executable, "-m", "privopt", "solve", ATR, "--json"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "privopt", "solve", ATR, "--json"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0 and json.loads(r.stdout)["beta"] == pytest.approx(0.675, rel=1e-12)
-    r = subprocess.run([sys.executable, "-m", "privopt", "solve", ATR, "--backend", "gurobi"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "privopt", "solve", ATR, "--backend", "gurobi"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     usage_error(r, f"unknown backend 'gurobi'; {AVAILABLE}")
 
 
 def test_the_readme_quickstart_says_how_to_reach_privopt():
     readme = (SPECS.parent / "README.md").read_text()
-    quick = readme[readme.index("## Quickstart"):readme.index("## A spec")]
+    quick = readme[readme.index("## Quickstart") : readme.index("## A spec")]
     commands = [line for line in quick.split("```bash\n")[1].split("```")[0].splitlines() if line.strip()]
     assert len(commands) == 2  # exactly the two commands
     assert "`source .venv/bin/activate`" in quick and "python -m privopt" in quick
@@ -305,8 +346,10 @@ def test_the_readme_quickstart_says_how_to_reach_privopt():
 def test_more_workers_than_the_machine_can_use_are_refused(tmp_path, engine):
     """Before: a pool of (up to) 100,000 processes, or a local Dask cluster of 100,000 workers."""
     spec = CLASSES["transparency-report"] if engine == "local" else _parts(tmp_path)
-    usage_error(run("solve", spec, "--engine", engine, "--workers", "100000"),
-                "workers 100,000 is more than this machine can use: at most")
+    usage_error(
+        run("solve", spec, "--engine", engine, "--workers", "100000"),
+        "workers 100,000 is more than this machine can use: at most",
+    )
 
 
 def test_the_api_checks_a_scheduler_address_too(tmp_path):
@@ -314,14 +357,25 @@ def test_the_api_checks_a_scheduler_address_too(tmp_path):
         privopt.solve(_parts(tmp_path), engine="dask", scheduler="tcp://:8786")
 
 
-@pytest.mark.parametrize("args,words", [
-    (["sweep", ATR, "delta=0.5,0.6", "--backend", "gurobi"], [f"unknown backend 'gurobi'; {AVAILABLE}"]),
-    (["sweep", CLASSES["obfuscation"], "eps=0.5,0.6", "--method", "lp"], ["methods that apply to this problem: global"]),
-    (["apply", ATR, "--data", "{tmp}/none.csv", "--out", "{tmp}/o.csv", "--backend", "gurobi"], [f"unknown backend 'gurobi'; {AVAILABLE}"]),
-    (["check", CLASSES["noise-placement"], "--backends", "highs"],
-     ["no route of this noise problem runs on highs; its routes run on: cvxpy:CLARABEL, cvxpy:SCS"]),
-    (["check", CLASSES["obfuscation"], "--backends", "highs"], ["its routes use no backend"]),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["sweep", ATR, "delta=0.5,0.6", "--backend", "gurobi"], [f"unknown backend 'gurobi'; {AVAILABLE}"]),
+        (
+            ["sweep", CLASSES["obfuscation"], "eps=0.5,0.6", "--method", "lp"],
+            ["methods that apply to this problem: global"],
+        ),
+        (
+            ["apply", ATR, "--data", "{tmp}/none.csv", "--out", "{tmp}/o.csv", "--backend", "gurobi"],
+            [f"unknown backend 'gurobi'; {AVAILABLE}"],
+        ),
+        (
+            ["check", CLASSES["noise-placement"], "--backends", "highs"],
+            ["no route of this noise problem runs on highs; its routes run on: cvxpy:CLARABEL, cvxpy:SCS"],
+        ),
+        (["check", CLASSES["obfuscation"], "--backends", "highs"], ["its routes use no backend"]),
+    ],
+)
 def test_sweep_apply_and_check_check_their_options_first(tmp_path, args, words):
     """Before: sweep ignored --backend where a closed form answered (exit 0) and failed every
     value otherwise; apply read the records first; check --backends with no route on it was

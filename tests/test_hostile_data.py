@@ -288,9 +288,11 @@ def test_a_column_of_na_only_and_numbers_beside_na_are_labels(tmp_path):
         """
     )
     inline = (
-        one.replace('public from "c.csv"', "public {R}").replace("{1, 2, NA}", "{a, b, c}")
+        one.replace('public from "c.csv"', "public {R}")
+        .replace("{1, 2, NA}", "{a, b, c}")
         .replace('counts from "c.csv" column n', "counts {\n a b c\n R: 12 5 3\n}")
-        .replace("1  2  NA", "a  b  c").replace("NA:", "R:")
+        .replace("1  2  NA", "a  b  c")
+        .replace("NA:", "R:")
     )
     got = solved(tmp_path, one)
     want = solved(tmp_path, inline)
@@ -329,14 +331,18 @@ def test_the_record_spec_equals_a_pandas_aggregation_whatever_rate_the_empty_cel
     spec = RECORD_SPEC.read_text()
     hand = (
         spec.replace('counts from "data/credit_records.csv"', 'counts from "counts.csv" column n')
-        .replace('P(risk = good | sex, housing, saving) from "data/credit_records.csv"',
-                 'P(risk = good | sex, housing, saving) from "rates.csv" column rate')
-        .replace('from "data/credit_records.csv"', '{female, male}', 1)
-        .replace('from "data/credit_records.csv"', '{free, own, rent}', 1)
+        .replace(
+            'P(risk = good | sex, housing, saving) from "data/credit_records.csv"',
+            'P(risk = good | sex, housing, saving) from "rates.csv" column rate',
+        )
+        .replace('from "data/credit_records.csv"', "{female, male}", 1)
+        .replace('from "data/credit_records.csv"', "{free, own, rent}", 1)
     )
     records = privopt.solve(RECORD_SPEC)
     want = records.objective
-    assert [nr["cells"] for nr in records.details["no_records"]] == [[{"sex": "female", "housing": "free", "saving": "rich"}]]
+    assert [nr["cells"] for nr in records.details["no_records"]] == [
+        [{"sex": "female", "housing": "free", "saving": "rich"}]
+    ]
     pooled = float((df["risk"] == "good").mean())
     assert records.details["no_records"][0]["rate_used"]["good"] == pytest.approx(pooled, rel=1e-12)
     for fill in (0.0, 1.0, pooled):
@@ -382,9 +388,9 @@ def test_labels_with_spaces_unquoted_in_the_data_and_quoted_in_the_spec(tmp_path
     (tmp_path / "r.csv").write_text(
         "sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\nmale,little,bad\nmale,quite rich,good\nmale,little,good\n"
     )
-    inline = RECORD_BASE.replace('counts from "r.csv"', 'counts {\n little "quite rich"\n female: 1 1\n male: 2 1\n}').replace(
-        'from "r.csv"', '= {\n little "quite rich"\n female: 1 0\n male: 0.5 1\n}'
-    )
+    inline = RECORD_BASE.replace(
+        'counts from "r.csv"', 'counts {\n little "quite rich"\n female: 1 1\n male: 2 1\n}'
+    ).replace('from "r.csv"', '= {\n little "quite rich"\n female: 1 0\n male: 0.5 1\n}')
     got, want = solved(tmp_path, RECORD_BASE), solved(tmp_path, inline)
     assert got["objective"] == pytest.approx(want["objective"], rel=1e-12)
     assert {r["saving"] for r in got["tables"]["Dt"]} == {"little", "quite rich"}
@@ -406,7 +412,9 @@ def test_a_combination_without_records_but_with_population_needs_a_rate(tmp_path
     (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\nmale,little,bad\n")
     text = RECORD_BASE.replace('counts from "r.csv"', 'counts {\n little "quite rich"\n female: 1 1\n male: 2 1\n}')
     refused(
-        tmp_path, text, 9,
+        tmp_path,
+        text,
+        9,
         r"P\(risk = good \| sex, saving\) has no record for \(sex=male, saving=quite rich\) in 'r.csv', "
         r"but the prior P\(sex, saving\) gives it probability 0.2",
     )
@@ -426,7 +434,9 @@ def test_a_combination_without_records_in_a_mechanism_is_an_error(tmp_path):
         minimize tv(X, Y)
         """
     )
-    out = refused(tmp_path, text, 5, r"P\(X \| S\) has no record for \(S=s3\) in 'r.csv', so its rate there is undefined")
+    out = refused(
+        tmp_path, text, 5, r"P\(X \| S\) has no record for \(S=s3\) in 'r.csv', so its rate there is undefined"
+    )
     assert "hint: give the rates in a value column" in out
 
 
@@ -446,7 +456,7 @@ def test_records_solve_as_the_counts_they_make_in_a_mechanism(tmp_path):
         minimize tv(X, Y)
         """
     )
-    counts = text.replace('from "r.csv"', '= counts {\n a b c\n s1: 1 2 0\n s2: 1 0 3\n}')
+    counts = text.replace('from "r.csv"', "= counts {\n a b c\n s1: 1 2 0\n s2: 1 0 3\n}")
     got, want = solved(tmp_path, text), solved(tmp_path, counts)
     assert got["objective"] == pytest.approx(want["objective"], rel=1e-9, abs=1e-12)
 
@@ -468,8 +478,11 @@ def test_a_row_with_more_or_fewer_fields_than_the_header_is_named(tmp_path, rows
 def test_records_in_parquet_parts_count_as_the_csv(tmp_path):
     """A partitioned dataset of records (two parts) gives the CSV's answer."""
     df = pd.DataFrame(
-        {"sex": ["female", "female", "male", "male", "male"], "saving": ["little", "quite rich", "little", "quite rich", "little"],
-         "risk": ["good", "bad", "bad", "good", "good"]}
+        {
+            "sex": ["female", "female", "male", "male", "male"],
+            "saving": ["little", "quite rich", "little", "quite rich", "little"],
+            "risk": ["good", "bad", "bad", "good", "good"],
+        }
     )
     (tmp_path / "data").mkdir()
     df.iloc[:2].to_parquet(tmp_path / "data" / "part-0.parquet", index=False)
@@ -499,12 +512,22 @@ def test_a_const_table_from_a_file_needs_its_value_column(tmp_path):
 
 def test_a_conditional_prior_from_records_with_an_empty_group_points_to_the_joint(tmp_path):
     (tmp_path / "r.csv").write_text("sex,saving,risk\nfemale,little,good\nfemale,quite rich,bad\n")
-    text = RECORD_BASE.replace('known P(sex, saving) = counts from "r.csv"', 'known P(saving | sex) = counts from "r.csv"')
-    out = refused(tmp_path, text, 4, r"P\(saving \| sex\) has no record for \(sex=male\) in 'r.csv'; a conditional prior needs records")
+    text = RECORD_BASE.replace(
+        'known P(sex, saving) = counts from "r.csv"', 'known P(saving | sex) = counts from "r.csv"'
+    )
+    out = refused(
+        tmp_path,
+        text,
+        4,
+        r"P\(saving \| sex\) has no record for \(sex=male\) in 'r.csv'; a conditional prior needs records",
+    )
     assert 'hint: read the joint prior from the records instead: known P(sex, saving) = counts from "r.csv"' in out
     joint = solved(tmp_path, RECORD_BASE)  # the joint: the group without records has no population
     assert {g["key"]["sex"]: g["beta"] for g in joint["groups"]} == {"female": pytest.approx(0.9), "male": 0.0}
-    assert [c for nr in joint["no_records"] for c in nr["cells"]] == [{"sex": "male", "saving": "little"}, {"sex": "male", "saving": "quite rich"}]
+    assert [c for nr in joint["no_records"] for c in nr["cells"]] == [
+        {"sex": "male", "saving": "little"},
+        {"sex": "male", "saving": "quite rich"},
+    ]
 
 
 def test_a_constraint_reading_a_missing_rate_does_not_hold_there(tmp_path):
@@ -522,7 +545,10 @@ def test_a_constraint_reading_a_missing_rate_does_not_hold_there(tmp_path):
     cell = {(r["sex"], r["saving"], r["risk"]): r["value"] for r in got["tables"]["Dt"]}
     assert cell[("male", "quite rich", "good")] == pytest.approx(0.0, abs=1e-12)
     assert [nr["rate_used"]["good"] for nr in got["no_records"]] == [pytest.approx(2 / 3)]
-    hand = text.replace('known D = P(risk = good | sex, saving) from "r.csv"', 'known D = P(risk = good | sex, saving) = {\n little "quite rich"\n female: 1 0\n male: 1 0\n}')
+    hand = text.replace(
+        'known D = P(risk = good | sex, saving) from "r.csv"',
+        'known D = P(risk = good | sex, saving) = {\n little "quite rich"\n female: 1 0\n male: 1 0\n}',
+    )
     assert got["objective"] == pytest.approx(solved(tmp_path, hand)["objective"], rel=1e-12)
 
 
@@ -668,7 +694,9 @@ def test_01_and_1_are_counted_apart_in_a_records_file(tmp_path):
 
 def test_a_records_file_with_01_is_refused_by_a_domain_of_1(tmp_path):
     (tmp_path / "r.csv").write_text(RECORDS_01)
-    refused(tmp_path, RECORD_CODES.replace("LABELS", "{1, 2}"), 4, r"row 1 of 'r.csv': code = '01' is not in its domain")
+    refused(
+        tmp_path, RECORD_CODES.replace("LABELS", "{1, 2}"), 4, r"row 1 of 'r.csv': code = '01' is not in its domain"
+    )
 
 
 def test_a_label_column_read_first_as_numbers_is_read_again_as_text(tmp_path):
@@ -695,9 +723,9 @@ def test_a_label_column_read_first_as_numbers_is_read_again_as_text(tmp_path):
 def test_numeric_parquet_labels_still_match_the_spec_by_value(tmp_path):
     """In Parquet a label column keeps its stored type: integers 1, 2 match spec labels 1.0, 2
     by value, as before."""
-    pd.DataFrame({"code": [1, 1, 2, 2], "income": ["low", "high"] * 2, "n": [1, 3, 6, 2], "rate": [0.2, 0.8] * 2}).to_parquet(
-        tmp_path / "c.parquet", index=False
-    )
+    pd.DataFrame(
+        {"code": [1, 1, 2, 2], "income": ["low", "high"] * 2, "n": [1, 3, 6, 2], "rate": [0.2, 0.8] * 2}
+    ).to_parquet(tmp_path / "c.parquet", index=False)
     text = codes_spec("{1.0, 2}").replace("c.csv", "c.parquet")
     labels, p = prior(_written(tmp_path, text))
     np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
@@ -707,7 +735,9 @@ def test_numeric_parquet_labels_against_a_domain_of_01_and_1(tmp_path):
     """A domain read from a CSV with labels 01 and 1 is text (they are the same number): a
     Parquet number 1 is the label written 1, never 01."""
     write_codes(tmp_path, ["01", "1"], [(1, 1), (1, 1)])  # the domain and the rates
-    pd.DataFrame({"code": [1, 1], "income": ["low", "high"], "n": [1, 3]}).to_parquet(tmp_path / "c.parquet", index=False)
+    pd.DataFrame({"code": [1, 1], "income": ["low", "high"], "n": [1, 3]}).to_parquet(
+        tmp_path / "c.parquet", index=False
+    )
     text = codes_spec('from "c.csv"').replace('counts from "c.csv"', 'counts from "c.parquet"')
     import privopt
 
@@ -730,7 +760,9 @@ def test_a_label_column_behind_a_bom_or_a_spaced_header_is_text_too(tmp_path):
 def test_a_tsv_and_the_pandas_fallback_read_labels_as_text_too(tmp_path, monkeypatch):
     """A TSV, and a CSV whose column changes type after pyarrow's first block (read by pandas):
     the label columns are the text written there too."""
-    (tmp_path / "c.tsv").write_text("code\tincome\tn\trate\n01\tlow\t1\t0.2\n01\thigh\t3\t0.8\n1\tlow\t6\t0.2\n1\thigh\t2\t0.8\n")
+    (tmp_path / "c.tsv").write_text(
+        "code\tincome\tn\trate\n01\tlow\t1\t0.2\n01\thigh\t3\t0.8\n1\tlow\t6\t0.2\n1\thigh\t2\t0.8\n"
+    )
     labels, p = prior(_written(tmp_path, codes_spec('from "c.tsv"').replace("c.csv", "c.tsv")))
     assert labels == ("01", "1")
     np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)

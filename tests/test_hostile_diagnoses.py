@@ -62,7 +62,11 @@ ATR_OBJECTIVE = "minimize max_confidence(gender, decision -> income)"
 def test_misspelt_report_objective_gets_did_you_mean(tmp_path, typo):
     path = edited(tmp_path, "atr_table4.priv", ATR_OBJECTIVE, f"minimize {typo}(gender, decision -> income)")
     expect(
-        path, 20, 10, f"unknown function '{typo}'", "did you mean 'max_confidence'?",
+        path,
+        20,
+        10,
+        f"unknown function '{typo}'",
+        "did you mean 'max_confidence'?",
         absent=("release", "but decision is outcome"),
     )
 
@@ -70,7 +74,9 @@ def test_misspelt_report_objective_gets_did_you_mean(tmp_path, typo):
 def test_tv_in_a_report_says_where_it_applies(tmp_path):
     path = edited(tmp_path, "atr_table4.priv", ATR_OBJECTIVE, "minimize tv(gender, decision)")
     expect(
-        path, 20, 10,
+        path,
+        20,
+        10,
         "tv applies to mechanism (sanitization) and shaped-noise specs, not to a transparency report",
         "here: minimize max_confidence(gender, decision -> income)",
         absent=("role release", "unknown function"),
@@ -79,14 +85,26 @@ def test_tv_in_a_report_says_where_it_applies(tmp_path):
 
 def test_ldp_objective_in_a_report_says_where_it_applies(tmp_path):
     path = edited(tmp_path, "atr_table4.priv", ATR_OBJECTIVE, "minimize ldp(income -> decision)")
-    expect(path, 20, 10, "ldp applies to mechanism (sanitization) and shaped-noise specs", absent=("unknown function", "release"))
+    expect(
+        path,
+        20,
+        10,
+        "ldp applies to mechanism (sanitization) and shaped-noise specs",
+        absent=("unknown function", "release"),
+    )
 
 
 def test_ldp_constraint_in_a_report_says_where_it_applies(tmp_path):
-    path = edited(tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to ldp(income -> decision) <= 1")
+    path = edited(
+        tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to ldp(income -> decision) <= 1"
+    )
     expect(
-        path, 19, 12, "ldp applies to mechanism (sanitization) and shaped-noise specs, not to a transparency report",
-        "a transparency report minimizes max_confidence", absent=("unknown function",),
+        path,
+        19,
+        12,
+        "ldp applies to mechanism (sanitization) and shaped-noise specs, not to a transparency report",
+        "a transparency report minimizes max_confidence",
+        absent=("unknown function",),
     )
 
 
@@ -96,22 +114,44 @@ def test_misspelt_mechanism_objective_keeps_did_you_mean(tmp_path):
 
 
 def test_max_confidence_in_shaped_noise_says_where_it_applies(tmp_path):
-    path = edited(tmp_path, "shaped_noise_means.priv", "minimize sum(x, y: f * (x - y)^2)", "minimize max_confidence(x -> y)")
+    path = edited(
+        tmp_path, "shaped_noise_means.priv", "minimize sum(x, y: f * (x - y)^2)", "minimize max_confidence(x -> y)"
+    )
     expect(
-        path, 17, 10, "max_confidence applies to transparency-report specs, not to a mechanism spec",
-        "the design f chooses P(y | ...), a release", absent=("unexpected expression",),
+        path,
+        17,
+        10,
+        "max_confidence applies to transparency-report specs, not to a mechanism spec",
+        "the design f chooses P(y | ...), a release",
+        absent=("unexpected expression",),
     )
 
 
 def test_max_confidence_constraint_in_shaped_noise_says_where_it_applies(tmp_path):
-    path = edited(tmp_path, "shaped_noise_means.priv", "subject to dp(x -> y) <= (eps, delta)", "subject to max_confidence(x -> y) <= 0.5")
-    expect(path, 16, 12, "max_confidence is the objective of a transparency-report spec", "max_confidence applies to transparency-report specs")
+    path = edited(
+        tmp_path,
+        "shaped_noise_means.priv",
+        "subject to dp(x -> y) <= (eps, delta)",
+        "subject to max_confidence(x -> y) <= 0.5",
+    )
+    expect(
+        path,
+        16,
+        12,
+        "max_confidence is the objective of a transparency-report spec",
+        "max_confidence applies to transparency-report specs",
+    )
 
 
 def test_function_of_another_class_in_noise_placement(tmp_path):
     path = edited(tmp_path, "noise_placement.priv", "minimize E[sum((O - A @ x)^2)]", "minimize tv(x, O)")
-    expect(path, 13, 10, "tv applies to mechanism (sanitization) and shaped-noise specs, not to a noise-placement spec",
-           "minimizes E[sum((O - A @ x)^2)]")
+    expect(
+        path,
+        13,
+        10,
+        "tv applies to mechanism (sanitization) and shaped-noise specs, not to a noise-placement spec",
+        "minimizes E[sum((O - A @ x)^2)]",
+    )
 
 
 def test_misspelt_function_in_noise_placement_gets_did_you_mean(tmp_path):
@@ -140,21 +180,40 @@ def test_misspelt_obfuscation_objective_gets_did_you_mean(tmp_path):
 
 def test_report_objective_in_obfuscation_names_the_class_objective(tmp_path):
     path = edited(tmp_path, "obfuscation_bsc.priv", "minimize krcc(X, Y)", "minimize max_confidence(X, Y)")
-    expect(path, 10, 10, "max_confidence applies to transparency-report specs, not to a rank-preserving obfuscation spec",
-           "here: minimize krcc(X, Y)")
+    expect(
+        path,
+        10,
+        10,
+        "max_confidence applies to transparency-report specs, not to a rank-preserving obfuscation spec",
+        "here: minimize krcc(X, Y)",
+    )
 
 
 def test_obfuscation_constraint_functions_are_diagnosed(tmp_path):
-    path = edited(tmp_path, "obfuscation_bsc.priv", "subject to mutual_info(Y; F) <= eps", "subject to mutualinfo(Y; F) <= eps")
+    path = edited(
+        tmp_path, "obfuscation_bsc.priv", "subject to mutual_info(Y; F) <= eps", "subject to mutualinfo(Y; F) <= eps"
+    )
     expect(path, 9, 12, "unknown function 'mutualinfo'", "did you mean 'mutual_info'?")
-    path = edited(tmp_path, "obfuscation_bsc.priv", "subject to mutual_info(Y; F) <= eps", "subject to ldp(X -> Y) <= eps")
-    expect(path, 9, 12, "ldp applies to mechanism (sanitization) and shaped-noise specs, not to a rank-preserving obfuscation spec")
+    path = edited(
+        tmp_path, "obfuscation_bsc.priv", "subject to mutual_info(Y; F) <= eps", "subject to ldp(X -> Y) <= eps"
+    )
+    expect(
+        path,
+        9,
+        12,
+        "ldp applies to mechanism (sanitization) and shaped-noise specs, not to a rank-preserving obfuscation spec",
+    )
 
 
 def test_report_objective_in_an_expression_says_it_stands_alone(tmp_path):
     path = edited(tmp_path, "atr_table4.priv", ATR_OBJECTIVE, ATR_OBJECTIVE + " + 1")
-    expect(path, 20, 10, "a transparency report's objective is max_confidence(...) or min_uncertainty(...) alone",
-           absent=("role release",))
+    expect(
+        path,
+        20,
+        10,
+        "a transparency report's objective is max_confidence(...) or min_uncertainty(...) alone",
+        absent=("role release",),
+    )
 
 
 # ------------------------------------------------------------------ role hints only where they are the fix
@@ -162,7 +221,13 @@ def test_report_objective_in_an_expression_says_it_stands_alone(tmp_path):
 
 def test_role_hint_when_the_role_is_the_mistake_and_it_fixes_the_spec(tmp_path):
     path = edited(tmp_path, "sanitize_ldp_budget.priv", "var Y : release over X", "var Y : outcome over X")
-    expect(path, 15, 1, "the design M chooses P(Y | ...), but Y is outcome", "declare the published variable with role release")
+    expect(
+        path,
+        15,
+        1,
+        "the design M chooses P(Y | ...), but Y is outcome",
+        "declare the published variable with role release",
+    )
     fixed = path.read_text().replace("var Y : outcome over X", "var Y : release over X")
     path.write_text(fixed)
     code, out = solve(path)
@@ -209,8 +274,14 @@ def test_delta_outside_its_domain_is_located_at_the_param(tmp_path):
     path = edited(tmp_path, "atr_table4.priv", "param delta = 0.9", "param delta = 1.5")
     out_dir = tmp_path / "out"
     out = expect(
-        path, 18, 15, "delta = 1.5 is outside its domain: delta must lie in [0, 1]", "line 19", "Chen et al. Def. 5",
-        args=("--out", str(out_dir)), absent=("infeasible", "lower bound"),
+        path,
+        18,
+        15,
+        "delta = 1.5 is outside its domain: delta must lie in [0, 1]",
+        "line 19",
+        "Chen et al. Def. 5",
+        args=("--out", str(out_dir)),
+        absent=("infeasible", "lower bound"),
     )
     assert "   18 | param delta = 1.5\n      |               ^^^" in out, out
     assert not out_dir.exists()
@@ -247,27 +318,90 @@ def test_api_value_outside_its_domain_names_params(tmp_path):
 @pytest.mark.parametrize(
     "spec, old, new, line, col, words",
     [
-        ("atr_alpha_fidelity.priv", "param alpha = 0.8", "param alpha = 1.25", 17, 15,
-         ("alpha = 1.25 is outside its domain: alpha must lie in [0, 1]", "line 18", "Def. 6")),
-        ("sanitize_distortion.priv", "param alpha = 0.5", "param alpha = 1.5", 16, 15,
-         ("alpha = 1.5 is outside its domain: alpha must lie in [0, 1]", "line 17", "eq. 3")),
-        ("shaped_noise_means.priv", "param alpha = 0.1", "param alpha = -0.5", 9, 15,
-         ("alpha = -0.5 is outside its domain: alpha must lie in [0, 1]", "line 14", "mixture")),
-        ("sanitize_ldp_budget.priv", "param eps = 0.5", "param eps = -1", 16, 13,
-         ("eps = -1 is outside its domain: eps must be >= 0", "line 17")),
-        ("shaped_noise_means.priv", "param delta = 0", "param delta = 1", 11, 15,
-         ("delta = 1 is outside its domain: delta must lie in [0, 1)", "line 16")),
-        ("noise_placement.priv", "param eps = 1.0", "param eps = 0", 10, 13,
-         ("eps = 0 is outside its domain: eps must be > 0", "line 12")),
-        ("noise_placement.priv", "param delta = 1e-5", "param delta = 1", 11, 15,
-         ("delta = 1 is outside its domain: delta must lie in (0, 1)", "line 12")),
-        ("obfuscation_bsc.priv", "param eps = 0.2", "param eps = -0.1", 8, 13,
-         ("eps = -0.1 is outside its domain: eps must be >= 0", "line 9", "bits")),
-        ("sanitize_posterior_bound.priv", "param bound = 0.72", "param bound = 1.2", 16, 15,
-         ("bound = 1.2 is outside its domain: bound must lie in [0, 1]", "line 17", "is a probability")),
+        (
+            "atr_alpha_fidelity.priv",
+            "param alpha = 0.8",
+            "param alpha = 1.25",
+            17,
+            15,
+            ("alpha = 1.25 is outside its domain: alpha must lie in [0, 1]", "line 18", "Def. 6"),
+        ),
+        (
+            "sanitize_distortion.priv",
+            "param alpha = 0.5",
+            "param alpha = 1.5",
+            16,
+            15,
+            ("alpha = 1.5 is outside its domain: alpha must lie in [0, 1]", "line 17", "eq. 3"),
+        ),
+        (
+            "shaped_noise_means.priv",
+            "param alpha = 0.1",
+            "param alpha = -0.5",
+            9,
+            15,
+            ("alpha = -0.5 is outside its domain: alpha must lie in [0, 1]", "line 14", "mixture"),
+        ),
+        (
+            "sanitize_ldp_budget.priv",
+            "param eps = 0.5",
+            "param eps = -1",
+            16,
+            13,
+            ("eps = -1 is outside its domain: eps must be >= 0", "line 17"),
+        ),
+        (
+            "shaped_noise_means.priv",
+            "param delta = 0",
+            "param delta = 1",
+            11,
+            15,
+            ("delta = 1 is outside its domain: delta must lie in [0, 1)", "line 16"),
+        ),
+        (
+            "noise_placement.priv",
+            "param eps = 1.0",
+            "param eps = 0",
+            10,
+            13,
+            ("eps = 0 is outside its domain: eps must be > 0", "line 12"),
+        ),
+        (
+            "noise_placement.priv",
+            "param delta = 1e-5",
+            "param delta = 1",
+            11,
+            15,
+            ("delta = 1 is outside its domain: delta must lie in (0, 1)", "line 12"),
+        ),
+        (
+            "obfuscation_bsc.priv",
+            "param eps = 0.2",
+            "param eps = -0.1",
+            8,
+            13,
+            ("eps = -0.1 is outside its domain: eps must be >= 0", "line 9", "bits"),
+        ),
+        (
+            "sanitize_posterior_bound.priv",
+            "param bound = 0.72",
+            "param bound = 1.2",
+            16,
+            15,
+            ("bound = 1.2 is outside its domain: bound must lie in [0, 1]", "line 17", "is a probability"),
+        ),
     ],
-    ids=["alpha-fidelity", "sanitization-mixture", "shaped-noise-mixture", "ldp-eps", "dp-delta",
-         "gaussian-eps", "gaussian-delta", "leakage", "posterior-bound"],
+    ids=[
+        "alpha-fidelity",
+        "sanitization-mixture",
+        "shaped-noise-mixture",
+        "ldp-eps",
+        "dp-delta",
+        "gaussian-eps",
+        "gaussian-delta",
+        "leakage",
+        "posterior-bound",
+    ],
 )
 def test_param_outside_its_domain_in_every_class(tmp_path, spec, old, new, line, col, words):
     path = edited(tmp_path, spec, old, new)
@@ -275,7 +409,9 @@ def test_param_outside_its_domain_in_every_class(tmp_path, spec, old, new, line,
 
 
 def test_param_feeding_a_builtin_table_is_located_at_the_param(tmp_path):
-    path = edited(tmp_path, "obfuscation_bsc.priv", "known P(F | X) = bsc(0.1)", "param q = 1.1\nknown P(F | X) = bsc(q)")
+    path = edited(
+        tmp_path, "obfuscation_bsc.priv", "known P(F | X) = bsc(0.1)", "param q = 1.1\nknown P(F | X) = bsc(q)"
+    )
     expect(path, 6, 11, "q = 1.1 is outside its domain: q must lie in [0, 1]", "line 7, bsc(q)")
 
 
@@ -287,14 +423,21 @@ def test_a_param_in_no_domain_sensitive_place_is_free(tmp_path):
 
 
 def test_param_in_a_nonlinear_bound_names_the_bound_value(tmp_path):
-    path = edited(tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to |Dt - D| <= exp(delta) - 1")
+    path = edited(
+        tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to |Dt - D| <= exp(delta) - 1"
+    )
     expect(path, 18, 15, "delta = 0.9 puts the bound exp(delta) - 1 at 1.4596, outside [0, 1]", "line 19")
 
 
 def test_relative_bounds_and_written_numbers_are_not_refused(tmp_path):
     # an upper bound k * D with k > 1 is a relative bound, not alpha-fidelity; a number written
     # in place (a vacuous Dt <= 1.5) is what the user meant: neither has a param domain
-    path = edited(tmp_path, "atr_table4.priv", "subject to |Dt - D| <= 1 - delta", "subject to Dt <= delta * D\nsubject to Dt <= 1.5")
+    path = edited(
+        tmp_path,
+        "atr_table4.priv",
+        "subject to |Dt - D| <= 1 - delta",
+        "subject to Dt <= delta * D\nsubject to Dt <= 1.5",
+    )
     code, out = solve(path, "--set", "delta=2")
     assert code == 0 and "optimal" in out, out
 
@@ -322,14 +465,20 @@ def test_api_bad_value_in_api_words():
 
 
 def test_api_params_not_a_dict_is_a_usage_error():
-    with pytest.raises(privopt.UsageError, match=r"params= is a dict from param names to values, like \{'delta': 0.9\}, not str"):
+    with pytest.raises(
+        privopt.UsageError, match=r"params= is a dict from param names to values, like \{'delta': 0.9\}, not str"
+    ):
         privopt.load(SPECS / "atr_table4.priv", params="delta=0.9")
 
 
 def test_api_path_outside_the_folder_names_the_keyword(tmp_path):
-    text = (SPECS / "atr_table4.priv").read_text().replace(
-        "known P(gender, income) = counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}",
-        'known P(gender, income) = counts from "../x.csv" column n',
+    text = (
+        (SPECS / "atr_table4.priv")
+        .read_text()
+        .replace(
+            "known P(gender, income) = counts {\n         low  mid  high\n    F:   12   5    3\n    M:   9    7    4\n}",
+            'known P(gender, income) = counts from "../x.csv" column n',
+        )
     )
     with pytest.raises(privopt.SpecError) as e:
         privopt.loads(text, path=tmp_path / "spec.priv")
@@ -385,11 +534,17 @@ def test_suggest_and_where_applies():
 # ------------------------------------------------------------------ a noise-placement statement in a table spec
 
 
-@pytest.mark.parametrize(("stmt", "words"), [
-    ("let z = 2", "'let' belongs to noise-placement specs"),
-    ("noise e : gaussian[2]", "'noise' belongs to noise-placement specs"),
-    ("var w : data real[2] in [0, 1]", "a continuous variable (real[n] in [lo, hi]) belongs to noise-placement specs"),
-])
+@pytest.mark.parametrize(
+    ("stmt", "words"),
+    [
+        ("let z = 2", "'let' belongs to noise-placement specs"),
+        ("noise e : gaussian[2]", "'noise' belongs to noise-placement specs"),
+        (
+            "var w : data real[2] in [0, 1]",
+            "a continuous variable (real[n] in [lo, hi]) belongs to noise-placement specs",
+        ),
+    ],
+)
 def test_a_noise_placement_statement_in_a_table_spec_is_the_error_at_that_statement(tmp_path, stmt, words):
     """It was reported at line 4 (the first finite variable) as if the spec were a noise
     placement with a stray table: the statement the user added is the stray one."""

@@ -109,14 +109,19 @@ def test_subnormal_delta_is_refused_at_the_param(tmp_path):
     """delta = 1e-320 was 'optimal (verified)' at 2.8x the optimum; a subnormal delta keeps 5
     digits (9.99989e-321), and the calibration rests on log(delta): refused at its value."""
     out = expect_refusal(
-        tmp_path, (SPECS / "noise_placement.priv").read_text().replace("1e-5", "1e-320"), 11, 15,
+        tmp_path,
+        (SPECS / "noise_placement.priv").read_text().replace("1e-5", "1e-320"),
+        11,
+        15,
         ["below 2.225e-308", "smallest double", "use a delta in [2.225e-308, 1)"],
     )
     assert "param delta = 1e-320" in out
 
 
 def test_subnormal_delta_by_set_points_at_the_requirement(tmp_path):
-    expect_refusal(tmp_path, (SPECS / "noise_placement.priv").read_text(), 12, 32, ["below 2.225e-308"], "--set", "delta=1e-320")
+    expect_refusal(
+        tmp_path, (SPECS / "noise_placement.priv").read_text(), 12, 32, ["below 2.225e-308"], "--set", "delta=1e-320"
+    )
 
 
 @pytest.mark.parametrize("delta", ["1e-300", "3e-308"])
@@ -150,7 +155,9 @@ def test_verifier_rejects_the_point_of_a_too_small_bound():
     model = _problem((SPECS / "noise_placement.priv").read_text())
     right = lower_noise(model)
     small = 0.015625  # the bound the old root solve returned at delta = 1e-320
-    wrong = type(right)(right.F, right.t, right.blocks, right.unit * (right.sensitivity_bound / small) ** 2, right.offset, small)
+    wrong = type(right)(
+        right.F, right.t, right.blocks, right.unit * (right.sensitivity_bound / small) ** 2, right.offset, small
+    )
     be = pnoise.get_backend("cvxpy", None)
     cov, sol = pnoise.solve(model, wrong, be)
     check = pnoise.verify(model, cov, wrong, sol.objective, backend=be, duals=sol.duals)
@@ -251,12 +258,27 @@ def test_eps_too_large_to_verify_is_refused_at_the_param(tmp_path, eps):
     expect_refusal(tmp_path, text, 10, 13, ["too large to verify in doubles", "use an eps up to about 4.4e+11"])
 
 
-@pytest.mark.parametrize(("old", "new", "line", "col", "words"), [
-    # the param-domain check (builder/params.py) refuses these at the param before calibration
-    ("param delta = 1e-5", "param delta = 0", 11, 15, ["delta = 0 is outside its domain: delta must lie in (0, 1)"]),
-    ("param delta = 1e-5", "param delta = 1", 11, 15, ["delta = 1 is outside its domain: delta must lie in (0, 1)"]),
-    ("param eps = 1.0", "param eps = 0", 10, 13, ["eps = 0 is outside its domain: eps must be > 0"]),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "line", "col", "words"),
+    [
+        # the param-domain check (builder/params.py) refuses these at the param before calibration
+        (
+            "param delta = 1e-5",
+            "param delta = 0",
+            11,
+            15,
+            ["delta = 0 is outside its domain: delta must lie in (0, 1)"],
+        ),
+        (
+            "param delta = 1e-5",
+            "param delta = 1",
+            11,
+            15,
+            ["delta = 1 is outside its domain: delta must lie in (0, 1)"],
+        ),
+        ("param eps = 1.0", "param eps = 0", 10, 13, ["eps = 0 is outside its domain: eps must be > 0"]),
+    ],
+)
 def test_budget_outside_its_domain_is_refused_at_the_param(tmp_path, old, new, line, col, words):
     text = (SPECS / "noise_placement.priv").read_text().replace(old, new)
     expect_refusal(tmp_path, text, line, col, words)

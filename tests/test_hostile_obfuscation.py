@@ -19,12 +19,11 @@ import pytest
 from scipy.optimize import brentq
 
 import privopt
-from privopt.measures.obfuscation import kl_excess, leakage_bits
+from privopt.measures.obfuscation import _fingerprint, kl_excess, leakage_bits
 from privopt.methods.obfuscation import independence_bound, optimal_channel
-from privopt.measures.obfuscation import _fingerprint
 from privopt.pipeline.obfuscation import verify
 from tests.conftest import SPECS
-from tests.test_obfuscation import _channel, _cli, _q_by_cdf
+from tests.test_obfuscation import _cli, _q_by_cdf
 from tests.test_obfuscation_math import q_ref, reference_optimum
 
 GENERAL = SPECS / "obfuscation_general.priv"
@@ -158,10 +157,13 @@ def test_huge_eps_is_inactive_and_needs_no_noise(spec):
     assert out["verification"]["leakage_bits"] == pytest.approx(float(leak_decimal(px, F, np.eye(2))), rel=1e-14)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("param eps = -1e-300", "must be >= 0"),
-    ("param eps = -0.5", "must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("param eps = -1e-300", "must be >= 0"),
+        ("param eps = -0.5", "must be >= 0"),
+    ],
+)
 def test_negative_eps_is_refused_at_the_param(tmp_path, text, message):
     spec = tmp_path / "neg.priv"
     src = GENERAL.read_text().replace("param eps = 0.1", text)
@@ -267,4 +269,6 @@ def test_leakage_keeps_its_relative_accuracy_at_tiny_scales():
     assert kl_excess(-1.0) == 1.0
     for u in (2.0**-53, 2.0**-40, 2.0**-27):  # ~1e-16, 1e-12, 1e-8 (I ~ 1e-33 .. 1e-17), exact complements
         W = np.array([[0.5, 0.5], [0.5 - u, 0.5 + u]])
-        assert leakage_bits(PX_GENERAL, W, F_GENERAL) == pytest.approx(float(leak_decimal(PX_GENERAL, F_GENERAL, W)), rel=1e-12)
+        assert leakage_bits(PX_GENERAL, W, F_GENERAL) == pytest.approx(
+            float(leak_decimal(PX_GENERAL, F_GENERAL, W)), rel=1e-12
+        )

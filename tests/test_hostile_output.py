@@ -159,8 +159,9 @@ def test_a_real_terminal_of_60_columns_is_honoured():
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 60, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {"TERM": "xterm"}
-    proc = subprocess.Popen([PRIVOPT, "solve", SPECS / "shaped_noise_means.priv", "--quiet"], stdout=slave,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [PRIVOPT, "solve", SPECS / "shaped_noise_means.priv", "--quiet"], stdout=slave, stderr=subprocess.PIPE, env=env
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -236,7 +237,8 @@ def test_noise_placement_csv_holds_the_variances_of_the_json(tmp_path):
     assert losses["inputs only"] == result["baselines"]["input_only"]
     assert losses["answers only"] == result["baselines"]["output_only"]
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["covariance_eta.csv", "losses.csv", "noise.csv", "result.json", ".privopt-files"])
+        ["covariance_eta.csv", "losses.csv", "noise.csv", "result.json", ".privopt-files"]
+    )
 
 
 def test_a_design_named_like_another_file_does_not_overwrite_it(tmp_path):
@@ -247,7 +249,9 @@ def test_a_design_named_like_another_file_does_not_overwrite_it(tmp_path):
     out = tmp_path / "out"
     r = run("solve", spec, "--out", out)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in out.iterdir()) == sorted(["table_groups.csv", "groups.csv", "result.json", ".privopt-files"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["table_groups.csv", "groups.csv", "result.json", ".privopt-files"]
+    )
     with (out / "table_groups.csv").open(newline="") as fh:
         assert list(csv.DictReader(fh))[0].keys() == {"gender", "income", "decision", "value"}
     with (out / "groups.csv").open(newline="") as fh:
@@ -295,8 +299,10 @@ def test_groups_are_in_spec_order_in_text_json_and_csv(tmp_path):
     assert keys == [("F", "young"), ("F", "old"), ("M", "young"), ("M", "old")]  # labels as declared
     with (out / "groups.csv").open(newline="") as fh:
         assert [(row["gender"], row["age"]) for row in csv.DictReader(fh)] == keys
-    section = text[text.index("QID groups"):]
-    rows = [tuple(cell.strip() for cell in line.split("│")[1:3]) for line in section.splitlines() if line.startswith("│")]
+    section = text[text.index("QID groups") :]
+    rows = [
+        tuple(cell.strip() for cell in line.split("│")[1:3]) for line in section.splitlines() if line.startswith("│")
+    ]
     assert rows[: len(keys)] == keys
 
 

@@ -68,8 +68,7 @@ TOP_LAYER = 8
 
 # (importer, imported): edges that break the layering today. Each has an xfail(strict=True)
 # test below; remove the entry when the edge is fixed.
-KNOWN_VIOLATIONS = {
-}
+KNOWN_VIOLATIONS = {}
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -241,7 +240,10 @@ def test_no_import_cycle():
 
 @pytest.mark.parametrize(
     "edge",
-    [pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=why), id=f"{e[0]}->{e[1]}") for e, why in KNOWN_VIOLATIONS.items()],
+    [
+        pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=why), id=f"{e[0]}->{e[1]}")
+        for e, why in KNOWN_VIOLATIONS.items()
+    ],
 )
 def test_known_violation_is_fixed(edge):
     """XFAIL while the edge exists; when someone removes it this XPASSes, which fails (strict):

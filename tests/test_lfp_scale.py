@@ -53,9 +53,16 @@ def reference_beta(p: np.ndarray, L: np.ndarray, U: np.ndarray, tol: float = 1e-
                     r[j * A + a] -= b * q[j]
                 r[i * A + a] += q[i]
                 rows.append(r)
-        res = linprog(np.zeros(n), A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=A_eq, b_eq=np.ones(m),
-                      bounds=list(zip(L.ravel(), U.ravel())), method="highs",
-                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+        res = linprog(
+            np.zeros(n),
+            A_ub=np.array(rows),
+            b_ub=np.zeros(len(rows)),
+            A_eq=A_eq,
+            b_eq=np.ones(m),
+            bounds=list(zip(L.ravel(), U.ravel())),
+            method="highs",
+            options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+        )
         return res.status == 0
 
     lo, hi = q.max(), 1.0  # Lemma 5's floor; every table has confidence <= 1
@@ -87,9 +94,15 @@ def test_the_group_that_could_not_certify_now_does():
     called 0.82034858278 feasible and no rounding of its table beat 0.820348634, so the bracket
     stayed at 1.25e-7. Capped roundings (methods.lfp._capped) reach the optimum."""
     p = np.array([[0.0, 3.0, 1.0]])
-    D = np.array([[[2.2470496941706997e-01, 4.1198904410590342e-04, 7.7488304153882415e-01],
-                   [5.2063724763965880e-01, 4.6667457517057143e-01, 1.2688177189769881e-02],
-                   [1.8988727708511025e-02, 9.8101119715178620e-01, 7.5139702877873087e-08]]])
+    D = np.array(
+        [
+            [
+                [2.2470496941706997e-01, 4.1198904410590342e-04, 7.7488304153882415e-01],
+                [5.2063724763965880e-01, 4.6667457517057143e-01, 1.2688177189769881e-02],
+                [1.8988727708511025e-02, 9.8101119715178620e-01, 7.5139702877873087e-08],
+            ]
+        ]
+    )
     L, U = np.clip(D - (1 - 0.8), 0, 1), np.clip(D + (1 - 0.8), 0, 1)
     sol = solve_lfp(p, L, U, HighsBackend(), D)
     assert certified(sol).all()
@@ -128,7 +141,9 @@ def test_workers_do_not_change_a_bit(monkeypatch):
     one = solve_lfp(p, L, U, HighsBackend(), D, chunk_size=60, workers=1)
     two = solve_lfp(p, L, U, HighsBackend(), D, chunk_size=60, workers=2, progress=lambda d, t: seen.append((d, t)))
     assert one.workers == 1 and two.workers == 2 and one.chunks == two.chunks >= 2
-    assert np.array_equal(one.beta, two.beta) and np.array_equal(one.table, two.table) and np.array_equal(one.gap, two.gap)
+    assert (
+        np.array_equal(one.beta, two.beta) and np.array_equal(one.table, two.table) and np.array_equal(one.gap, two.gap)
+    )
     assert seen[-1] == (240, 240) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 

@@ -16,7 +16,9 @@ SQUARED = "sum_x E[(Y - X)^2 | X]"
 SKEWED = "known P(X) = {1: 0.4, 2: 0.3, 3: 0.15, 4: 0.1, 5: 0.05}"
 
 
-def _rr(role: str, labels: str = "{v1, v2, v3, v4, v5}", objective: str = "tv(X, Y)", prior: str | None = None) -> privopt.Problem:
+def _rr(
+    role: str, labels: str = "{v1, v2, v3, v4, v5}", objective: str = "tv(X, Y)", prior: str | None = None
+) -> privopt.Problem:
     text = RR.replace("var X : data {v1, v2, v3, v4, v5}", f"var X : {role} {labels}")
     if prior is not None:
         text = text.replace("known P(X) = uniform", prior)
@@ -30,13 +32,17 @@ def _same_measures(data, private):
         assert private.measures[key] == pytest.approx(value, abs=1e-9), key
 
 
-@pytest.mark.parametrize(("labels", "prior"), [("{v1, v2, v3, v4, v5}", None), ("{1, 2, 3, 4, 5}", None), ("{1, 2, 3, 4, 5}", SKEWED)])
+@pytest.mark.parametrize(
+    ("labels", "prior"), [("{v1, v2, v3, v4, v5}", None), ("{1, 2, 3, 4, 5}", None), ("{1, 2, 3, 4, 5}", SKEWED)]
+)
 def test_randomized_response_measures_do_not_depend_on_the_role(labels, prior):
     _same_measures(_rr("data", labels, prior=prior).solve(), _rr("private", labels, prior=prior).solve())
 
 
-@pytest.mark.xfail(reason="builder/mechanism.py reads E[|X - Y|] as an expected distortion (kind, pair, distance) only "
-                   "when X is data; on a private X it is a plain linear objective, so E[d(X, Y)] is not shown")
+@pytest.mark.xfail(
+    reason="builder/mechanism.py reads E[|X - Y|] as an expected distortion (kind, pair, distance) only "
+    "when X is data; on a private X it is a plain linear objective, so E[d(X, Y)] is not shown"
+)
 @pytest.mark.parametrize("objective", ["E[|X - Y|]", "E[(X - Y)^2]"])
 def test_distortion_measures_do_not_depend_on_the_role(objective):
     data = _rr("data", "{1, 2, 3, 4, 5}", objective).solve()
@@ -48,8 +54,16 @@ def test_randomized_response_shows_utility_and_privacy_of_its_input():
     log-lift, the largest posterior) whatever X's role."""
     r = _rr("private").solve()
     m = r.measures
-    for key in ("tv(X, Y)", "I(X;Y) bits", "H(X) bits", "max |P(Y) - P(X)|", "ldp(X -> Y)", "loglift(X -> Y)",
-                "max P(X | Y)", "max P(X)"):
+    for key in (
+        "tv(X, Y)",
+        "I(X;Y) bits",
+        "H(X) bits",
+        "max |P(Y) - P(X)|",
+        "ldp(X -> Y)",
+        "loglift(X -> Y)",
+        "max P(X | Y)",
+        "max P(X)",
+    ):
         assert key in m, key
     k, eps = 5, 1.0
     assert m["tv(X, Y)"] == pytest.approx(r.objective, abs=1e-12)
@@ -81,7 +95,9 @@ def test_count_query_shows_no_squared_error():
     assert m["ldp(n -> y)"] >= m["dp(n -> y) over adjacent pairs"] - 1e-9  # all pairs: at least the adjacent ones
 
 
-@pytest.mark.parametrize("spec", ["shaped_noise_means.priv", "shaped_noise_sweep.priv", "shaped_noise_soft_moments.priv"])
+@pytest.mark.parametrize(
+    "spec", ["shaped_noise_means.priv", "shaped_noise_sweep.priv", "shaped_noise_soft_moments.priv"]
+)
 def test_squared_error_shows_where_it_is_the_objective(spec):
     """Ramon & Basu's loss: the objective (or, beside a penalty, its linear part) is
     sum(x, y: f * (x - y)^2), so the measure is the objective's squared-error part."""
@@ -93,16 +109,20 @@ def test_squared_error_shows_where_it_is_the_objective(spec):
 
 def test_squared_error_shows_for_a_scaled_loss():
     """A positive multiple of the loss (a mean over x instead of a sum) is still that loss."""
-    text = (SPECS / "shaped_noise_means.priv").read_text().replace(
-        "minimize sum(x, y: f * (x - y)^2)", "minimize sum(x, y: 0.2 * f * (x - y)^2)"
+    text = (
+        (SPECS / "shaped_noise_means.priv")
+        .read_text()
+        .replace("minimize sum(x, y: f * (x - y)^2)", "minimize sum(x, y: 0.2 * f * (x - y)^2)")
     )
     r = privopt.loads(text).solve()
     assert r.measures["sum_x E[(y - x)^2 | x]"] == pytest.approx(5 * r.objective, rel=1e-9)
 
 
 def test_squared_error_absent_for_another_linear_objective():
-    text = (SPECS / "shaped_noise_means.priv").read_text().replace(
-        "minimize sum(x, y: f * (x - y)^2)", "minimize sum(x, y: f * (x - y)^2 * x)"
+    text = (
+        (SPECS / "shaped_noise_means.priv")
+        .read_text()
+        .replace("minimize sum(x, y: f * (x - y)^2)", "minimize sum(x, y: f * (x - y)^2 * x)")
     )
     m = privopt.loads(text).solve().measures
     assert not any(k.startswith("sum_x E[") for k in m), sorted(m)

@@ -69,7 +69,9 @@ def _independent(A, w, eps, delta, calibration):
     opt = cp.Problem(cp.Minimize(cp.trace(S)), [cp.matrix_frac(A[:, j], S) <= t[j] for j in range(n)])
     opt.solve(solver="CLARABEL")
     so = cp.Variable(m, nonneg=True)
-    out = cp.Problem(cp.Minimize(cp.sum(so)), [cp.sum(cp.multiply(A[:, j] ** 2, cp.inv_pos(so))) <= t[j] for j in range(n)])
+    out = cp.Problem(
+        cp.Minimize(cp.sum(so)), [cp.sum(cp.multiply(A[:, j] ** 2, cp.inv_pos(so))) <= t[j] for j in range(n)]
+    )
     out.solve(solver="CLARABEL")
     ldp = float(sum((A[:, j] @ A[:, j]) * (w[j] / D) ** 2 for j in range(n)))
     assert opt.status == "optimal" and out.status == "optimal"
@@ -148,7 +150,10 @@ def test_many_queries_approach_local_dp():
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    m=st.integers(1, 5), n=st.integers(1, 5), seed=st.integers(0, 2**31), eps=st.floats(0.1, 3.0),
+    m=st.integers(1, 5),
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**31),
+    eps=st.floats(0.1, 3.0),
     calibration=st.sampled_from(["analytic", "classic"]),
 )
 def test_optimum_never_exceeds_a_baseline(m, n, seed, eps, calibration):

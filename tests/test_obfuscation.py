@@ -93,7 +93,10 @@ def test_symmetric_spec_takes_corollary_2_and_agrees_with_the_global_method():
     assert closed.objective == pytest.approx(glob.objective, abs=1e-9)
     W = _channel(closed)
     assert W[0, 1] == W[1, 0]
-    h = lambda p: -p * math.log2(p) - (1 - p) * math.log2(1 - p)
+
+    def h(p):
+        return -p * math.log2(p) - (1 - p) * math.log2(1 - p)
+
     # Corollary 2 by hand: 1 - h(p * q) = eps at the optimum (the bound binds)
     pq = W[0, 1] * 0.9 + 0.1 * (1 - W[0, 1])
     assert 1 - h(pq) == pytest.approx(0.2, abs=1e-12)
@@ -253,7 +256,19 @@ def _cli(*args) -> subprocess.CompletedProcess:
 
 
 def test_simulate_agrees_with_q_and_is_reproducible():
-    args = ["simulate", str(SPECS / "obfuscation_bsc.priv"), "--rows", "200", "--cols", "400", "--trials", "40", "--seed", "7", "--json"]
+    args = [
+        "simulate",
+        str(SPECS / "obfuscation_bsc.priv"),
+        "--rows",
+        "200",
+        "--cols",
+        "400",
+        "--trials",
+        "40",
+        "--seed",
+        "7",
+        "--json",
+    ]
     first, again = _cli(*args), _cli(*args)
     assert first.returncode == 0, first.stderr
     assert first.stdout == again.stdout  # byte-identical: no timings in it
@@ -268,12 +283,16 @@ def test_simulate_agrees_with_q_and_is_reproducible():
 
 
 def test_simulate_refuses_another_family():
-    res = CliRunner().invoke(main, ["simulate", str(SPECS / "randomized_response.priv"), "--rows", "10", "--cols", "10"])
+    res = CliRunner().invoke(
+        main, ["simulate", str(SPECS / "randomized_response.priv"), "--rows", "10", "--cols", "10"]
+    )
     assert res.exit_code == 2 and "obfuscation" in res.output
 
 
 def test_sweep_shows_symmetric_and_unrestricted():
-    res = CliRunner().invoke(main, ["sweep", str(SPECS / "obfuscation_general.priv"), "eps=0,0.05,0.1,0.3,0.5", "--json"])
+    res = CliRunner().invoke(
+        main, ["sweep", str(SPECS / "obfuscation_general.priv"), "eps=0,0.05,0.1,0.3,0.5", "--json"]
+    )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
     assert [r["status"] for r in rows] == ["optimal"] * 5

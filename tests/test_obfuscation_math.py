@@ -73,7 +73,9 @@ def reference_optimum(px, F, eps, symmetric, angles=241):
             return end
         if leak_ref(px, F, 0.5, 0.5) > eps:  # eps = 0 and the reference's own rounding
             return (0.5, 0.5)
-        t = brentq(lambda t: leak_ref(px, F, 0.5 + t * dx, 0.5 + t * dy) - eps, 0.0, tmax, xtol=1e-16, rtol=1e-15, maxiter=500)
+        t = brentq(
+            lambda t: leak_ref(px, F, 0.5 + t * dx, 0.5 + t * dy) - eps, 0.0, tmax, xtol=1e-16, rtol=1e-15, maxiter=500
+        )
         for shrink in (0.0, 1e-15, 1e-13, 1e-11):  # the feasible side of the root
             p = (0.5 + t * (1 - shrink) * dx, 0.5 + t * (1 - shrink) * dy)
             if leak_ref(px, F, *p) <= eps:
@@ -99,9 +101,14 @@ def reference_optimum(px, F, eps, symmetric, angles=241):
     pts = [(a, b) for a in g for b in g if leak_ref(px, F, a, b) <= eps]
     pts.sort(key=lambda p: q_ref(px, *p))
     for p0 in pts[:3]:
-        res = minimize(lambda x: q_ref(px, x[0], x[1]), p0, method="SLSQP", bounds=[(0, 1)] * 2,
-                       constraints=[{"type": "ineq", "fun": lambda x: eps - leak_ref(px, F, x[0], x[1])}],
-                       options={"ftol": 1e-14, "maxiter": 300})
+        res = minimize(
+            lambda x: q_ref(px, x[0], x[1]),
+            p0,
+            method="SLSQP",
+            bounds=[(0, 1)] * 2,
+            constraints=[{"type": "ineq", "fun": lambda x: eps - leak_ref(px, F, x[0], x[1])}],
+            options={"ftol": 1e-14, "maxiter": 300},
+        )
         x = np.clip(res.x, 0.0, 1.0)
         if leak_ref(px, F, x[0], x[1]) <= eps:
             best = min(best, q_ref(px, x[0], x[1]))
@@ -194,7 +201,9 @@ def test_q_is_quasiconcave_on_the_triangle_and_not_concave():
 
 
 @SETTINGS
-@given(px=st.one_of(st.sampled_from([0.0, 1.0, 1e-300]), st.floats(1e-9, 1 - 1e-9)), p1=probs, p2=probs, F=fingerprints())
+@given(
+    px=st.one_of(st.sampled_from([0.0, 1.0, 1e-300]), st.floats(1e-9, 1 - 1e-9)), p1=probs, p2=probs, F=fingerprints()
+)
 def test_leakage_matches_joint_table(px, p1, p2, F):
     got = ob.leakage_bits(px, ob.channel(p1, p2), F)
     if px == 1e-300:  # the joint table underflows; the leakage is at most h_b(P_X(1)) ~ 1e-297
@@ -216,8 +225,10 @@ def test_leakage_convex_and_gradient():
         assert mid <= (ob.leakage_p(px, pf, r, *u) + ob.leakage_p(px, pf, r, *v)) / 2 + 1e-14
         g = ob.leakage_grad_p(px, pf, r, *u)
         h = 1e-6
-        fd = [(ob.leakage_p(px, pf, r, u[0] + h, u[1]) - ob.leakage_p(px, pf, r, u[0] - h, u[1])) / (2 * h),
-              (ob.leakage_p(px, pf, r, u[0], u[1] + h) - ob.leakage_p(px, pf, r, u[0], u[1] - h)) / (2 * h)]
+        fd = [
+            (ob.leakage_p(px, pf, r, u[0] + h, u[1]) - ob.leakage_p(px, pf, r, u[0] - h, u[1])) / (2 * h),
+            (ob.leakage_p(px, pf, r, u[0], u[1] + h) - ob.leakage_p(px, pf, r, u[0], u[1] - h)) / (2 * h),
+        ]
         assert np.allclose(g, fd, atol=1e-6, rtol=1e-5)
 
 
@@ -284,9 +295,12 @@ def test_corollary2_needs_uniform_px():
 
 
 @SETTINGS
-@given(px=st.one_of(st.sampled_from([0.5, 0.01, 0.99]), inner), F=fingerprints(),
-       frac=st.one_of(st.sampled_from([0.0, 1e-3, 0.5, 0.999, 1.0, 2.0]), st.floats(0.01, 1.0)),
-       symmetric=st.booleans())
+@given(
+    px=st.one_of(st.sampled_from([0.5, 0.01, 0.99]), inner),
+    F=fingerprints(),
+    frac=st.one_of(st.sampled_from([0.0, 1e-3, 0.5, 0.999, 1.0, 2.0]), st.floats(0.01, 1.0)),
+    symmetric=st.booleans(),
+)
 def test_global_method_matches_independent_reference(px, F, frac, symmetric):
     imax = leak_ref(px, F, 0.0, 0.0)
     eps = frac * imax
@@ -316,8 +330,9 @@ def test_global_method_matches_independent_reference(px, F, frac, symmetric):
 
 
 @pytest.mark.parametrize("eps_frac", [1e-3, 0.05, 0.3, 0.7, 0.95])
-@pytest.mark.parametrize("px,F", [(0.5, [[0.9, 0.1], [0.1, 0.9]]), (0.3, [[0.8, 0.2], [0.05, 0.95]]),
-                                  (0.7, [[1.0, 0.0], [0.4, 0.6]])])
+@pytest.mark.parametrize(
+    "px,F", [(0.5, [[0.9, 0.1], [0.1, 0.9]]), (0.3, [[0.8, 0.2], [0.05, 0.95]]), (0.7, [[1.0, 0.0], [0.4, 0.6]])]
+)
 def test_global_method_fixed_instances(px, F, eps_frac):
     eps = eps_frac * ob.max_leakage(px, F)
     for symmetric in (False, True):
@@ -408,8 +423,14 @@ def test_expected_distance_exact_for_small_m_and_tends_to_q():
     px, W = 0.4, ob.channel(0.1, 0.25)
     # m = 1 by enumeration of two rows
     pxy = np.array([1 - px, px])[:, None] * W
-    e1 = sum(pxy[x1, y1] * pxy[x2, y2] for x1 in (0, 1) for y1 in (0, 1) for x2 in (0, 1) for y2 in (0, 1)
-             if x1 > x2 and y1 < y2)
+    e1 = sum(
+        pxy[x1, y1] * pxy[x2, y2]
+        for x1 in (0, 1)
+        for y1 in (0, 1)
+        for x2 in (0, 1)
+        for y2 in (0, 1)
+        if x1 > x2 and y1 < y2
+    )
     assert ob.expected_distance(px, W, 1) == pytest.approx(e1, abs=1e-15)
     q = ob.krcc_q(px, W)
     gaps = [abs(ob.expected_distance(px, W, m) - q) for m in (25, 100, 400)]

@@ -232,10 +232,18 @@ def test_out_works_when_the_temp_folder_is_on_another_filesystem(tmp_path):
 def test_concurrent_runs_end_with_one_complete_output(tmp_path):
     out = tmp_path / "res"
     specs = [SPECS / "atr_table4.priv", SPECS / "randomized_response.priv"] * 2
-    procs = [subprocess.Popen([PRIVOPT, "solve", str(s), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for s in specs]
+    procs = [
+        subprocess.Popen(
+            [PRIVOPT, "solve", str(s), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        for s in specs
+    ]
     assert all(p.wait(timeout=300) == 0 for p in procs)
     names = sorted(p.name for p in out.iterdir())
-    assert names in ([".privopt-files", "Dt.csv", "groups.csv", "result.json"], [".privopt-files", "R.csv", "result.json"])
+    assert names in (
+        [".privopt-files", "Dt.csv", "groups.csv", "result.json"],
+        [".privopt-files", "R.csv", "result.json"],
+    )
     written = strict_json((out / "result.json").read_text())
     assert ("Dt.csv" in names) == (written["objective_kind"] == "max_confidence")
     assert _no_staging_left(tmp_path)
@@ -281,13 +289,17 @@ def _when_solving(p: subprocess.Popen, log: Path, limit: float = 120.0) -> None:
     raise AssertionError("the solver wrote no log in time")
 
 
-
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_ends_a_long_solve_at_once_and_writes_nothing(tmp_path, sig, code):
     spec = _long_spec(tmp_path)
     out = tmp_path / "res"
     log = tmp_path / "solver.log"
-    p = subprocess.Popen([PRIVOPT, "solve", str(spec), "--out", str(out), "--json", "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [PRIVOPT, "solve", str(spec), "--out", str(out), "--json", "--log", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _when_solving(p, log)  # import, build and lower done; HiGHS is iterating
     sent = time.monotonic()
     p.send_signal(sig)
@@ -325,16 +337,27 @@ def test_sweep_of_a_broken_spec_or_unknown_param_is_a_usage_error():
 def test_an_all_zero_counts_table_is_a_located_error(tmp_path):
     """It reached HiGHS as NaN, on which HiGHS spins forever."""
     spec = tmp_path / "z.priv"
-    spec.write_text((SPECS / "randomized_response.priv").read_text().replace(
-        "known P(X) = uniform", "known P(X) = counts {\n v1 v2 v3 v4 v5\n 0 0 0 0 0\n}"))
+    spec.write_text(
+        (SPECS / "randomized_response.priv")
+        .read_text()
+        .replace("known P(X) = uniform", "known P(X) = counts {\n v1 v2 v3 v4 v5\n 0 0 0 0 0\n}")
+    )
     r = run("solve", spec, timeout=60)
     assert r.returncode == 2 and "z.priv:6:" in r.stderr and "all zero" in r.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["solve", "--set", "delta=\uff11"], ["solve", "--set", "delta=\u0660.\u0669"], ["solve", "--time-limit", "1_0"],
-    ["check", "--tol", "nan"], ["check", "--tol", "-1"], ["sweep", "delta=0.5:0.9:\u00b2"], ["sweep", "delta=1e308:-1e308:3", "--json"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["solve", "--set", "delta=\uff11"],
+        ["solve", "--set", "delta=\u0660.\u0669"],
+        ["solve", "--time-limit", "1_0"],
+        ["check", "--tol", "nan"],
+        ["check", "--tol", "-1"],
+        ["sweep", "delta=0.5:0.9:\u00b2"],
+        ["sweep", "delta=1e308:-1e308:3", "--json"],
+    ],
+)
 def test_numbers_are_ascii_and_strict_everywhere(args):
     r = run(args[0], SPECS / "atr_table4.priv", *args[1:])
     assert r.returncode == 2, r.stdout + r.stderr
@@ -343,14 +366,21 @@ def test_numbers_are_ascii_and_strict_everywhere(args):
 
 def test_a_stdout_that_cannot_be_written_is_one_line(tmp_path):
     with open("/dev/full", "w") as full:
-        p = subprocess.run([PRIVOPT, "solve", str(SPECS / "atr_table4.priv"), "--json"], stdout=full, stderr=subprocess.PIPE, text=True)
+        p = subprocess.run(
+            [PRIVOPT, "solve", str(SPECS / "atr_table4.priv"), "--json"], stdout=full, stderr=subprocess.PIPE, text=True
+        )
     assert p.returncode == 1 and "cannot write the output" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_sigterm_stops_a_sweep_at_once(tmp_path):
     spec = _long_spec(tmp_path)
     log = tmp_path / "solver.log"
-    p = subprocess.Popen([PRIVOPT, "sweep", str(spec), "eps=1,2,3", "--json", "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [PRIVOPT, "sweep", str(spec), "eps=1,2,3", "--json", "--log", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _when_solving(p, log)
     p.send_signal(signal.SIGTERM)
     stdout, stderr = p.communicate(timeout=60)

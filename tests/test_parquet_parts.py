@@ -21,8 +21,8 @@ design Dt = P(decision | g, h, s)
 subject to |Dt - D| <= 0.2
 minimize max_confidence(g, h, decision -> s)
 """
-BINARY = ('deny, approve', 'known D = P(decision = approve | g, h, s) from "{path}" column rate')
-THREE = ('deny, review, approve', 'known D = P(decision | g, h, s) from "{path}" column rate')
+BINARY = ("deny, approve", 'known D = P(decision = approve | g, h, s) from "{path}" column rate')
+THREE = ("deny, review, approve", 'known D = P(decision | g, h, s) from "{path}" column rate')
 
 
 def records(three: bool, seed: int = 0) -> pd.DataFrame:
@@ -34,7 +34,10 @@ def records(three: bool, seed: int = 0) -> pd.DataFrame:
                 n = int(rng.integers(1, 50))
                 if three:
                     d = rng.dirichlet([1, 1, 1])
-                    rows += [{"g": g, "h": h, "s": s, "decision": o, "n": n, "rate": float(r)} for o, r in zip(("deny", "review", "approve"), d)]
+                    rows += [
+                        {"g": g, "h": h, "s": s, "decision": o, "n": n, "rate": float(r)}
+                        for o, r in zip(("deny", "review", "approve"), d)
+                    ]
                 else:
                     rows.append({"g": g, "h": h, "s": s, "n": n, "rate": float(rng.choice([0.0, 0.25, 0.5, 0.9, 1.0]))})
     return pd.DataFrame(rows)
@@ -52,16 +55,22 @@ def write(tmp_path, three: bool, path: str, parts: int = 3) -> None:
     prior = "prior.csv" if three else None  # three outcomes: one row per (record, outcome), the prior beside
     if three:
         df.drop_duplicates(["g", "h", "s"])[["g", "h", "s", "n"]].to_csv(tmp_path / "prior.csv", index=False)
-    (tmp_path / "one.priv").write_text(SPEC.format(outcomes=outcomes, rule=rule.format(path="all.csv"), prior=prior or "all.csv"))
-    (tmp_path / "parts.priv").write_text(SPEC.format(outcomes=outcomes, rule=rule.format(path=path), prior=prior or path))
+    (tmp_path / "one.priv").write_text(
+        SPEC.format(outcomes=outcomes, rule=rule.format(path="all.csv"), prior=prior or "all.csv")
+    )
+    (tmp_path / "parts.priv").write_text(
+        SPEC.format(outcomes=outcomes, rule=rule.format(path=path), prior=prior or path)
+    )
 
 
 def same(a, b, tol):
     assert a.status == b.status == "optimal"
     assert a.method == b.method
     np.testing.assert_allclose(b.groups["beta"], a.groups["beta"], rtol=0, atol=tol)
-    pd.testing.assert_frame_equal(a.groups.drop(columns=["objective", "beta", "beta_min", "c_star"]).astype(str),
-                                  b.groups.drop(columns=["objective", "beta", "beta_min", "c_star"]).astype(str))
+    pd.testing.assert_frame_equal(
+        a.groups.drop(columns=["objective", "beta", "beta_min", "c_star"]).astype(str),
+        b.groups.drop(columns=["objective", "beta", "beta_min", "c_star"]).astype(str),
+    )
     ta, tb = a.table("Dt"), b.table("Dt")
     assert (ta.drop(columns="value").astype(str).to_numpy() == tb.drop(columns="value").astype(str).to_numpy()).all()
 

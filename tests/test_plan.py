@@ -82,8 +82,11 @@ def test_explain_json_honours_method_and_backend():
     spec = SPECS / "sanitize_nonmarkov_tv.priv"  # Prop. 1 answers by default
     assert [s["kind"] for s in explain_json(spec)["plan"]] == ["recognizer"]
     data = explain_json(spec, "--method", "lp", "--backend", "scipy")
-    assert [(s["step"], s["kind"]) for s in data["plan"]] == [("budget-rows", "reduction"), ("lp", "method"),
-                                                               ("scipy", "backend")]
+    assert [(s["step"], s["kind"]) for s in data["plan"]] == [
+        ("budget-rows", "reduction"),
+        ("lp", "method"),
+        ("scipy", "backend"),
+    ]
     assert data["canonical"]["objective"] == "linear"
     data = explain_json(SPECS / "atr_table4.priv", "--method", "lfp")
     assert [s["step"] for s in data["plan"]] == ["qid-groups", "dinkelbach", "lfp", "highs"]

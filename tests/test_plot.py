@@ -57,8 +57,10 @@ def files(folder: Path) -> list[str]:
 # ---------------------------------------------------------------- check_target
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("a.png", "png"), ("a.svg", "svg"), ("a.pdf", "pdf"),
-                                           ("A.PNG", "png"), ("b.Svg", "svg"), ("x.y.PDF", "pdf")])
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [("a.png", "png"), ("a.svg", "svg"), ("a.pdf", "pdf"), ("A.PNG", "png"), ("b.Svg", "svg"), ("x.y.PDF", "pdf")],
+)
 def test_check_target_formats(tmp_path, name, fmt):
     assert plot.check_target(tmp_path / name) == fmt
     assert files(tmp_path) == []
@@ -157,7 +159,9 @@ def test_sweep_missing_folder_exits_2(tmp_path):
 
 def _run_python(code: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip().splitlines()[-1]
 
@@ -181,7 +185,7 @@ def test_matplotlib_imported_with_plot(tmp_path):
     code = f"""
 import sys
 import privopt.cli
-sys.argv = ['privopt', 'sweep', {str(TABLE4)!r}, 'delta=0.9', '--json', '--plot', {str(tmp_path / 'a.png')!r}]
+sys.argv = ['privopt', 'sweep', {str(TABLE4)!r}, 'delta=0.9', '--json', '--plot', {str(tmp_path / "a.png")!r}]
 try:
     privopt.cli.main()
 except SystemExit as e:
@@ -292,8 +296,9 @@ def test_simulation_figure(tmp_path):
     import numpy as np
 
     out = tmp_path / "sim.svg"
-    plot.simulation_figure(out, np.array([0.12, 0.13, 0.14]), analytic=0.139, expected=0.130, title="obf $",
-                           rows=50, cols=100, seed=3)
+    plot.simulation_figure(
+        out, np.array([0.12, 0.13, 0.14]), analytic=0.139, expected=0.130, title="obf $", rows=50, cols=100, seed=3
+    )
     texts = svg_texts(out)
     assert "obf $" in texts and "trials" in texts
     assert any("n = 50 rows, m = 100 columns, seed 3" in t for t in texts)
@@ -303,8 +308,9 @@ def test_simulation_figure(tmp_path):
 
 def test_simulate_plot_cli(tmp_path):
     out = tmp_path / "sim.png"
-    r = invoke("simulate", SPECS / "obfuscation_bsc.priv", "--rows", 50, "--cols", 100, "--trials", 10,
-               "--json", "--plot", out)
+    r = invoke(
+        "simulate", SPECS / "obfuscation_bsc.priv", "--rows", 50, "--cols", 100, "--trials", 10, "--json", "--plot", out
+    )
     assert r.exit_code == 0, r.output
     assert len(json.loads(r.stdout)["trials"]) == 10
     assert png_size(out) >= (640, 480)
@@ -372,7 +378,7 @@ def test_figures_doc_commands_run(argv, tmp_path, monkeypatch):
     if "--plot" in argv:
         i = argv.index("--plot") + 1
         committed = ROOT / argv[i]
-        argv = [*argv[:i], str(tmp_path / committed.name), *argv[i + 1:]]
+        argv = [*argv[:i], str(tmp_path / committed.name), *argv[i + 1 :]]
     r = invoke(*argv)
     assert r.exit_code == 0, r.output
     if committed is not None:

@@ -102,7 +102,9 @@ def test_eq3_spellings_are_recognized(spec, spelling):
 
 
 @pytest.mark.parametrize("spelling", EQ3_OTHER)
-@pytest.mark.parametrize("spec", ["sanitize_nonmarkov_tv.priv", "sanitize_markov_lemma1.priv", "sanitize_distortion.priv"])
+@pytest.mark.parametrize(
+    "spec", ["sanitize_nonmarkov_tv.priv", "sanitize_markov_lemma1.priv", "sanitize_distortion.priv"]
+)
 def test_other_problems_are_not_eq3(spec, spelling):
     problem = api.loads(_with(_spec(spec), EQ3, spelling))
     a = problem.explain()
@@ -114,10 +116,16 @@ def test_other_problems_are_not_eq3(spec, spelling):
 
 def test_a_zero_multiple_leaves_cells_free():
     """``W * P(Y | S) == W * Q`` with a zero weight does not constrain that cell: not eq. 3."""
-    text = _with(_spec("sanitize_nonmarkov_tv.priv"), "design M", "const w(S, X) = {\n  a b c d\n  s1: 1 1 1 1\n  s2: 1 0 2 1\n}\ndesign M")
+    text = _with(
+        _spec("sanitize_nonmarkov_tv.priv"),
+        "design M",
+        "const w(S, X) = {\n  a b c d\n  s1: 1 1 1 1\n  s2: 1 0 2 1\n}\ndesign M",
+    )
     a = api.loads(_with(text, EQ3, f"subject to w(S, X) * P(Y | S) == w(S, X) * ({Q})")).explain()
     assert a.chosen == "lp"
-    ok = api.loads(_with(text.replace("s2: 1 0 2 1", "s2: 1 3 2 1"), EQ3, f"subject to w(S, X) * P(Y | S) == w(S, X) * ({Q})"))
+    ok = api.loads(
+        _with(text.replace("s2: 1 0 2 1", "s2: 1 3 2 1"), EQ3, f"subject to w(S, X) * P(Y | S) == w(S, X) * ({Q})")
+    )
     assert ok.explain().chosen == "closed-form"  # a nonzero weight per cell is the same equation
 
 
@@ -128,7 +136,13 @@ def test_explain_names_the_recognized_equation():
     assert f"'{Q} <= P(Y | S) <= {Q}'" in why
     assert "reads P(Y | S) == (1 - 0.5) * P(X | S) + 0.5 * P(X) (eq. 3, alpha = 0.5)" in why
     assert "Prop. 1" in why
-    lemma = api.loads(_with(_spec("sanitize_markov_lemma1.priv"), EQ3, "subject to P(Y | S) - (1 - alpha) * P(X | S) - alpha * P(X) == 0"))
+    lemma = api.loads(
+        _with(
+            _spec("sanitize_markov_lemma1.priv"),
+            EQ3,
+            "subject to P(Y | S) - (1 - alpha) * P(X | S) - alpha * P(X) == 0",
+        )
+    )
     assert "(eq. 3, alpha = 0.3)" in lemma.explain().applicable["closed-form"]
 
 
@@ -185,7 +199,9 @@ def test_distortion_spellings(spelling, factor, shift):
     _, a0, r0 = _outcome(canonical)
     assert a.chosen == a0.chosen == "reduced-lp"
     assert r.objective == pytest.approx(factor * r0.objective + shift, rel=1e-9)
-    assert r.objective == pytest.approx(api.loads(_with(canonical, "minimize E[|X - Y|]", spelling)).solve(method="lp").objective, rel=1e-7)
+    assert r.objective == pytest.approx(
+        api.loads(_with(canonical, "minimize E[|X - Y|]", spelling)).solve(method="lp").objective, rel=1e-7
+    )
 
 
 def test_distortion_plus_a_function_of_x_is_prop2():
@@ -244,7 +260,10 @@ def test_fidelity_spellings(spec, spelling):
 def test_alpha_fidelity_spellings():
     canonical = _spec("atr_alpha_fidelity.priv")
     old = "subject to Dt >= alpha * D\nsubject to Dt <= D / alpha"
-    for new in ["subject to alpha * D <= Dt <= D / alpha", "subject to alpha * Dt <= D\nsubject to D * alpha - Dt <= 0"]:
+    for new in [
+        "subject to alpha * D <= Dt <= D / alpha",
+        "subject to alpha * Dt <= D\nsubject to D * alpha - Dt <= 0",
+    ]:
         _same(_with(canonical, old, new), canonical)
 
 
@@ -274,7 +293,9 @@ def eq3_rearrangements(draw):
     left, right = [], []
     for k in order:
         term, coef = TERMS[k]
-        (left if sides[k] else right).append(f"({factor} * {coef}) * {term}" if sides[k] else f"(-{factor} * {coef}) * {term}")
+        (left if sides[k] else right).append(
+            f"({factor} * {coef}) * {term}" if sides[k] else f"(-{factor} * {coef}) * {term}"
+        )
     lhs = " + ".join(left) or "0"
     rhs = " + ".join(right) or "0"
     if draw(st.booleans()):
@@ -295,7 +316,9 @@ def eq3_rearrangements(draw):
 )
 def test_random_rearrangements_of_eq3(spec, alpha, spelling):
     canonical = _spec(spec)
-    canonical = canonical.replace(canonical[canonical.index("param alpha"):].split("\n", 1)[0], f"param alpha = {alpha!r}")
+    canonical = canonical.replace(
+        canonical[canonical.index("param alpha") :].split("\n", 1)[0], f"param alpha = {alpha!r}"
+    )
     problem, a, r = _outcome(_with(canonical, EQ3, spelling))
     _, a0, r0 = _outcome(canonical)
     assert a.chosen == a0.chosen, (spelling, a.not_applicable.get(a0.chosen))

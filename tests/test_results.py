@@ -90,7 +90,8 @@ def test_data_files_are_recorded_with_the_sha256_of_their_bytes(tmp_path):
     spec = SPECS / "atr_three_outcomes.priv"
     data = privopt.load(spec).solve().spec["data"]
     assert data == {
-        name: hashlib.sha256((SPECS / name).read_bytes()).hexdigest() for name in ("data/loans.csv", "data/loans_rules.csv")
+        name: hashlib.sha256((SPECS / name).read_bytes()).hexdigest()
+        for name in ("data/loans.csv", "data/loans_rules.csv")
     }
     (tmp_path / "data").mkdir()
     pd.read_csv(SPECS / "data/loans.csv").to_parquet(tmp_path / "data/loans.parquet")
@@ -123,8 +124,16 @@ def _nonfinite_result() -> Result:
     groups = pd.DataFrame({"g": ["a", "b"], "objective": [0.5, inf], "beta": [np.nan, 0.25], "case": ["beta_0", "lfp"]})
     table = pd.DataFrame({"X": ["x1", "x2"], "Y": ["y1", "y1"], "value": [1.0, inf]})
     return Result(
-        status="optimal", termination="optimal", objective=np.float64(0.5), beta=None, method="lp", backend="highs",
-        problem_class="mechanism-lp", objective_kind="tv", groups=groups, tables={"M": table},
+        status="optimal",
+        termination="optimal",
+        objective=np.float64(0.5),
+        beta=None,
+        method="lp",
+        backend="highs",
+        problem_class="mechanism-lp",
+        objective_kind="tv",
+        groups=groups,
+        tables={"M": table},
         verification={
             "passed": np.bool_(True),
             "budgets_achieved": {"ldp(S -> Y) <= eps": np.float64(inf), "dp(X -> Y) <= 1": -inf},
@@ -132,11 +141,15 @@ def _nonfinite_result() -> Result:
             "counts": np.array([1, 2], dtype=np.int64),
             "failures": [],
             "nested": [{"x": np.float32(2.5)}, (np.int32(3), float("nan"))],
-            "series": pd.Series([0.5, -np.inf]), "where": Path("specs/x.priv"), "names": frozenset({"eps"}),
+            "series": pd.Series([0.5, -np.inf]),
+            "where": Path("specs/x.priv"),
+            "names": frozenset({"eps"}),
         },
-        timings={"total_s": 0.25}, stats={"lp_rows": np.int64(60)},
+        timings={"total_s": 0.25},
+        stats={"lp_rows": np.int64(60)},
         measures={"ldp(S -> Y)": inf, "I(X;Y) bits": np.float64(0.125), "largest": np.nan},
-        spec={"path": None, "title": None, "sha256": None, "params": {"eps": 1e-12}}, versions={"privopt": "0"},
+        spec={"path": None, "title": None, "sha256": None, "params": {"eps": 1e-12}},
+        versions={"privopt": "0"},
     )
 
 
@@ -174,15 +187,21 @@ def test_solved_result_dict_and_json_agree():
     for a, b in zip(from_json["groups"], from_dict["groups"]):
         assert a["key"] == b["key"] and a["case"] == b["case"]
         assert a["beta"] == pytest.approx(b["beta"], rel=1e-14)
-    assert [r["value"] for r in from_json["tables"]["Dt"]] == pytest.approx([r["value"] for r in from_dict["tables"]["Dt"]], rel=1e-14)
+    assert [r["value"] for r in from_json["tables"]["Dt"]] == pytest.approx(
+        [r["value"] for r in from_dict["tables"]["Dt"]], rel=1e-14
+    )
 
 
 def test_infeasible_constructor_serializes_strictly():
     from privopt.pipeline.driver import result as make_result
 
     result = make_result(
-        status="infeasible", method="lfp", backend="highs", problem_class="atr-max-confidence",
-        objective_kind="max_confidence", timings={"total_s": 0.1},
+        status="infeasible",
+        method="lfp",
+        backend="highs",
+        problem_class="atr-max-confidence",
+        objective_kind="max_confidence",
+        timings={"total_s": 0.1},
         reasons=["group gender=F: fidelity bounds cannot all hold"],
     )
     data = strict_loads(result.to_json())
@@ -193,14 +212,18 @@ def test_infeasible_constructor_serializes_strictly():
 
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**62), 2**62), st.floats(allow_nan=True, allow_infinity=True),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**62), 2**62),
+    st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=5),
     st.floats(allow_nan=True, allow_infinity=True).map(np.float64),
     st.integers(-(2**31), 2**31 - 1).map(np.int64),
     st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=4).map(np.array),
 )
 trees = st.recursive(
-    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
     max_leaves=20,
 )
 
@@ -255,7 +278,9 @@ def test_json_and_dict_agree_on_any_groups_and_table(rows, values):
     is strict JSON and says exactly what to_dict says: non-finite -> null, every finite value
     to the last bit (a probability of 1e-10 keeps all its digits), finite stays finite."""
     result = _nonfinite_result()
-    result.groups = pd.DataFrame({"g": [r[0] for r in rows], "objective": [r[1] for r in rows], "beta": [r[2] for r in rows]})
+    result.groups = pd.DataFrame(
+        {"g": [r[0] for r in rows], "objective": [r[1] for r in rows], "beta": [r[2] for r in rows]}
+    )
     result.tables = {"M": pd.DataFrame({"X": [f"x{i}" for i in range(len(values))], "value": values})}
     from_json, from_dict = strict_loads(result.to_json()), result.to_dict()
     json.dumps(from_dict, allow_nan=False)

@@ -17,7 +17,11 @@ from privopt.crosscheck import run_check
 from privopt.errors import SpecError, UnsupportedError
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
-MECHANISM_SPECS = [s for s in sorted(p.name for p in SPECS.glob("*.priv") if not p.name.startswith("atr_")) if not s.startswith(("noise_placement", "obfuscation"))]  # their own tests: test_noise_placement.py, test_obfuscation.py
+MECHANISM_SPECS = [
+    s
+    for s in sorted(p.name for p in SPECS.glob("*.priv") if not p.name.startswith("atr_"))
+    if not s.startswith(("noise_placement", "obfuscation"))
+]  # their own tests: test_noise_placement.py, test_obfuscation.py
 
 
 def _table(problem, result, name=None):
@@ -243,7 +247,10 @@ def test_count_query_matches_remapped_geometric_mechanism(eps):
 
 
 def test_budgets_hold_on_the_returned_tables():
-    for name, key, eps in [("sanitize_ldp_budget.priv", "ldp(S -> Y)", 0.5), ("sanitize_loglift_budget.priv", "loglift(S -> Y)", 0.3)]:
+    for name, key, eps in [
+        ("sanitize_ldp_budget.priv", "ldp(S -> Y)", 0.5),
+        ("sanitize_loglift_budget.priv", "loglift(S -> Y)", 0.3),
+    ]:
         r = api.load(SPECS / name).solve()
         assert r.measures[key] <= eps + 1e-9
         assert r.measures[key] == pytest.approx(eps, abs=1e-7)  # the budget binds at the optimum
@@ -303,7 +310,9 @@ def test_infeasible_budgets_name_the_blocking_constraints():
 def test_every_backend_agrees_on_every_spec(name):
     report = run_check(api.load(SPECS / name))
     assert report.agree, report.problems
-    assert sum(p.status in ("optimal", "agrees") for p in report.paths) >= 6  # "agrees": check's status after issue 10, item 8
+    assert (
+        sum(p.status in ("optimal", "agrees") for p in report.paths) >= 6
+    )  # "agrees": check's status after issue 10, item 8
 
 
 # ------------------------------------------------------------------ errors
@@ -360,7 +369,9 @@ def test_tiny_alpha_is_feasible_on_every_backend():
     from privopt.backends import all_backends
     from privopt.lower.mechanism import lower_mechanism
 
-    problem = _spec(np.array([1.0, 1.0]), np.array([[1.0, 0, 0, 0, 0], [0, 0, 0, 1.0, 0.015625]]), 1e-8, objective="E[|X - Y|]")
+    problem = _spec(
+        np.array([1.0, 1.0]), np.array([[1.0, 0, 0, 0, 0], [0, 0, 0, 1.0, 0.015625]]), 1e-8, objective="E[|X - Y|]"
+    )
     mlp = lower_mechanism(problem)
     for be in all_backends():
         assert be.solve(mlp.lp, tol=1e-9).status == "optimal", be.label

@@ -76,8 +76,11 @@ CASES = {  # spec text, its section class, the titles of the tables its HTML sho
     "atr": (ATR, TransparencyReport, ["QID groups (2)", "Dt = P(decision | gender, income)"]),
     "mechanism": (MECHANISM, Mechanism, ["measures of the released mechanism", "R = P(Y | X)"]),
     "noise": (NOISE, NoisePlacement, ["expected squared error", "noise (co)variances", "measures"]),
-    "obfuscation": (OBFUSCATION, Obfuscation, ["optimal rank distance Q by restriction", "measures of the released channel",
-                                               "W = P(Y | X)"]),
+    "obfuscation": (
+        OBFUSCATION,
+        Obfuscation,
+        ["optimal rank distance Q by restriction", "measures of the released channel", "W = P(Y | X)"],
+    ),
 }
 
 

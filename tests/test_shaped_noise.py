@@ -28,19 +28,21 @@ def _shaped_spec(xs, ys, b, alpha, eps, delta, soft_w=None) -> str:
     if soft_w is not None:
         first = ""
         objective += f" + {soft_w!r} * sum(x: (E[y | x] - alpha * x - (1 - alpha) * E[B])^2)"
-    return "\n".join([
-        "var x : private {" + ", ".join(repr(float(v)) for v in xs) + "}",
-        "var y : release {" + ", ".join(repr(float(v)) for v in ys) + "}",
-        f"param alpha = {float(alpha)!r}",
-        f"param eps = {float(eps)!r}",
-        f"param delta = {float(delta)!r}",
-        "known B = P(y) = counts { " + ", ".join(f"{float(v)!r}: {float(w)!r}" for v, w in zip(ys, b)) + " }",
-        "design f = P(y | x)",
-        first,
-        "subject to E[1 / y | x] == alpha / x + (1 - alpha) * E[1 / B]",
-        "subject to dp(x -> y) <= (eps, delta)",
-        objective,
-    ])
+    return "\n".join(
+        [
+            "var x : private {" + ", ".join(repr(float(v)) for v in xs) + "}",
+            "var y : release {" + ", ".join(repr(float(v)) for v in ys) + "}",
+            f"param alpha = {float(alpha)!r}",
+            f"param eps = {float(eps)!r}",
+            f"param delta = {float(delta)!r}",
+            "known B = P(y) = counts { " + ", ".join(f"{float(v)!r}: {float(w)!r}" for v, w in zip(ys, b)) + " }",
+            "design f = P(y | x)",
+            first,
+            "subject to E[1 / y | x] == alpha / x + (1 - alpha) * E[1 / B]",
+            "subject to dp(x -> y) <= (eps, delta)",
+            objective,
+        ]
+    )
 
 
 def independent_lp(xs, ys, b, alpha, eps, delta):
@@ -50,7 +52,11 @@ def independent_lp(xs, ys, b, alpha, eps, delta):
     c = ((xs[:, None] - ys[None, :]) ** 2).ravel()
     eq_rows, eq_rhs = [], []
     for i, xv in enumerate(xs):
-        for coef, rhs in ((np.ones(ny), 1.0), (ys, alpha * xv + (1 - alpha) * b @ ys), (1 / ys, alpha / xv + (1 - alpha) * b @ (1 / ys))):
+        for coef, rhs in (
+            (np.ones(ny), 1.0),
+            (ys, alpha * xv + (1 - alpha) * b @ ys),
+            (1 / ys, alpha / xv + (1 - alpha) * b @ (1 / ys)),
+        ):
             row = np.zeros(nx * ny)
             row[i * ny : (i + 1) * ny] = coef
             eq_rows.append(row)
@@ -64,8 +70,16 @@ def independent_lp(xs, ys, b, alpha, eps, delta):
                     row[i * ny + k] = 1.0
                     row[j * ny + k] = -math.exp(eps)
                     ub_rows.append(row)
-    res = linprog(c, A_ub=np.array(ub_rows), b_ub=np.full(len(ub_rows), delta / nx), A_eq=np.array(eq_rows),
-                  b_eq=np.array(eq_rhs), bounds=(0, 1), method="highs", options={"presolve": False})
+    res = linprog(
+        c,
+        A_ub=np.array(ub_rows),
+        b_ub=np.full(len(ub_rows), delta / nx),
+        A_eq=np.array(eq_rows),
+        b_eq=np.array(eq_rhs),
+        bounds=(0, 1),
+        method="highs",
+        options={"presolve": False},
+    )
     return res
 
 
@@ -90,7 +104,9 @@ def test_means_spec_meets_moments_dp_and_beats_the_naive_mixture():
     assert r.objective <= r.measures["naive mixture objective"] + 1e-9
     mix = 0.9 * np.tile(B, (5, 1))
     mix[np.arange(5), np.searchsorted(Y12, X5)] += 0.1
-    assert r.measures["naive mixture objective"] == pytest.approx(float((mix * (X5[:, None] - Y12) ** 2).sum()), abs=1e-12)
+    assert r.measures["naive mixture objective"] == pytest.approx(
+        float((mix * (X5[:, None] - Y12) ** 2).sum()), abs=1e-12
+    )
     ref = independent_lp(X5, Y12, np.ones(12), 0.1, 1.0, 0.0)
     assert ref.status == 0 and r.objective == pytest.approx(ref.fun, abs=1e-8)
 
@@ -238,8 +254,10 @@ def test_a_bounded_qp_is_never_reported_unbounded():
 
 
 def test_an_output_set_that_cannot_match_the_moments_is_named():
-    text = (SPECS / "shaped_noise_means.priv").read_text().replace(
-        "var y : release {0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6}", "var y : release {4, 5, 6}"
+    text = (
+        (SPECS / "shaped_noise_means.priv")
+        .read_text()
+        .replace("var y : release {0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6}", "var y : release {4, 5, 6}")
     )
     r = api.loads(text).solve()
     assert r.status == "infeasible"

@@ -30,8 +30,12 @@ def _write_instance(folder, rng, sizes=SIZES, private=4):
     """A spec over public a, b, c (prod(sizes) groups), private income, three decisions."""
     axes = [np.arange(n) for n in sizes] + [np.arange(private)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 4)
-    cols = {"a": [f"a{i}" for i in grid[:, 0]], "b": [f"b{i}" for i in grid[:, 1]],
-            "c": [f"c{i}" for i in grid[:, 2]], "income": [f"i{i}" for i in grid[:, 3]]}
+    cols = {
+        "a": [f"a{i}" for i in grid[:, 0]],
+        "b": [f"b{i}" for i in grid[:, 1]],
+        "c": [f"c{i}" for i in grid[:, 2]],
+        "income": [f"i{i}" for i in grid[:, 3]],
+    }
     counts = rng.integers(0, 60, size=len(grid))
     pd.DataFrame(cols | {"population": counts}).to_csv(folder / "people.csv", index=False)
     D = D_ROWS[rng.integers(0, len(D_ROWS), size=len(grid))]
@@ -74,8 +78,16 @@ def _reference_beta(p, lo, hi, tol=1e-9):
         for a in range(k):
             cols = np.arange(m) * k + a
             A[np.ix_(cols, cols)] = np.diag(q) - beta * q[None, :]
-        res = linprog(np.zeros(m * k), A_ub=A, b_ub=np.zeros(m * k), A_eq=rows_sum, b_eq=np.ones(m),
-                      bounds=bounds, method="highs", options=options)
+        res = linprog(
+            np.zeros(m * k),
+            A_ub=A,
+            b_ub=np.zeros(m * k),
+            A_eq=rows_sum,
+            b_eq=np.ones(m),
+            bounds=bounds,
+            method="highs",
+            options=options,
+        )
         return res.status == 0
 
     low, high = 0.0, 1.0  # beta = 1 is always feasible

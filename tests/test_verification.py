@@ -74,7 +74,9 @@ def _fold(family: str, seen: Captured) -> Verdict:
     a, kw = seen.args, seen.kwargs
     if family == "atr":
         problem, inst, table, beta_g, _ = a
-        return verify_transparency(problem, inst.p, table, beta_g, patr._design_array(problem, inst, table), inst.group_key)
+        return verify_transparency(
+            problem, inst.p, table, beta_g, patr._design_array(problem, inst, table), inst.group_key
+        )
     if family == "mechanism":
         problem, x, claimed, _ = a[:4]
         evidence = a[4] if len(a) > 4 else kw.get("evidence")

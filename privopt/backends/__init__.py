@@ -14,12 +14,14 @@ from .highs import HighsBackend
 from .pyomo import PyomoBackend
 from .scipy import ScipyBackend
 
-BACKENDS.update({
-    "highs": HighsBackend,
-    "scipy": ScipyBackend,
-    "cvxpy": CvxpyBackend,
-    "pyomo": PyomoBackend,
-})
+BACKENDS.update(
+    {
+        "highs": HighsBackend,
+        "scipy": ScipyBackend,
+        "cvxpy": CvxpyBackend,
+        "pyomo": PyomoBackend,
+    }
+)
 
 
 def get_backend(name: str, solver: str | None = None) -> Backend:
@@ -27,9 +29,13 @@ def get_backend(name: str, solver: str | None = None) -> Backend:
     try:
         cls = BACKENDS[name]
     except KeyError:
-        raise UsageError(f"unknown backend '{name}'{did_you_mean(name, BACKENDS)}; available: {', '.join(BACKENDS)}") from None
+        raise UsageError(
+            f"unknown backend '{name}'{did_you_mean(name, BACKENDS)}; available: {', '.join(BACKENDS)}"
+        ) from None
     if solver is not None and not cls.solvers:
-        raise UsageError(f"an inner solver (--solver, solver=) applies to backends with inner solvers (cvxpy), not '{name}'")
+        raise UsageError(
+            f"an inner solver (--solver, solver=) applies to backends with inner solvers (cvxpy), not '{name}'"
+        )
     backend = cls(solver)
     ok, why = backend.available()
     if not ok:
@@ -68,8 +74,10 @@ def pick(needs: frozenset[str], solver: str | None = None) -> tuple[str, str | N
         return "cvxpy", solver or "CLARABEL"
     has = " and ".join(CAPABILITIES[k] for k in CAPABILITIES if k in needs)
     if "psd" in needs:
-        raise UsageError(f"this program has {has}: no backend here solves PSD cones with integers "
-                         "(SCIP takes second-order cones, not PSD ones); fix the integer choices and solve each program")
+        raise UsageError(
+            f"this program has {has}: no backend here solves PSD cones with integers "
+            "(SCIP takes second-order cones, not PSD ones); fix the integer choices and solve each program"
+        )
     try:
         import pyscipopt  # noqa: F401
     except Exception as e:  # a broken install raises more than ImportError
@@ -81,4 +89,13 @@ def pick(needs: frozenset[str], solver: str | None = None) -> tuple[str, str | N
     return "cvxpy", solver or "SCIP"
 
 
-__all__ = ["Backend", "CanonicalProgram", "LinearProgram", "LPSolution", "BACKENDS", "get_backend", "all_backends", "pick"]
+__all__ = [
+    "Backend",
+    "CanonicalProgram",
+    "LinearProgram",
+    "LPSolution",
+    "BACKENDS",
+    "get_backend",
+    "all_backends",
+    "pick",
+]

@@ -115,7 +115,9 @@ class Backend:
     supports_qp: ClassVar[bool] = False  # "quadratic" in capabilities (set by __init_subclass__)
     supports_conic: ClassVar[bool] = False  # a cone in capabilities: second-order and PSD cones (lower/noise.py)
     solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers, for modelling layers (cvxpy)
-    optional_solvers: ClassVar[tuple[str, ...]] = ()  # inner solvers taken by name, from optional packages (not cross-checked)
+    optional_solvers: ClassVar[
+        tuple[str, ...]
+    ] = ()  # inner solvers taken by name, from optional packages (not cross-checked)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -175,19 +177,31 @@ class Backend:
             if time_limit <= 0:  # a method's remaining time ran out before this solve
                 return LPSolution("time_limit", "unknown", None, None, 0.0, 0.0, None, self.label, "", "no time left")
         if (bad := _not_a_number(lp)) is not None:  # HiGHS spins forever on NaN data
-            return LPSolution("error", "unknown", None, None, 0.0, 0.0, None, self.label, "", f"the program has {bad} (a privopt bug)")
+            return LPSolution(
+                "error", "unknown", None, None, 0.0, 0.0, None, self.label, "", f"the program has {bad} (a privopt bug)"
+            )
         with solverlog.captured():
             return self._solve(lp, time_limit=time_limit, tol=tol)
 
     def _solve(self, lp: LinearProgram, *, time_limit: float | None, tol: float) -> LPSolution:
         raise NotImplementedError
 
-    def solve_conic(self, program, *, form: str = "soc", time_limit: float | None = None, tol: float = 1e-9) -> ConicSolution:
+    def solve_conic(
+        self, program, *, form: str = "soc", time_limit: float | None = None, tol: float = 1e-9
+    ) -> ConicSolution:
         """Solve a conic program (``lower.noise.ConicProgram``) on a backend that
         ``supports_conic``; the solver's output goes to the solver log."""
         if not self.supports_conic:
             return ConicSolution(
-                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
+                "unsupported",
+                "unknown",
+                None,
+                None,
+                0.0,
+                0.0,
+                None,
+                self.label,
+                "",
                 f"backend '{self.label}' does not solve conic programs; use cvxpy",
             )
         if time_limit is not None and time_limit <= 0:
@@ -204,7 +218,9 @@ class Backend:
         does not take, and the backends that take the whole program."""
         if self.accepts(program.needs):
             return None
-        return LPSolution("unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "", refusal(self, program.needs))
+        return LPSolution(
+            "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "", refusal(self, program.needs)
+        )
 
 
 def refusal(backend: Backend, needs: frozenset[str]) -> str:
@@ -216,12 +232,13 @@ def refusal(backend: Backend, needs: frozenset[str]) -> str:
     lacking = [k for k in ordered if not any(k in form for form in backend.takes)]
     has = _and([CAPABILITIES[k] for k in lacking or ordered]) + ("" if lacking else " together")
     takers = [  # an optional inner solver (cvxpy's SCIP) only where its package is installed
-        b.label for cls in BACKENDS.values() for s in cls.solvers + cls.optional_solvers or (None,)
+        b.label
+        for cls in BACKENDS.values()
+        for s in cls.solvers + cls.optional_solvers or (None,)
         if (b := cls(s)).accepts(needs) and (s not in cls.optional_solvers or b.available()[0])
     ]
-    return (
-        f"backend '{backend.label}' solves {_and(solves)} only; this program has {has}; "
-        + (f"backends that take it: {', '.join(takers)}" if takers else "no backend here takes it")
+    return f"backend '{backend.label}' solves {_and(solves)} only; this program has {has}; " + (
+        f"backends that take it: {', '.join(takers)}" if takers else "no backend here takes it"
     )
 
 
@@ -234,8 +251,12 @@ def _and(words: list[str]) -> str:
 
 def _not_a_number(lp: LinearProgram) -> str | None:
     """What in ``lp`` is NaN or an infinite coefficient, or None when its data is sound."""
-    arrays = {"costs": lp.c, "coefficients": lp.A.data, "row bounds": np.concatenate([lp.row_lower, lp.row_upper]),
-              "column bounds": np.concatenate([lp.col_lower, lp.col_upper])}
+    arrays = {
+        "costs": lp.c,
+        "coefficients": lp.A.data,
+        "row bounds": np.concatenate([lp.row_lower, lp.row_upper]),
+        "column bounds": np.concatenate([lp.col_lower, lp.col_upper]),
+    }
     if lp.Q is not None:
         arrays["quadratic coefficients"] = lp.Q.data
     for name, values in arrays.items():

@@ -91,7 +91,9 @@ class CvxpyBackend(Backend):
         A_ub, b_ub, A_eq, b_eq, ub_rows, ub_sign, eq_rows = split_rows(lp)
         n = lp.A.shape[1]
         integer = np.flatnonzero(lp.integrality) if lp.n_integers else ()
-        x = cp.Variable(n, integer=(integer,)) if len(integer) else cp.Variable(n)  # indices as np.unravel_index gives them
+        x = (
+            cp.Variable(n, integer=(integer,)) if len(integer) else cp.Variable(n)
+        )  # indices as np.unravel_index gives them
         cons = []
         ub = eq = None
         if A_ub.shape[0]:
@@ -147,7 +149,15 @@ class CvxpyBackend(Backend):
 
         if self.solver not in self.conic_solvers:
             return ConicSolution(
-                "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "",
+                "unsupported",
+                "unknown",
+                None,
+                None,
+                0.0,
+                0.0,
+                None,
+                self.label,
+                "",
                 f"{self.solver} takes no second-order or PSD cones; use --solver {' or '.join(self.conic_solvers)}",
             )
         t0 = time.perf_counter()
@@ -161,8 +171,16 @@ class CvxpyBackend(Backend):
             objective = float(problem.value)
             duals = {name: _arrays(c.dual_value) for name, c in named.items() if c.dual_value is not None}
         return ConicSolution(
-            run.termination, run.status, values, objective, solve_s=run.solve_s, build_s=(t1 - t0) + run.compile_s,
-            iterations=run.iterations, solver=f"cvxpy/{self.solver}", version=cp.__version__, message=run.message,
+            run.termination,
+            run.status,
+            values,
+            objective,
+            solve_s=run.solve_s,
+            build_s=(t1 - t0) + run.compile_s,
+            iterations=run.iterations,
+            solver=f"cvxpy/{self.solver}",
+            version=cp.__version__,
+            message=run.message,
             duals=duals,
         )
 

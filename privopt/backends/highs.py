@@ -119,7 +119,9 @@ class HighsBackend(Backend):
         version = f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
         t1 = time.perf_counter()
         if st == highspy.HighsStatus.kError:
-            return LPSolution("error", "unknown", None, None, 0.0, t1 - t0, None, self.name, version, "passModel failed")
+            return LPSolution(
+                "error", "unknown", None, None, 0.0, t1 - t0, None, self.name, version, "passModel failed"
+            )
         run = self._run(h)
         if h.getModelStatus().name in ("kInfeasible", "kUnboundedOrInfeasible"):
             # Confirm without presolve: at tolerance 1e-9, HiGHS 1.15's presolve declared a feasible

@@ -31,7 +31,13 @@ _TERMINATION = {
     "emptyModel": "optimal",
     "unknown": "unknown",
 }
-_SOLUTION = {"optimal": "optimal", "feasible": "unknown", "infeasible": "infeasible", "noSolution": "unknown", "unknown": "unknown"}
+_SOLUTION = {
+    "optimal": "optimal",
+    "feasible": "unknown",
+    "infeasible": "infeasible",
+    "noSolution": "unknown",
+    "unknown": "unknown",
+}
 
 
 class PyomoBackend(Backend):
@@ -76,7 +82,9 @@ class PyomoBackend(Backend):
             )
             rl, ru = lp.row_lower[r], lp.row_upper[r]
             rows.append(
-                m.rows.add((None if not np.isfinite(rl) else float(rl), expr, None if not np.isfinite(ru) else float(ru)))
+                m.rows.add(
+                    (None if not np.isfinite(rl) else float(rl), expr, None if not np.isfinite(ru) else float(ru))
+                )
             )
         nz = np.flatnonzero(lp.c)
         linear = LinearExpression(constant=0.0, linear_coefs=lp.c[nz].tolist(), linear_vars=[xs[j] for j in nz])
@@ -88,7 +96,12 @@ class PyomoBackend(Backend):
         options = {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
         if integer:
             options["mip_rel_gap"] = tol
-        kw = dict(load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=time_limit, tee=solverlog.verbose())
+        kw = dict(
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            time_limit=time_limit,
+            tee=solverlog.verbose(),
+        )
         res = solverlog.interruptible(lambda: Highs().solve(m, solver_options=options, **kw))
         if res.termination_condition.name in ("provenInfeasible", "infeasibleOrUnbounded"):
             res = solverlog.interruptible(  # see highs.py
@@ -98,7 +111,11 @@ class PyomoBackend(Backend):
         termination = _TERMINATION.get(res.termination_condition.name, "unknown")
         status = _SOLUTION.get(res.solution_status.name, "unknown")
         if termination != "optimal":
-            status = "infeasible" if termination == "infeasible" else ("unbounded" if termination == "unbounded" else "unknown")
+            status = (
+                "infeasible"
+                if termination == "infeasible"
+                else ("unbounded" if termination == "unbounded" else "unknown")
+            )
         x = objective = row_dual = col_dual = None
         if status == "optimal":
             # a column in no row and not in the objective never reaches the solver (Pyomo sends only

@@ -113,8 +113,13 @@ class ScipyBackend(Backend):
         t1 = time.perf_counter()
 
         def run(opts):
-            return milp(lp.c, integrality=np.asarray(lp.integrality, dtype=int), bounds=Bounds(lp.col_lower, lp.col_upper),
-                        constraints=rows, options=opts)
+            return milp(
+                lp.c,
+                integrality=np.asarray(lp.integrality, dtype=int),
+                bounds=Bounds(lp.col_lower, lp.col_upper),
+                constraints=rows,
+                options=opts,
+            )
 
         res = solverlog.interruptible(lambda: run(options))
         if res.status == 2:  # see _solve

@@ -19,12 +19,12 @@ import math
 
 import numpy as np
 
+from ..core.registry import Registry
 from ..errors import SpecError, UnsupportedError, UsageError
 from ..language import ast
 from ..language.datafiles import DataFiles, count_records, distinct_labels, read_long_table
 from ..language.source import Span
 from ..language.tables import parse_number, read_inline
-from ..core.registry import Registry
 from ..model.linear import LinTable
 from ..model.problem import (
     CellConstraint,
@@ -38,9 +38,9 @@ from ..model.problem import (
     Variable,
 )
 from . import functions
+from .evaluate import Context, Evaluator
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
 from .params import ConstraintDomains, given_as
-from .evaluate import Context, Evaluator
 from .values import AbsOf, suggest, undefined_hint
 
 PROB_TOL = 1e-9
@@ -55,9 +55,7 @@ def parse_param(name: str, raw, params=None) -> float:
     if isinstance(raw, str):
         value = parse_number(raw.strip())
         if value is None:
-            raise UsageError(
-                f"{given}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5"
-            )
+            raise UsageError(f"{given}: the value must be a number written as in a spec, like 0.9, -2, 1e-3 or .5")
     elif isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, (bool, np.bool_)):
         try:
             value = float(raw)
@@ -124,7 +122,9 @@ class Builder:
             raise SpecError("the spec has no design", None, self._design_hint(), file=self.source.name)
         if len(designs) > 1:
             raise UnsupportedError(
-                "a spec has one design table", designs[1].span, "merge the mechanisms into one design, or write two specs"
+                "a spec has one design table",
+                designs[1].span,
+                "merge the mechanisms into one design, or write two specs",
             )
         self.design = self._design(designs[0])
         objectives = [s for s in st if isinstance(s, ast.ObjectiveDecl)]
@@ -184,7 +184,8 @@ class Builder:
             raise UnsupportedError(
                 f"a transparency report's objective is max_confidence(...) or min_uncertainty(...) alone "
                 f"(the design {d.name} chooses P({outcome[0]} | ...), an outcome)",
-                e.span, advice,
+                e.span,
+                advice,
             )
         if not outcome and name in MEASURES:
             released = d.targets[0]
@@ -196,7 +197,9 @@ class Builder:
                     f"declare the decision with role outcome: var {released} : outcome {{...}}",
                 )
             raise functions.misplaced(
-                name, here, span,
+                name,
+                here,
+                span,
                 f"the design {d.name} chooses P({released} | ...), a {self.variables[released].role.value}: "
                 f"{functions.CLASS_NOUN[here]} {functions.CLASS_OBJECTIVE[here]}; {self._objective_example(here)}",
             )
@@ -205,8 +208,11 @@ class Builder:
         """Whether this spec builds once ``var NAME`` has ``role``: the test a role hint must
         pass before it is given."""
         return self._builds_with(
-            lambda s: dataclasses.replace(s, role=ast.Ident(role.value, s.role.span))
-            if isinstance(s, ast.VarDecl) and s.name.name == name else s
+            lambda s: (
+                dataclasses.replace(s, role=ast.Ident(role.value, s.role.span))
+                if isinstance(s, ast.VarDecl) and s.name.name == name
+                else s
+            )
         )
 
     def _builds_with(self, change) -> bool:
@@ -214,7 +220,9 @@ class Builder:
         test a hint that rewrites the spec must pass before it is given."""
         statements = tuple(change(s) for s in self.spec.statements)
         try:
-            Builder(dataclasses.replace(self.spec, statements=statements), self.given_params, self.files.allow_paths).build()
+            Builder(
+                dataclasses.replace(self.spec, statements=statements), self.given_params, self.files.allow_paths
+            ).build()
         except SpecError:
             return False
         return True
@@ -282,7 +290,9 @@ class Builder:
             except ValueError:
                 roles = ", ".join(r.value for r in Role)
                 raise SpecError(
-                    f"unknown role '{d.role.name}'", d.role.span, suggest(d.role.name, [r.value for r in Role]) or f"roles are: {roles}"
+                    f"unknown role '{d.role.name}'",
+                    d.role.span,
+                    suggest(d.role.name, [r.value for r in Role]) or f"roles are: {roles}",
                 ) from None
             if isinstance(d.domain, ast.DomainOver):
                 pending.append(d)
@@ -342,7 +352,13 @@ class Builder:
             close = suggest(str(name), declared)
             raise UsageError(
                 f"{given_as(self.given_params, name)}: the spec has no param '{name}'"
-                + (f"; {close}" if close else f"; its params are: {', '.join(sorted(declared))}" if declared else "; it declares no params")
+                + (
+                    f"; {close}"
+                    if close
+                    else f"; its params are: {', '.join(sorted(declared))}"
+                    if declared
+                    else "; it declares no params"
+                )
             )
         for d in decls:
             self.declare(d.name, "param")
@@ -522,13 +538,15 @@ class Builder:
             if prior is not None and prior.name == nr.table:  # a conditional prior: its rows must be distributions
                 joint = ", ".join(prior.given + prior.targets)
                 raise SpecError(
-                    where + "; a conditional prior needs records in every condition", nr.span,
+                    where + "; a conditional prior needs records in every condition",
+                    nr.span,
                     f'read the joint prior from the records instead: known P({joint}) = counts from "{nr.path}" '
                     "(a combination without records then has no population)",
                 )
             if prior is None or not set(nr.given) <= set(prior.axes):
                 raise SpecError(
-                    where + ", so its rate there is undefined", nr.span,
+                    where + ", so its rate there is undefined",
+                    nr.span,
                     "give the rates in a value column (from FILE column C), or use the table in a transparency report, where a combination without population needs none",
                 )
             arr = prior.aligned(nr.given + tuple(a for a in prior.axes if a not in nr.given))
@@ -555,7 +573,8 @@ class Builder:
             if src.column is None:
                 raise SpecError(
                     "a const table takes its numbers from a value column; counting records makes a distribution",
-                    src.path_span, f'write: const {k.name.name}(...) from "{src.path}" column C',
+                    src.path_span,
+                    f'write: const {k.name.name}(...) from "{src.path}" column C',
                 )
             data = read_long_table(self.files, src.path, src.path_span, axes, src.column.name, None)
         else:
@@ -579,7 +598,12 @@ class Builder:
             if len(src.args) != 1:
                 raise SpecError("bsc takes one argument, the crossover probability: bsc(p)", src.span)
             self.domains.require(
-                src.args[0], 0, 1, "the crossover probability of bsc(p)", "bsc(p) flips a bit with probability p", src.span
+                src.args[0],
+                0,
+                1,
+                "the crossover probability of bsc(p)",
+                "bsc(p) flips a bit with probability p",
+                src.span,
             )
             p = self.scalar(src.args[0])
             if not 0 <= p <= 1:
@@ -587,7 +611,11 @@ class Builder:
             if len(free) != 1 or len(given_vars) != 1 or free[0].size != 2 or given_vars[0].size != 2 or fixed:
                 raise SpecError("bsc(p) is a channel P(Y | X) between two binary variables", src.span)
             return np.array([[1 - p, p], [p, 1 - p]])
-        raise SpecError(f"unknown table '{fname}'", src.func.span, suggest(fname, ["uniform", "bsc"]) or "built-in tables are: uniform, bsc(p)")
+        raise SpecError(
+            f"unknown table '{fname}'",
+            src.func.span,
+            suggest(fname, ["uniform", "bsc"]) or "built-in tables are: uniform, bsc(p)",
+        )
 
     def _validate_table(self, data, axes, n_given, counts, shorthand, spans, where, name) -> np.ndarray:
         def at(idx) -> Span:
@@ -599,7 +627,9 @@ class Builder:
         if counts:
             neg = np.argwhere(data < 0)
             if neg.size:
-                raise SpecError(f"negative count {data[tuple(neg[0])]:g} ({labels(neg[0])})", at(neg[0]), "counts are >= 0")
+                raise SpecError(
+                    f"negative count {data[tuple(neg[0])]:g} ({labels(neg[0])})", at(neg[0]), "counts are >= 0"
+                )
             dist = normalize_counts(data, n_given)
             empty = np.isnan(dist.reshape(dist.shape[:n_given] + (-1,))[..., 0])  # a block of zeros
             if n_given == 0 and empty:  # (argwhere of a 0-d array is empty: test the scalar itself)
@@ -612,14 +642,20 @@ class Builder:
         bad = np.argwhere((data < 0) | (data > 1))
         if bad.size:
             v = data[tuple(bad[0])]
-            raise SpecError(f"probability {v:g} is outside [0, 1] ({labels(bad[0])})", at(bad[0]), "write 'counts' before the table to give counts")
+            raise SpecError(
+                f"probability {v:g} is outside [0, 1] ({labels(bad[0])})",
+                at(bad[0]),
+                "write 'counts' before the table to give counts",
+            )
         if shorthand:
             return data
         if n_given == 0:
             total = float(data.sum())
             if abs(total - 1.0) > PROB_TOL:
                 raise SpecError(
-                    f"the probabilities of {name} sum to {total:.12g}, not 1", where, "fix the values, or write 'counts' to have them normalized"
+                    f"the probabilities of {name} sum to {total:.12g}, not 1",
+                    where,
+                    "fix the values, or write 'counts' to have them normalized",
                 )
             return data
         sums = data.sum(axis=tuple(range(n_given, data.ndim)))
@@ -631,7 +667,9 @@ class Builder:
             cells = [sp for idx, sp in spans.items() if tuple(idx[:n_given]) == tuple(off[0])]
             if cells:
                 row_span = min(cells, key=lambda sp: sp.start).to(max(cells, key=lambda sp: sp.end))
-            raise SpecError(f"the row for ({cond}) sums to {s:.12g}, not 1", row_span, "each conditional row is a distribution")
+            raise SpecError(
+                f"the row for ({cond}) sums to {s:.12g}, not 1", row_span, "each conditional row is a distribution"
+            )
         return data
 
     # ------------------------------------------------------------------ design
@@ -728,9 +766,16 @@ class Builder:
             missing = tuple(a for a in extra if a in self.variables and a not in d.targets)
             hint = f"tables in a constraint must be indexed by {d.name}'s variables ({', '.join(axes)})"
             if missing and self._builds_with(
-                lambda s: dataclasses.replace(s, prob=dataclasses.replace(
-                    s.prob, given=s.prob.given + tuple(ast.Ident(a, s.prob.span) for a in missing)))
-                if isinstance(s, ast.DesignDecl) else s
+                lambda s: (
+                    dataclasses.replace(
+                        s,
+                        prob=dataclasses.replace(
+                            s.prob, given=s.prob.given + tuple(ast.Ident(a, s.prob.span) for a in missing)
+                        ),
+                    )
+                    if isinstance(s, ast.DesignDecl)
+                    else s
+                )
             ):
                 hint = (
                     f"tables in a constraint are indexed by {d.name}'s variables ({', '.join(axes)}); condition "
@@ -773,7 +818,9 @@ class Builder:
         if not (isinstance(e, ast.Call) and e.func.name in MEASURES):
             if isinstance(e, ast.Call):
                 raise SpecError(
-                    f"unknown measure '{e.func.name}'", e.func.span, suggest(e.func.name, MEASURES) or f"measures: {', '.join(MEASURES)}"
+                    f"unknown measure '{e.func.name}'",
+                    e.func.span,
+                    suggest(e.func.name, MEASURES) or f"measures: {', '.join(MEASURES)}",
                 )
             raise UnsupportedError(
                 "this objective is not supported yet",
@@ -927,7 +974,9 @@ class ReportContext(Context):
             return b.lift(b.known[e.name], e.span)
         if e.name in b.variables:
             raise UnsupportedError(
-                f"the variable '{e.name}' cannot stand alone in a constraint", e.span, "use a table, a param or a number"
+                f"the variable '{e.name}' cannot stand alone in a constraint",
+                e.span,
+                "use a table, a param or a number",
             )
         options = list(b.params) + list(b.known) + [b.design.name]
         raise SpecError(f"'{e.name}' is not defined", e.span, undefined_hint(e.name, options, b.in_use))
@@ -938,7 +987,9 @@ class ReportContext(Context):
     def refuse(self, name: str, node):
         if name in MEASURES and isinstance(node, ast.Call):
             raise UnsupportedError(
-                f"{name}(...) as a constraint is not supported yet", node.span, f"make it the objective: minimize {name}(...)"
+                f"{name}(...) as a constraint is not supported yet",
+                node.span,
+                f"make it the objective: minimize {name}(...)",
             )
         return super().refuse(name, node)
 

@@ -75,7 +75,8 @@ class Context:
         span = node.func.span if isinstance(node, ast.Call | ast.Expect) else node.span
         if name == "@":
             raise UnsupportedError(
-                "'@' (a matrix product) applies to noise-placement specs", node.span,
+                "'@' (a matrix product) applies to noise-placement specs",
+                node.span,
                 f"{functions.CLASS_NOUN[self.here]} {functions.CLASS_OBJECTIVE[self.here]}",
             )
         raise functions.unknown(name, self.here, span, extra=self.tables)
@@ -114,7 +115,9 @@ class Evaluator:
         if isinstance(e, ast.Abs):
             return ATOMS["abs"].evaluate(e, self)
         if isinstance(e, ast.BinOp):
-            first, nodes = ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/@") if e.op in "*/@" else (e.left, [e])
+            first, nodes = (
+                ast.chain(e, "+-") if e.op in "+-" else ast.chain(e, "*/@") if e.op in "*/@" else (e.left, [e])
+            )
             acc = self.plain(first)
             for node in nodes:
                 acc = self.binop(node, acc, self.plain(node.right))

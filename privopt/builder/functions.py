@@ -74,47 +74,80 @@ FUNCTIONS: dict[str, Function] = {
     f.name: f
     for f in (
         Function(
-            "max_confidence", "minimize max_confidence(PUBLIC..., OUTCOME -> PRIVATE...)", (REPORT,), "objective",
+            "max_confidence",
+            "minimize max_confidence(PUBLIC..., OUTCOME -> PRIVATE...)",
+            (REPORT,),
+            "objective",
             "the adversary's largest posterior confidence in a private value (Chen et al. Def. 3)",
         ),
         Function(
-            "min_uncertainty", "maximize min_uncertainty(PUBLIC..., OUTCOME -> PRIVATE...)", (REPORT,), "objective",
+            "min_uncertainty",
+            "maximize min_uncertainty(PUBLIC..., OUTCOME -> PRIVATE...)",
+            (REPORT,),
+            "objective",
             "-log of max_confidence (Chen et al. App. C)",
         ),
         Function(
-            "tv", "tv(X, Y)", (MECHANISM, SHAPED), "expression",
+            "tv",
+            "tv(X, Y)",
+            (MECHANISM, SHAPED),
+            "expression",
             "total variation between data X and its release Y: 1 - sum_x P(X = x, Y = x) (Ding et al. App. B)",
         ),
         Function(
-            "ldp", "ldp(S -> Y) <= eps", (MECHANISM, SHAPED), "budget",
+            "ldp",
+            "ldp(S -> Y) <= eps",
+            (MECHANISM, SHAPED),
+            "budget",
             "local DP: P(y | s) <= e^eps P(y | s') for all s, s', y (Ding et al. eq. 1)",
         ),
         Function(
-            "loglift", "loglift(S -> Y) <= eps", (MECHANISM, SHAPED), "budget",
+            "loglift",
+            "loglift(S -> Y) <= eps",
+            (MECHANISM, SHAPED),
+            "budget",
             "|log P(y | s) / P(y)| <= eps for all s, y",
         ),
         Function(
-            "dp", "dp(X -> Y[, adjacent: |x - x'| <= 1]) <= eps or <= (eps, delta)", (MECHANISM, SHAPED, PLACEMENT), "budget",
+            "dp",
+            "dp(X -> Y[, adjacent: |x - x'| <= 1]) <= eps or <= (eps, delta)",
+            (MECHANISM, SHAPED, PLACEMENT),
+            "budget",
             "(eps, delta)-differential privacy of the release Y of X",
         ),
         Function(
-            "krcc", "minimize krcc(X, Y)", (OBFUSCATION,), "objective",
+            "krcc",
+            "minimize krcc(X, Y)",
+            (OBFUSCATION,),
+            "objective",
             "Kendall rank distance Q(P_X, W) between data X and its release Y (Shariatnasab et al. Theorem 1)",
         ),
         Function(
-            "mutual_info", "mutual_info(Y; F) <= eps", (OBFUSCATION,), "budget",
+            "mutual_info",
+            "mutual_info(Y; F) <= eps",
+            (OBFUSCATION,),
+            "budget",
             "the leakage I(Y; F) in bits of the release Y about the fingerprint F",
         ),
         Function(
-            "P", "P(T | G)", _FINITE, "expression",
+            "P",
+            "P(T | G)",
+            _FINITE,
+            "expression",
             "a distribution: a known table, or one induced by the design",
         ),
         Function(
-            "E", "E[f] or E[f | G]", (MECHANISM, SHAPED, PLACEMENT), "expression",
+            "E",
+            "E[f] or E[f | G]",
+            (MECHANISM, SHAPED, PLACEMENT),
+            "expression",
             "an expectation of a table of numbers under the model (noise placement: of a squared error)",
         ),
         Function(
-            "sum", "sum(x, y: body)", (MECHANISM, SHAPED, PLACEMENT), "expression",
+            "sum",
+            "sum(x, y: body)",
+            (MECHANISM, SHAPED, PLACEMENT),
+            "expression",
             "body summed over the named variables (noise placement: sum((...)^2) over a vector's entries)",
         ),
         Function("abs", "abs(e) or |e|", CLASSES, "scalar", "absolute value, elementwise"),
@@ -123,7 +156,11 @@ FUNCTIONS: dict[str, Function] = {
         Function("sqrt", "sqrt(e)", CLASSES, "scalar", "square root, elementwise"),
         Function("uniform", "known P(T | G) = uniform", _FINITE, "table", "uniform over the targets in each condition"),
         Function(
-            "bsc", "known P(Y | X) = bsc(p)", _FINITE, "table", "binary symmetric channel with crossover probability p",
+            "bsc",
+            "known P(Y | X) = bsc(p)",
+            _FINITE,
+            "table",
+            "binary symmetric channel with crossover probability p",
         ),
         Function("gaussian", "noise NAME : gaussian[k]", (PLACEMENT,), "noise", "a vector of k Gaussian noise entries"),
     )
@@ -141,8 +178,11 @@ def _class_list(classes: tuple[str, ...]) -> str:
     if set(classes) == set(CLASSES):
         return "every spec"
     short = {
-        REPORT: "transparency-report", MECHANISM: "mechanism (sanitization)", SHAPED: "shaped-noise",
-        PLACEMENT: "noise-placement", OBFUSCATION: "rank-preserving obfuscation",
+        REPORT: "transparency-report",
+        MECHANISM: "mechanism (sanitization)",
+        SHAPED: "shaped-noise",
+        PLACEMENT: "noise-placement",
+        OBFUSCATION: "rank-preserving obfuscation",
     }
     names = [short[c] for c in CLASSES if c in classes]
     joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -306,7 +306,8 @@ class MechanismBuilder(QuadraticTerms, Context):
             return LinTable.const((e.name,), (v.size,), v.values, n)
         if e.name.endswith("'"):
             hint = (
-                f"the neighbour here is {next(iter(self.primed))}" if self.primed
+                f"the neighbour here is {next(iter(self.primed))}"
+                if self.primed
                 else "a primed name is the neighbour inside dp(..., adjacent: RELATION)"
             )
             raise SpecError(f"{e.name} is not the neighbour of the protected variable", e.span, hint)
@@ -319,7 +320,11 @@ class MechanismBuilder(QuadraticTerms, Context):
     def prob(self, p: ast.Prob) -> LinTable:
         for t in p.targets:
             if t.label is not None:
-                raise UnsupportedError("P(v = label | ...) is a shorthand for known tables only", t.label.span, "write the whole distribution")
+                raise UnsupportedError(
+                    "P(v = label | ...) is a shorthand for known tables only",
+                    t.label.span,
+                    "write the whole distribution",
+                )
         targets = tuple(self.b.vars_of([t.var for t in p.targets]))
         given = tuple(self.b.vars_of(p.given))
         tn, gn = tuple(v.name for v in targets), tuple(v.name for v in given)
@@ -365,7 +370,9 @@ class MechanismBuilder(QuadraticTerms, Context):
     def expect_distribution(self, e: ast.Expect) -> LinTable | None:
         """``E[g(B)]`` of a known one-variable distribution B (``_expect_distribution``), or
         None when the body names none."""
-        dists = [t for t in sorted(ast.names_in(e.body)) if t in self.b.known and self._distribution_var(self.b.known[t])]
+        dists = [
+            t for t in sorted(ast.names_in(e.body)) if t in self.b.known and self._distribution_var(self.b.known[t])
+        ]
         return self._expect_distribution(e, dists) if dists else None
 
     def _distribution_var(self, t: Table) -> str | None:
@@ -389,14 +396,19 @@ class MechanismBuilder(QuadraticTerms, Context):
         if not body.is_const or set(body.axes) - {v}:
             raise SpecError(f"inside E[{t.name} ...] only {t.name}, numbers and params may appear", e.body.span)
         weights = LinTable.const(t.axes, t.data.shape, t.data, self.n)
-        return body.scale(weights).sum_over((v,)) if body.axes else body.scale(LinTable.scalar(float(t.data.sum()), self.n))
+        return (
+            body.scale(weights).sum_over((v,))
+            if body.axes
+            else body.scale(LinTable.scalar(float(t.data.sum()), self.n))
+        )
 
     def var_arg(self, a: ast.Expr):
         if isinstance(a, ast.Name) and a.name not in self.vars:
             if a.name in self.b.names:
                 raise SpecError(f"'{a.name}' is not a variable here", a.span, f"variables: {', '.join(self.vars)}")
             raise SpecError(
-                f"unknown variable '{a.name}'", a.span,
+                f"unknown variable '{a.name}'",
+                a.span,
                 suggest(a.name, self.vars, self.b.in_use) or f"variables: {', '.join(self.vars)}",
             )
         if not isinstance(a, ast.Name):
@@ -406,7 +418,9 @@ class MechanismBuilder(QuadraticTerms, Context):
     def refuse(self, name: str, node):
         if name in BUDGETS:
             raise UnsupportedError(
-                f"{name}(...) is a privacy budget: bound it in a constraint", node.span, f"write: subject to {name}(...) <= eps"
+                f"{name}(...) is a privacy budget: bound it in a constraint",
+                node.span,
+                f"write: subject to {name}(...) <= eps",
             )
         if name in NONLINEAR:
             raise UnsupportedError(NONLINEAR[name], node.span, functions.where_applies(name))
@@ -420,7 +434,9 @@ class MechanismBuilder(QuadraticTerms, Context):
         t = self.b.consts[f]
         vs = [self.var_arg(a) for a in e.args]
         if len(vs) != len(t.axes) or any(v.size != self.vars[a].size for v, a in zip(vs, t.axes)):
-            raise SpecError(f"{f} is a table over ({', '.join(t.axes)}); give as many variables of the same sizes", e.span)
+            raise SpecError(
+                f"{f} is a table over ({', '.join(t.axes)}); give as many variables of the same sizes", e.span
+            )
         return LinTable.const(tuple(v.name for v in vs), t.data.shape, t.data, self.n)
 
     # ------------------------------------------------------------------ constraints
@@ -441,7 +457,8 @@ class MechanismBuilder(QuadraticTerms, Context):
             if isinstance(rv, AbsOf) or (op == "==" and isinstance(lv, AbsOf)):
                 a = rv if isinstance(rv, AbsOf) else lv
                 raise UnsupportedError(
-                    "|...| may only stand on the smaller side of a bound (|e| <= c)", a.span,
+                    "|...| may only stand on the smaller side of a bound (|e| <= c)",
+                    a.span,
                     "a lower bound on |e| makes the feasible set nonconvex",
                 )
             if isinstance(lv, AbsOf):
@@ -618,11 +635,21 @@ class MechanismBuilder(QuadraticTerms, Context):
             if kind != "dp" or len(bound.items) != 2:
                 raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
             eps_e, delta_e = bound.items
-            domains.require(delta_e, 0, 1, "dp's delta", "delta is the probability the e^eps bound may fail; 1 bounds nothing", use, hi_open=True)
+            domains.require(
+                delta_e,
+                0,
+                1,
+                "dp's delta",
+                "delta is the probability the e^eps bound may fail; 1 bounds nothing",
+                use,
+                hi_open=True,
+            )
             eps, delta = (self.b.scalar(x) for x in bound.items)
         else:
             eps_e, eps, delta = bound, self.b.scalar(bound), 0.0
-        domains.require(eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use)
+        domains.require(
+            eps_e, 0, math.inf, f"{kind}'s budget", "a privacy budget eps bounds a log-ratio of probabilities", use
+        )
         if not (math.isfinite(eps) and eps >= 0):
             raise SpecError(f"the budget must be a number >= 0 (it is {eps:g})", bound.span)
         if not (0 <= delta < 1):

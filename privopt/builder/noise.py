@@ -27,7 +27,14 @@ from ..errors import SpecError, UnsupportedError
 from ..language import ast
 from ..language.source import Span
 from ..language.tables import parse_number
-from ..measures.gaussian import CALIBRATIONS, DELTA_MIN, DELTA_RTOL, classic_is_private, max_sensitivity, rounding_effect
+from ..measures.gaussian import (
+    CALIBRATIONS,
+    DELTA_MIN,
+    DELTA_RTOL,
+    classic_is_private,
+    max_sensitivity,
+    rounding_effect,
+)
 from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
@@ -107,15 +114,18 @@ class NoiseBuilder(Context):
                 value = self._eval(s.expr)
                 if not _is_vec(value):
                     raise SpecError(
-                        f"'{s.name.name}' must be a vector of the inputs and noise", s.expr.span,
+                        f"'{s.name.name}' must be a vector of the inputs and noise",
+                        s.expr.span,
                         "write the released answers, e.g. let O = A @ (x + eta) + xi",
                     )
                 self.lets[s.name.name] = value
                 self.let_exprs[s.name.name] = s.expr
         if not self.inputs:
             raise SpecError(
-                "a noise-placement spec needs its continuous inputs", None,
-                "declare them, e.g. var x : private real[3] in [0, 1]", file=self.b.source.name,
+                "a noise-placement spec needs its continuous inputs",
+                None,
+                "declare them, e.g. var x : private real[3] in [0, 1]",
+                file=self.b.source.name,
             )
         constraints = [s for s in st if isinstance(s, ast.ConstraintDecl)]
         objectives = [s for s in st if isinstance(s, ast.ObjectiveDecl)]
@@ -127,12 +137,15 @@ class NoiseBuilder(Context):
             raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
         if not constraints:
             raise SpecError(
-                "the spec has no privacy requirement", None, "add e.g. subject to dp(x -> O) <= (eps, delta)",
+                "the spec has no privacy requirement",
+                None,
+                "add e.g. subject to dp(x -> O) <= (eps, delta)",
                 file=self.b.source.name,
             )
         if len(constraints) > 1:
             raise UnsupportedError(
-                "a noise-placement spec has one privacy requirement; this is a second one", constraints[1].span,
+                "a noise-placement spec has one privacy requirement; this is a second one",
+                constraints[1].span,
                 "keep one dp(x -> O) <= (eps, delta)",
             )
         requirement, release = self._requirement(constraints[0])
@@ -175,12 +188,14 @@ class NoiseBuilder(Context):
         self.b.declare(d.name, "variable")
         if d.role.name not in ROLES:
             raise SpecError(
-                f"a continuous input is {' or '.join(ROLES)}, not '{d.role.name}'", d.role.span,
+                f"a continuous input is {' or '.join(ROLES)}, not '{d.role.name}'",
+                d.role.span,
                 "dp(x -> O) protects the private inputs: var x : private real[n] in [lo, hi]",
             )
         if self.inputs:
             raise UnsupportedError(
-                "a noise-placement spec has one input vector; this is a second one", d.span,
+                "a noise-placement spec has one input vector; this is a second one",
+                d.span,
                 "join the inputs into one vector: var x : private real[n] in [lo, hi]",
             )
         dom = d.domain
@@ -188,21 +203,27 @@ class NoiseBuilder(Context):
         self.b.in_use = frozenset(ast.names_in(dom.lo, dom.hi))
         lo, hi = self.b.scalar(dom.lo), self.b.scalar(dom.hi)
         if not lo < hi:
-            raise SpecError(f"the range [{lo:g}, {hi:g}] is empty or a single point", dom.span, "write [lo, hi] with lo < hi")
+            raise SpecError(
+                f"the range [{lo:g}, {hi:g}] is empty or a single point", dom.span, "write [lo, hi] with lo < hi"
+            )
         if not math.isfinite(hi - lo):
             raise SpecError("the range's width overflows", dom.span, "use a narrower range")
-        self.inputs[d.name.name] = Continuous(d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span, dom.span)
+        self.inputs[d.name.name] = Continuous(
+            d.name.name, d.role.name, np.full(n, lo), np.full(n, hi), d.span, dom.span
+        )
 
     def _noise(self, d: ast.NoiseDecl) -> None:
         self.b.declare(d.name, "noise variable")
         if d.dist.name != "gaussian":
             raise UnsupportedError(
-                f"unknown noise distribution '{d.dist.name}'", d.dist.span,
+                f"unknown noise distribution '{d.dist.name}'",
+                d.dist.span,
                 suggest(d.dist.name, ["gaussian"]) or "noise NAME : gaussian[k]",
             )
         if d.option is not None and d.option.name != "correlated":
             raise SpecError(
-                f"unknown noise option '{d.option.name}'", d.option.span,
+                f"unknown noise option '{d.option.name}'",
+                d.option.span,
                 "the option is 'correlated' (a full covariance matrix); leave it out for a variance per entry",
             )
         k = self._count(d.size, "the length of a noise vector")
@@ -246,10 +267,17 @@ class NoiseBuilder(Context):
             return super().combine(node, a, b)
         if op in "+-":
             if _is_vec(a) and _is_vec(b):
-                same(a.cells, b.cells, span, f"{node.left.span.text()} has {a.cells} entries", f"{node.right.span.text()} has {b.cells} entries")
+                same(
+                    a.cells,
+                    b.cells,
+                    span,
+                    f"{node.left.span.text()} has {a.cells} entries",
+                    f"{node.right.span.text()} has {b.cells} entries",
+                )
                 return super().combine(node, a, b)
             raise SpecError(
-                f"'{op}' joins two vectors of the same length here", span,
+                f"'{op}' joins two vectors of the same length here",
+                span,
                 "add vectors to vectors (x + eta), numbers to numbers",
             )
         if op == "*":
@@ -320,7 +348,8 @@ class NoiseBuilder(Context):
                 raise functions.unknown(x.func.name, functions.PLACEMENT, x.func.span)
         if len(c.ops) != 1 or c.ops[0] != "<=" or not isinstance(c.exprs[0], ast.Call) or c.exprs[0].func.name != "dp":
             raise UnsupportedError(
-                "a noise-placement spec's requirement is dp(x -> O) <= (eps, delta)", c.span,
+                "a noise-placement spec's requirement is dp(x -> O) <= (eps, delta)",
+                c.span,
                 "write subject to dp(x -> O) <= (eps, delta)",
             )
         call = c.exprs[0]
@@ -329,7 +358,8 @@ class NoiseBuilder(Context):
             where = positional[0].span if positional else call.span
             written = positional[0].name if positional and isinstance(positional[0], ast.Name) else ""
             raise SpecError(
-                "dp(x -> O) needs the continuous input before '->'", where,
+                "dp(x -> O) needs the continuous input before '->'",
+                where,
                 suggest(written, self.inputs) or f"inputs: {', '.join(self.inputs)}",
             )
         arrow = [a for a in call.arrow_args or () if not isinstance(a, ast.KwArg)]
@@ -349,20 +379,23 @@ class NoiseBuilder(Context):
                 continue
             if a.name.name != "calibration":
                 raise SpecError(
-                    f"unknown option '{a.name.name}'", a.name.span,
+                    f"unknown option '{a.name.name}'",
+                    a.name.span,
                     suggest(a.name.name, ["calibration"]) or "the option is calibration: analytic | classic",
                 )
             if not isinstance(a.value, ast.Name) or a.value.name not in CALIBRATIONS or a.op is not None:
                 raise SpecError(
                     "calibration is analytic (the exact Gaussian condition, the default) or classic "
-                    "(sqrt(2 ln(1.25/delta))/eps)", a.value.span,
+                    "(sqrt(2 ln(1.25/delta))/eps)",
+                    a.value.span,
                 )
             calibration, cal_span = a.value.name, a.span
         bound = c.exprs[1]
         items = bound.items if isinstance(bound, ast.TupleExpr) else (bound,)
         if len(items) != 2:
             raise SpecError(
-                "Gaussian noise needs a delta > 0: the bound is (eps, delta)", bound.span,
+                "Gaussian noise needs a delta > 0: the bound is (eps, delta)",
+                bound.span,
                 "write dp(x -> O) <= (eps, delta) with delta > 0",
             )
         self.b.in_use = frozenset(ast.names_in(bound))
@@ -374,21 +407,24 @@ class NoiseBuilder(Context):
             raise SpecError("eps must be a number > 0", self._value_site(items[0]))
         if not (isinstance(delta, float) and 0 < delta < 1):
             raise SpecError(
-                "delta must be a number in (0, 1): Gaussian noise cannot give delta = 0", self._value_site(items[1]),
+                "delta must be a number in (0, 1): Gaussian noise cannot give delta = 0",
+                self._value_site(items[1]),
                 "typical values are 1e-5 to 1e-9",
             )
         if delta < DELTA_MIN:
             raise SpecError(
                 f"delta = {delta:.6g} is below {DELTA_MIN:.4g}, the smallest double held to full precision: "
                 "a subnormal delta keeps fewer digits, and the calibration rests on log(delta)",
-                self._value_site(items[1]), f"use a delta in [{DELTA_MIN:.4g}, 1), e.g. 1e-300",
+                self._value_site(items[1]),
+                f"use a delta in [{DELTA_MIN:.4g}, 1), e.g. 1e-300",
             )
         if calibration == "classic":
             ok, exact = classic_is_private(eps, delta)
             if not ok:
                 raise UnsupportedError(
                     f"the classic calibration does not give ({eps:g}, {delta:g})-DP here: its noise leaves "
-                    f"delta = {exact:.3g} (the formula is proven for eps < 1)", cal_span,
+                    f"delta = {exact:.3g} (the formula is proven for eps < 1)",
+                    cal_span,
                     "drop 'calibration: classic' to use the exact analytic calibration",
                 )
         bound_d = max_sensitivity(eps, delta, calibration)
@@ -421,16 +457,22 @@ class NoiseBuilder(Context):
         text = o.span.source.text[o.span.start : o.span.end]
         e = o.expr
         if o.sense != "minimize":
-            raise UnsupportedError("the expected squared error is minimized", o.span, "write minimize E[sum((O - A @ x)^2)]")
+            raise UnsupportedError(
+                "the expected squared error is minimized", o.span, "write minimize E[sum((O - A @ x)^2)]"
+            )
         if isinstance(e, ast.Call | ast.Expect) and not functions.applies(e.func.name, functions.PLACEMENT):
             raise functions.unknown(e.func.name, functions.PLACEMENT, e.func.span)
         if not (isinstance(e, ast.Expect) and e.func.name == "E" and e.given is None):
             raise UnsupportedError("the objective is an expected squared error E[sum((...)^2)]", e.span, _OBJ_HINT)
         body = e.body
-        if not (isinstance(body, ast.Call) and body.func.name == "sum" and len(body.args) == 1 and body.arrow_args is None):
+        if not (
+            isinstance(body, ast.Call) and body.func.name == "sum" and len(body.args) == 1 and body.arrow_args is None
+        ):
             raise UnsupportedError("inside E[...] comes sum((...)^2)", body.span, _OBJ_HINT)
         sq = body.args[0]
-        if not (isinstance(sq, ast.BinOp) and sq.op == "^" and isinstance(sq.right, ast.Number) and sq.right.value == 2):
+        if not (
+            isinstance(sq, ast.BinOp) and sq.op == "^" and isinstance(sq.right, ast.Number) and sq.right.value == 2
+        ):
             raise UnsupportedError("inside sum(...) comes a square (...)^2", sq.span, _OBJ_HINT)
         self.b.in_use = frozenset(ast.names_in(sq.left))
         err = self._eval(sq.left)
@@ -442,7 +484,8 @@ class NoiseBuilder(Context):
             if s in self.inputs and np.any(self.b.registry.coefficients(err, s) != 0):
                 raise UnsupportedError(
                     f"the error still depends on the private input {s}, so its expectation is not a number",
-                    sq.left.span, "subtract the exact answers: E[sum((O - A @ x)^2)]",
+                    sq.left.span,
+                    "subtract the exact answers: E[sum((O - A @ x)^2)]",
                 )
         for s in mentioned:
             if s not in self.noises:
@@ -451,7 +494,9 @@ class NoiseBuilder(Context):
             if not np.array_equal(c, self.b.registry.coefficients(release, s) if s in in_release else np.zeros_like(c)):
                 raise UnsupportedError(
                     "the objective's error must be the released vector's error (O - A @ x); this one weighs the "
-                    f"noise {s} differently", sq.left.span, _OBJ_HINT,
+                    f"noise {s} differently",
+                    sq.left.span,
+                    _OBJ_HINT,
                 )
         return NoiseObjective("minimize", text, float(err.b @ err.b), span=o.span)
 
@@ -494,13 +539,21 @@ def _read_matrix(text: str, span: Span, what: str, file_rows: bool = False) -> n
         for raw, pos in _matrix_entries(content):
             if file_rows:
                 row = len(rows) + 1
-                at = f"row {row}" + (f" (line {line_no})" if line_no != row else "") + f", column {len(cells) + 1} of {what}"
+                at = (
+                    f"row {row}"
+                    + (f" (line {line_no})" if line_no != row else "")
+                    + f", column {len(cells) + 1} of {what}"
+                )
                 cell_span = span
             else:
                 at = "this entry"
                 cell_span = span.source.span(span.start + offset + pos, span.start + offset + pos + max(len(raw), 1))
             if raw == "":
-                raise SpecError(f"{at} is empty (a missing value)", cell_span, "write a number in every entry; a missing value is not filled in")
+                raise SpecError(
+                    f"{at} is empty (a missing value)",
+                    cell_span,
+                    "write a number in every entry; a missing value is not filled in",
+                )
             v = parse_number(raw)
             if v is None or not math.isfinite(v):
                 where = f"{at}: " if file_rows else ""
@@ -510,9 +563,12 @@ def _read_matrix(text: str, span: Span, what: str, file_rows: bool = False) -> n
         if not cells:
             continue
         if rows and len(cells) != len(rows[0]):
-            where = span if file_rows else span.source.span(span.start + offset - len(line) - 1, span.start + offset - 1)
+            where = (
+                span if file_rows else span.source.span(span.start + offset - len(line) - 1, span.start + offset - 1)
+            )
             raise SpecError(
-                f"row {len(rows) + 1} of {what} has {len(cells)} entries, the first row {len(rows[0])}", where,
+                f"row {len(rows) + 1} of {what} has {len(cells)} entries, the first row {len(rows[0])}",
+                where,
                 "give every row the same number of entries",
             )
         rows.append(cells)

@@ -35,7 +35,8 @@ def is_obfuscation(objective: ast.ObjectiveDecl, constraints: list[ast.Constrain
     explains that it is not linear in the design)."""
     calls = [objective.expr] + [e for c in constraints for e in c.exprs]
     return any(
-        isinstance(e, ast.Call) and (e.func.name == "krcc" or (e.func.name == "mutual_info" and e.semi_args is not None))
+        isinstance(e, ast.Call)
+        and (e.func.name == "krcc" or (e.func.name == "mutual_info" and e.semi_args is not None))
         for e in calls
     )
 
@@ -76,7 +77,9 @@ class ObfuscationBuilder:
             if kind == "leakage":
                 if leakage is not None:
                     raise UnsupportedError(
-                        "a spec has one leakage bound here", c.span, f"keep the tighter one: mutual_info({y_name}; ...) <= eps"
+                        "a spec has one leakage bound here",
+                        c.span,
+                        f"keep the tighter one: mutual_info({y_name}; ...) <= eps",
                     )
                 leakage = self._leakage(c, x_name, y_name)
             else:
@@ -147,7 +150,9 @@ class ObfuscationBuilder:
             )
         if not (isinstance(e, ast.Call) and e.func.name == "krcc"):
             raise UnsupportedError(
-                "with krcc or mutual_info in the spec, the objective is the rank distance", e.span, f"write minimize krcc({x}, {y})"
+                "with krcc or mutual_info in the spec, the objective is the rank distance",
+                e.span,
+                f"write minimize krcc({x}, {y})",
             )
         self._check_call(e, "krcc", ",")
         names = self._names(e.args, e, 2)
@@ -159,7 +164,9 @@ class ObfuscationBuilder:
             )
         if o.sense != "minimize":
             raise UnsupportedError(
-                "maximize krcc(...) asks for the worst ranking", o.span, f"the rank distance is a cost: minimize krcc({x}, {y})"
+                "maximize krcc(...) asks for the worst ranking",
+                o.span,
+                f"the rank distance is a cost: minimize krcc({x}, {y})",
             )
         return RankObjective(x, y, o.span, e.span.text())
 
@@ -187,7 +194,9 @@ class ObfuscationBuilder:
             left, right = right, left
             op = {"<=": ">=", ">=": "<=", "==": "=="}[op]
         if isinstance(right, ast.Call) and right.func.name == "mutual_info":
-            raise UnsupportedError("compare mutual_info with a number of bits", c.span, "write mutual_info(Y; F) <= eps")
+            raise UnsupportedError(
+                "compare mutual_info with a number of bits", c.span, "write mutual_info(Y; F) <= eps"
+            )
         call = left
         self._check_call(call, "mutual_info", ";")
         a, b = self._names(call.args, call, 1), self._names(call.semi_args, call, 1)
@@ -221,7 +230,8 @@ class ObfuscationBuilder:
         v = self.b.variables[other]
         if other != x and v.role not in (Role.OBSERVED, Role.PUBLIC, Role.PRIVATE, Role.DATA):
             raise UnsupportedError(
-                f"mutual_info({y}; {other}) needs {other} to be what the attacker observes", call.span,
+                f"mutual_info({y}; {other}) needs {other} to be what the attacker observes",
+                call.span,
                 f"declare var {other} : observed over {x}, with known P({other} | {x})",
             )
         return LeakageBound(y, other, eps, c.span, c.exprs[0].span.to(c.exprs[-1].span).text())
@@ -234,11 +244,19 @@ class ObfuscationBuilder:
     def _symmetric(self, c: ast.ConstraintDecl, x: str, y: str) -> None:
         hint = f"the symmetric restriction is P({y} = 1 | {x} = 0) == P({y} = 0 | {x} = 1), with {x}'s labels"
         if c.ops[0] != "==":
-            raise UnsupportedError("only the symmetric restriction (an equality of two cells) is supported", c.span, hint)
+            raise UnsupportedError(
+                "only the symmetric restriction (an equality of two cells) is supported", c.span, hint
+            )
         vx = self.b.variables[x]
         cells = []
         for p in c.exprs:
-            if not p.is_cell or len(p.targets) != 1 or len(p.given) != 1 or p.targets[0].var.name != y or p.given[0].name != x:
+            if (
+                not p.is_cell
+                or len(p.targets) != 1
+                or len(p.given) != 1
+                or p.targets[0].var.name != y
+                or p.given[0].name != x
+            ):
                 raise UnsupportedError(f"write one cell of the channel: P({y} = a | {x} = b)", p.span, hint)
             t, g = p.targets[0].label, p.given_labels[0]
             idx = []
@@ -246,14 +264,17 @@ class ObfuscationBuilder:
                 i = vx.index_of(lab.text, lab.value)
                 if i is None:
                     raise SpecError(
-                        f"label '{lab.text}' is not a value of {x}", lab.span, suggest(lab.text, vx.labels) or f"{x} takes {{{', '.join(vx.labels)}}}"
+                        f"label '{lab.text}' is not a value of {x}",
+                        lab.span,
+                        suggest(lab.text, vx.labels) or f"{x} takes {{{', '.join(vx.labels)}}}",
                     )
                 idx.append(i)
             cells.append(tuple(idx))
         if sorted(cells) != [(0, 1), (1, 0)]:
             a, b = vx.labels
             raise UnsupportedError(
-                "only the symmetric restriction is supported", c.span,
+                "only the symmetric restriction is supported",
+                c.span,
                 f"P({y} = {b} | {x} = {a}) == P({y} = {a} | {x} = {b}) (Corollary 2's binary symmetric channels)",
             )
 
@@ -276,13 +297,16 @@ class ObfuscationBuilder:
         vf = self.b.variables[f]
         if vf.size != 2:
             raise UnsupportedError(
-                f"the fingerprint {f} must be binary here; it has {vf.size} values", leakage.span,
+                f"the fingerprint {f} must be binary here; it has {vf.size} values",
+                leakage.span,
                 "Theorem 1 is stated for binary F",
             )
         t = self.b.known_table((f,), (x,))
         if t is None:
             raise SpecError(
-                f"the spec does not say how {f} depends on {x}", leakage.span, f"add: known P({f} | {x}) = bsc(0.1), or a 2 x 2 table"
+                f"the spec does not say how {f} depends on {x}",
+                leakage.span,
+                f"add: known P({f} | {x}) = bsc(0.1), or a 2 x 2 table",
             )
         return np.asarray(t.aligned((x, f)), dtype=float)
 

@@ -96,7 +96,15 @@ class ParamDomains:
             return None  # the evaluator reports it where it reads the expression
 
     def require(
-        self, e: ast.Expr, lo: float, hi: float, what: str, why: str, use, lo_open: bool = False, hi_open: bool = False,
+        self,
+        e: ast.Expr,
+        lo: float,
+        hi: float,
+        what: str,
+        why: str,
+        use,
+        lo_open: bool = False,
+        hi_open: bool = False,
     ) -> None:
         """``e`` (a number expression with params) must lie in the interval; ``what`` names it in
         a sentence (``the bound 1 - delta``), ``why`` says what math gives the interval, ``use`` is
@@ -226,5 +234,3 @@ def _difference_of(e: ast.Expr, probability) -> bool:
 
 def _text(e: ast.Expr) -> str:
     return " ".join(e.span.text().split())
-
-

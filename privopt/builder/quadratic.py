@@ -96,7 +96,9 @@ class QuadraticTerms:
             if not isinstance(a, _Quad) or isinstance(b, _Quad) or not b.is_const:
                 raise UnsupportedError("dividing by a square or by the design is not convex", e.span)
             if np.any(b.b <= 0):
-                raise UnsupportedError("dividing a square by a number <= 0 gives it a weight < 0: not convex", e.right.span)
+                raise UnsupportedError(
+                    "dividing a square by a number <= 0 gives it a weight < 0: not convex", e.right.span
+                )
             return self._scale_quad(a, b, e.span, divide=True)
         if e.op == "-" and isinstance(b, _Quad):
             raise UnsupportedError(
@@ -121,7 +123,7 @@ class QuadraticTerms:
 
     def _add_quad(self, a, b, op: str, span: Span) -> _Quad:
         for v in (a, b):
-            if (v.free if isinstance(v, _Quad) else v.axes):
+            if v.free if isinstance(v, _Quad) else v.axes:
                 raise SpecError("sum(...) a square over its variables before adding it to other terms", span)
         terms, linear = [], None
         for v, sign in ((a, 1.0), (b, 1.0 if op == "+" else -1.0)):
@@ -145,4 +147,3 @@ class QuadraticTerms:
         squares = SquaredTerms(sp.vstack(rows, format="csr"), np.concatenate(consts), np.concatenate(weights))
         linear = q.linear if q.linear is not None else LinTable.scalar(0.0, self.n)
         return MechanismObjective(o.sense, linear, "quadratic", text, None, None, o.span, squares)
-

@@ -237,7 +237,16 @@ def _solve_binary(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndar
     for s_alt in (s_lo, s_hi, 0.5 * (s_lo + s_hi)) if off.size else ():
         idx = off
         d_alt, ach_alt = _allocate(
-            p[idx], a[idx], b[idx], floor0[idx], safe_beta[idx], s_alt[idx], y_target[idx], d_target[idx], lo[idx], hi[idx]
+            p[idx],
+            a[idx],
+            b[idx],
+            floor0[idx],
+            safe_beta[idx],
+            s_alt[idx],
+            y_target[idx],
+            d_target[idx],
+            lo[idx],
+            hi[idx],
         )
         take = ach_alt < achieved[idx]
         d1[idx[take]] = d_alt[take]
@@ -268,10 +277,17 @@ class Theorem1:
         if n_out != 2:
             return Match.no(f"Theorem 1 covers two outcomes; {m.outcome} has {n_out}")
         texts = list(dict.fromkeys(c.text for c in problem.constraints))
-        read = f"{', '.join(repr(t) for t in texts)} read as bounds L <= {problem.design.name} <= U per cell; " if texts else ""
+        read = (
+            f"{', '.join(repr(t) for t in texts)} read as bounds L <= {problem.design.name} <= U per cell; "
+            if texts
+            else ""
+        )
         return Match.yes(
             f"binary outcome with elementwise fidelity bounds: {read}Theorem 1 (with beta_min, Lemma 5), vectorized over groups",
-            data={"conditions": ["the outcome is binary", "every constraint is a bound per cell"] + [repr(t) for t in texts]},
+            data={
+                "conditions": ["the outcome is binary", "every constraint is a bound per cell"]
+                + [repr(t) for t in texts]
+            },
         )
 
     def solve(self, problem, match, inst) -> BinaryATRSolution:

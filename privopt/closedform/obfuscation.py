@@ -28,7 +28,14 @@ import numpy as np
 from ..errors import UsageError
 from ..measures.obfuscation import channel, check_channel, check_px, entropy_gap_inverse
 
-__all__ = ["COROLLARY_2", "Corollary2", "bsc_parameter", "bsc_symmetric_channel", "bsc_symmetric_p", "corollary2_applies"]
+__all__ = [
+    "COROLLARY_2",
+    "Corollary2",
+    "bsc_parameter",
+    "bsc_symmetric_channel",
+    "bsc_symmetric_p",
+    "corollary2_applies",
+]
 
 
 def bsc_parameter(F_given_X) -> float | None:
@@ -94,8 +101,10 @@ class Corollary2:
             return Match.yes(
                 f"Corollary 2: uniform P_X, BSC({q:g}) query noise and symmetric W give "
                 "p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]",
-                data={"q": q, "conditions": ["P_X uniform", f"P(F | X) is BSC({q:g})", "W symmetric",
-                                             "a leakage bound"]},
+                data={
+                    "q": q,
+                    "conditions": ["P_X uniform", f"P(F | X) is BSC({q:g})", "W symmetric", "a leakage bound"],
+                },
             )
         reasons = []
         if not model.symmetric:

@@ -64,10 +64,15 @@ def match(problem: Problem) -> tuple[Sanitization | None, str]:
     other = [c for c in cons if c.induced is None]
     if not cons or other:
         extra = f" ('{other[0].text}' is not one)" if other else ""
-        return None, f"the closed forms need the constraints to say one equation, P(Y | S) == a known table (eq. 3){extra}"
+        return (
+            None,
+            f"the closed forms need the constraints to say one equation, P(Y | S) == a known table (eq. 3){extra}",
+        )
     ind = cons[0].induced
     for c in cons[1:]:
-        if (c.induced.targets, c.induced.given) != (ind.targets, ind.given) or not _same_table(c.induced.value, ind.value):
+        if (c.induced.targets, c.induced.given) != (ind.targets, ind.given) or not _same_table(
+            c.induced.value, ind.value
+        ):
             return None, f"'{c.text}' and '{cons[0].text}' fix P({', '.join(ind.targets)} | ...) differently"
     if len(ind.targets) != 1 or len(ind.given) != 1 or d.targets != ind.targets:
         return None, "the constraint must fix P(release | private)"
@@ -201,12 +206,12 @@ def transport_lp(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray):
     cols = np.arange(m)
     supply_row = s_idx * k + xs
     demand_row = S * k + s_idx * k + ys
-    A = sp.csc_array((np.ones(2 * m), (np.concatenate([supply_row, demand_row]), np.tile(cols, 2))), shape=(2 * S * k, m))
+    A = sp.csc_array(
+        (np.ones(2 * m), (np.concatenate([supply_row, demand_row]), np.tile(cols, 2))), shape=(2 * S * k, m)
+    )
     rhs = np.concatenate([r.ravel(), t.ravel()])
     used = np.unique(np.concatenate([supply_row, demand_row]))
-    lp = LinearProgram(
-        ps[s_idx] * d[xs, ys], A[used], rhs[used], rhs[used], np.zeros(m), np.full(m, np.inf)
-    )
+    lp = LinearProgram(ps[s_idx] * d[xs, ys], A[used], rhs[used], rhs[used], np.zeros(m), np.full(m, np.inf))
     return lp, (s_idx, xs, ys), supply_row
 
 
@@ -433,8 +438,10 @@ class Prop2:
         if not ok:
             return Match.no(f"Prop. 2 needs a quasi-metric distance and {why}; it could miss the optimum")
         obj_read = objective_reading(obj)
-        shifted = "" if not np.abs(np.diag(obj.distance)).max(initial=0.0) else (
-            "with each row shifted by its d(x, x) (a constant in expectation), "
+        shifted = (
+            ""
+            if not np.abs(np.diag(obj.distance)).max(initial=0.0)
+            else ("with each row shifted by its d(x, x) (a constant in expectation), ")
         )
         return Match.yes(
             f"{r.read}{obj_read + '; ' if obj_read else ''}Prop. 2 (eq. 12): {shifted}d(x, x) = 0 and d satisfies the "

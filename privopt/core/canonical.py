@@ -176,6 +176,12 @@ class ProgramBuilder:
         r, c, v = (cat([e[k] for e in self._entries]) for k in range(3))
         A = sp.csc_matrix((v, (r.astype(np.int64), c.astype(np.int64))), shape=(self.m, self.n))  # duplicates summed
         return CanonicalProgram(
-            cat(self._cost), A, cat(self._row_lo), cat(self._row_hi), cat(self._col_lo), cat(self._col_hi),
-            cones=tuple(self._cones), offset=offset,
+            cat(self._cost),
+            A,
+            cat(self._row_lo),
+            cat(self._row_hi),
+            cat(self._col_lo),
+            cat(self._col_hi),
+            cones=tuple(self._cones),
+            offset=offset,
         )

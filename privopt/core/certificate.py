@@ -37,5 +37,11 @@ class Certificate:
             raise ValueError(f"unknown certificate kind '{self.kind}'; kinds: {', '.join(CERTIFICATE_KINDS)}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "claim": self.claim, "bound": self.bound, "side": self.side, "gap": self.gap,
-                "data": self.data}
+        return {
+            "kind": self.kind,
+            "claim": self.claim,
+            "bound": self.bound,
+            "side": self.side,
+            "gap": self.gap,
+            "data": self.data,
+        }

@@ -129,6 +129,7 @@ class Plan:
             lines.append(
                 f"canonical program: {self.canonical['variables']:,} variables"
                 + (f" ({self.canonical['integers']:,} integer)" if self.canonical.get("integers") else "")
-                + f", {self.canonical['objective']} objective" + (f"; sets: {cons}" if cons else "")
+                + f", {self.canonical['objective']} objective"
+                + (f"; sets: {cons}" if cons else "")
             )
         return lines

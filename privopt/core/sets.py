@@ -141,11 +141,13 @@ class Fidelity(ConstraintSet):
 
 
 _PAIRWISE = Bridge(
-    "pairwise rows", ("nonnegative",),
+    "pairwise rows",
+    ("nonnegative",),
     "P(y | s) - e^eps P(y | s') <= delta / |Y| for every ordered pair (s, s') and outcome y: exact, quadratic in |S|",
 )
 _ENVELOPE = Bridge(
-    "envelope rows", ("nonnegative",),
+    "envelope rows",
+    ("nonnegative",),
     "lo(y) <= P(y | s) <= hi(y) <= e^eps lo(y) + delta / |Y| per outcome: linear in |S| (Ding et al. eq. 4)",
 )
 
@@ -171,7 +173,11 @@ class LogLift(ConstraintSet):
 
     kind: ClassVar[str] = "loglift"
     bridges: ClassVar[tuple[Bridge, ...]] = (
-        Bridge("lift rows", ("nonnegative",), "P(y | s) - e^eps P(y) <= 0 and e^-eps P(y) - P(y | s) <= 0: linear, P(y) fixed"),
+        Bridge(
+            "lift rows",
+            ("nonnegative",),
+            "P(y | s) - e^eps P(y) <= 0 and e^-eps P(y) - P(y | s) <= 0: linear, P(y) fixed",
+        ),
     )
     eps: float = 0.0
     text: str = ""
@@ -209,6 +215,15 @@ class Leakage(ConstraintSet):
 
 
 SETS: tuple[type[ConstraintSet], ...] = (
-    Zero, Nonnegative, SecondOrderCone, PSD, SimplexRows, Fidelity, Budget, LogLift, GaussianDP, Leakage,
+    Zero,
+    Nonnegative,
+    SecondOrderCone,
+    PSD,
+    SimplexRows,
+    Fidelity,
+    Budget,
+    LogLift,
+    GaussianDP,
+    Leakage,
 )
 """Every set, canonical first."""

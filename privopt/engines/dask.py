@@ -61,9 +61,9 @@ from ..errors import SpecError, UsageError
 from ..language import ast
 from ..language.datafiles import DataFiles, _codes, distinct_labels, labels_of
 from ..language.parser import parse_file
-from ..render import visible
 from ..pipeline.common import label_column
 from ..pipeline.driver import result
+from ..render import visible
 from ..results import LazyTables, Result, versions
 
 BLOCK = "__privopt_block"
@@ -102,12 +102,16 @@ def solve(
     t_start = time.perf_counter()
     pipeline.check_options(method, backend, solver, workers)  # on the driver, not as a worker's traceback
     if method not in ("auto", *ATR_METHODS):
-        raise UsageError(f"method '{method}' does not apply: the dask engine solves transparency reports; "
-                         f"methods that apply to them: {', '.join(ATR_METHODS)}")
+        raise UsageError(
+            f"method '{method}' does not apply: the dask engine solves transparency reports; "
+            f"methods that apply to them: {', '.join(ATR_METHODS)}"
+        )
     if isinstance(scheduler, str):
         if workers is not None:
-            raise UsageError("workers set the size of a local cluster; with a scheduler address the cluster's own "
-                             "workers solve (leave workers out, or the scheduler to start a local cluster)")
+            raise UsageError(
+                "workers set the size of a local cluster; with a scheduler address the cluster's own "
+                "workers solve (leave workers out, or the scheduler to start a local cluster)"
+            )
         reachable(scheduler)
     try:
         import dask.dataframe as dd
@@ -141,7 +145,9 @@ def solve(
         else:
             files.frame(text, span)  # checked and digested here; the workers read it again
     if not routed:
-        raise UsageError("the dask engine reads Parquet data holding the public variables: no data path of this spec does")
+        raise UsageError(
+            "the dask engine reads Parquet data holding the public variables: no data path of this spec does"
+        )
 
     own_cluster = None
     client = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
@@ -150,16 +156,24 @@ def solve(
             try:
                 client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
             except Exception as e:  # noqa: BLE001 - whatever answered there is not a scheduler we can use
-                what = "no answer" if isinstance(e, (OSError, TimeoutError)) else "it answered, but not as a Dask scheduler"
-                raise UsageError(f"cannot connect to the Dask scheduler at {visible(scheduler)} within "
-                                 f"{SCHEDULER_TIMEOUT_S:g} s ({what}: {' '.join(str(e).split())[:200] or type(e).__name__})") from None
+                what = (
+                    "no answer"
+                    if isinstance(e, (OSError, TimeoutError))
+                    else "it answered, but not as a Dask scheduler"
+                )
+                raise UsageError(
+                    f"cannot connect to the Dask scheduler at {visible(scheduler)} within "
+                    f"{SCHEDULER_TIMEOUT_S:g} s ({what}: {' '.join(str(e).split())[:200] or type(e).__name__})"
+                ) from None
         else:
             n = workers or os.cpu_count() or 1
             own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None)
             client = Client(own_cluster)
     try:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
-        frames = {text: dd.read_parquet(p, columns=_needed(parsed, text, files, paths[text])) for text, p in routed.items()}
+        frames = {
+            text: dd.read_parquet(p, columns=_needed(parsed, text, files, paths[text])) for text, p in routed.items()
+        }
         # global domains, computed once, written into the tree
         domains, statements = {}, []
         for s in parsed.statements:
@@ -182,8 +196,11 @@ def solve(
                     total = float(frames[s.source.path][s.source.column.name].sum().compute())
                     if not abs(total - 1.0) <= PROB_TOL:
                         name = s.name.name if s.name else "the table"
-                        raise SpecError(f"the probabilities of {name} sum to {total:.12g}, not 1", s.source.path_span,
-                                        "fix the values, or write 'counts' to have them normalized")
+                        raise SpecError(
+                            f"the probabilities of {name} sum to {total:.12g}, not 1",
+                            s.source.path_span,
+                            "fix the values, or write 'counts' to have them normalized",
+                        )
                     s = dataclasses.replace(s, source=dataclasses.replace(s.source, counts=True))
             statements.append(s)
         tree = dataclasses.replace(parsed, statements=tuple(statements))
@@ -203,8 +220,16 @@ def solve(
         for text, frame in frames.items():
             frame = frame.map_partitions(_with_block, prefix, meta={**frame._meta.dtypes.to_dict(), BLOCK: np.int64})
             shuffled[text] = frame.shuffle(on=BLOCK, npartitions=nparts).to_delayed()
-        job = {"tree": tree, "params": params, "allow_paths": allow_paths, "prefix": prefix, "method": method,
-               "backend": backend, "time_limit": time_limit, "solver": solver}
+        job = {
+            "tree": tree,
+            "params": params,
+            "allow_paths": allow_paths,
+            "prefix": prefix,
+            "method": method,
+            "backend": backend,
+            "time_limit": time_limit,
+            "solver": solver,
+        }
         from dask import delayed
 
         tasks = [delayed(_solve_partition)({t: shuffled[t][i] for t in shuffled}, job) for i in range(nparts)]
@@ -219,8 +244,10 @@ def solve(
         missing = next(b for b in range(n_blocks) if b not in got)
         idx = np.unravel_index(missing, [v.size for v in prefix])
         where = ", ".join(f"{v.name}={v.labels[i]}" for v, i in zip(prefix, idx))
-        raise UsageError(f"the data have no row for any group with {where} ({n_blocks - len(got)} block(s) like it): "
-                         "the dask engine needs rows in every block; use the local engine")
+        raise UsageError(
+            f"the data have no row for any group with {where} ({n_blocks - len(got)} block(s) like it): "
+            "the dask engine needs rows in every block; use the local engine"
+        )
     pieces.sort(key=lambda p: p["block"])
     return _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_blocks, k, parse_s, solve_s, t_start)
 
@@ -243,8 +270,13 @@ def scheduler_address(address: str) -> tuple[str, int]:
         raise UsageError(f"scheduler address '{shown}': unknown scheme '{visible(scheme)}'; {form}")
     host, colon, port = rest.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]
-    if not colon or not host or any(c.isspace() or c in "/@?#" for c in host) or not port.isdigit() \
-            or not 1 <= int(port) <= 65535:
+    if (
+        not colon
+        or not host
+        or any(c.isspace() or c in "/@?#" for c in host)
+        or not port.isdigit()
+        or not 1 <= int(port) <= 65535
+    ):
         raise UsageError(f"scheduler address '{shown}' is malformed; {form}")
     return host, int(port)
 
@@ -261,8 +293,10 @@ def reachable(address: str, timeout: float = SCHEDULER_TIMEOUT_S) -> None:
             pass
     except OSError as e:
         why = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
-        raise UsageError(f"cannot reach the Dask scheduler at {visible(address)} within {timeout:g} s ({why}); "
-                         "start it (dask scheduler) or check the address") from None
+        raise UsageError(
+            f"cannot reach the Dask scheduler at {visible(address)} within {timeout:g} s ({why}); "
+            "start it (dask scheduler) or check the address"
+        ) from None
 
 
 def _inline_variables(tree: ast.SpecFile) -> set[str]:
@@ -295,7 +329,11 @@ def _needed(parsed: ast.SpecFile, text: str, files: DataFiles, span) -> list[str
     cols: dict[str, None] = {}
     for s in parsed.statements:
         if isinstance(s, ast.KnownDecl) and isinstance(s.source, ast.FileTable) and s.source.path == text:
-            cols.update(dict.fromkeys([t.var.name for t in s.prob.targets] + [g.name for g in s.prob.given] + [s.source.column.name]))
+            cols.update(
+                dict.fromkeys(
+                    [t.var.name for t in s.prob.targets] + [g.name for g in s.prob.given] + [s.source.column.name]
+                )
+            )
         if isinstance(s, ast.ConstDecl) and isinstance(s.source, ast.FileTable) and s.source.path == text:
             cols.update(dict.fromkeys([a.name for a in s.axes] + [s.source.column.name]))
         if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile) and s.domain.path == text:
@@ -315,7 +353,11 @@ def _label_set(labels: tuple[str, ...], span) -> ast.DomainSet:
 def _var(name: str, dom) -> _Var:
     if isinstance(dom, ast.DomainSet):
         labels = tuple(lab.text for lab in dom.labels)
-        values = np.array([lab.value for lab in dom.labels], dtype=float) if all(lab.value is not None for lab in dom.labels) else None
+        values = (
+            np.array([lab.value for lab in dom.labels], dtype=float)
+            if all(lab.value is not None for lab in dom.labels)
+            else None
+        )
     elif isinstance(dom, ast.DomainRange):
         labels = tuple(str(v) for v in range(dom.lo, dom.hi + 1))
         values = np.arange(dom.lo, dom.hi + 1, dtype=float)
@@ -371,7 +413,11 @@ class _BlockFiles(DataFiles):
         return self.rows[text] if text in self.rows else super().frame(text, span, labels)
 
     def row_text(self, text, span, row):
-        return f"row {row + 1} of the rows of '{text}' for this block" if text in self.rows else super().row_text(text, span, row)
+        return (
+            f"row {row + 1} of the rows of '{text}' for this block"
+            if text in self.rows
+            else super().row_text(text, span, row)
+        )
 
 
 def _codes_loose(col: pd.Series, var: _Var) -> np.ndarray:
@@ -390,8 +436,11 @@ def _solve_partition(parts: dict[str, pd.DataFrame], job: dict) -> list[dict]:
         idx = np.unravel_index(int(b), [v.size for v in prefix]) if prefix else ()
         fixed = {v.name: (v, int(i)) for v, i in zip(prefix, idx)}
         statements = tuple(
-            dataclasses.replace(s, domain=_label_set((fixed[s.name.name][0].labels[fixed[s.name.name][1]],), s.domain.span))
-            if isinstance(s, ast.VarDecl) and s.name.name in fixed else s
+            dataclasses.replace(
+                s, domain=_label_set((fixed[s.name.name][0].labels[fixed[s.name.name][1]],), s.domain.span)
+            )
+            if isinstance(s, ast.VarDecl) and s.name.name in fixed
+            else s
             for s in tree.statements
         )
         rows = {t: df[df[BLOCK] == b].drop(columns=BLOCK).reset_index(drop=True) for t, df in parts.items()}
@@ -399,25 +448,46 @@ def _solve_partition(parts: dict[str, pd.DataFrame], job: dict) -> list[dict]:
         builder.files = _BlockFiles(tree.source.folder, job["allow_paths"], rows, fixed)
         problem = builder.build()
         # workers=1: the cluster already runs one block per worker; no process pool inside it
-        res = pipeline.solve(problem, method=job["method"], backend=job["backend"], time_limit=job["time_limit"],
-                             solver=job["solver"], workers=1)
+        res = pipeline.solve(
+            problem,
+            method=job["method"],
+            backend=job["backend"],
+            time_limit=job["time_limit"],
+            solver=job["solver"],
+            workers=1,
+        )
         tables = {}
         if res.status == "optimal":
             tables = {name: res.tables[name] for name in res.tables}
-        out.append({
-            "block": int(b), "status": res.status, "method": res.method, "backend": res.backend,
-            "problem_class": res.problem_class, "objective_kind": res.objective_kind, "objective": res.objective,
-            "beta": res.beta, "groups": res.groups, "tables": tables, "verification": res.verification,
-            "stats": res.stats, "reasons": res.reasons, "spec": res.spec, "design": problem.design.axes,
-            "certificate": res.certificate,
-        })
+        out.append(
+            {
+                "block": int(b),
+                "status": res.status,
+                "method": res.method,
+                "backend": res.backend,
+                "problem_class": res.problem_class,
+                "objective_kind": res.objective_kind,
+                "objective": res.objective,
+                "beta": res.beta,
+                "groups": res.groups,
+                "tables": tables,
+                "verification": res.verification,
+                "stats": res.stats,
+                "reasons": res.reasons,
+                "spec": res.spec,
+                "design": problem.design.axes,
+                "certificate": res.certificate,
+            }
+        )
     return out
 
 
 # ------------------------------------------------------------------ combining
 
 
-def _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_blocks, k, parse_s, solve_s, t_start) -> Result:
+def _combine(
+    pieces, parsed, files, key_vars, domains, n_workers, nparts, n_blocks, k, parse_s, solve_s, t_start
+) -> Result:
     first = pieces[0]
     methods = {p["method"] for p in pieces}
     if len(methods) > 1:
@@ -427,19 +497,34 @@ def _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_bloc
     spec["data"] = dict(files.digests)
     timings = {"parse_s": parse_s, "solve_s": solve_s, "total_s": time.perf_counter() - t_start}
     stats = _merge_stats([p["stats"] for p in pieces])
-    stats["dask"] = {"workers": n_workers, "partitions": nparts, "blocks": n_blocks, "block_variables": [v.name for v in key_vars[:k]]}
+    stats["dask"] = {
+        "workers": n_workers,
+        "partitions": nparts,
+        "blocks": n_blocks,
+        "block_variables": [v.name for v in key_vars[:k]],
+    }
     infeasible = [p for p in pieces if p["status"] != "optimal"]
     if infeasible:
         return result(
-            status="infeasible", method=first["method"], backend=first["backend"], problem_class=first["problem_class"],
-            objective_kind=first["objective_kind"], timings=timings, reasons=[r for p in infeasible for r in p["reasons"]],
-            stats=stats, spec=spec, versions=versions(), engine="dask",
+            status="infeasible",
+            method=first["method"],
+            backend=first["backend"],
+            problem_class=first["problem_class"],
+            objective_kind=first["objective_kind"],
+            timings=timings,
+            reasons=[r for p in infeasible for r in p["reasons"]],
+            stats=stats,
+            spec=spec,
+            versions=versions(),
+            engine="dask",
         )
     groups = pd.concat([p["groups"] for p in pieces], ignore_index=True)
     for v in key_vars:  # a block's key columns hold its narrowed labels: back to the global ones
         groups[v.name] = pd.Categorical(groups[v.name].astype(str), categories=list(v.labels))
     if "case" in groups.columns:
-        groups["case"] = pd.Categorical(groups["case"].astype(str), categories=list(first["groups"]["case"].cat.categories))
+        groups["case"] = pd.Categorical(
+            groups["case"].astype(str), categories=list(first["groups"]["case"].cat.categories)
+        )
     beta = float(groups["beta"].max())
     objective = float(groups["objective"].min()) if first["objective_kind"] == "min_uncertainty" else beta
     names = list(first["tables"])
@@ -449,12 +534,22 @@ def _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_bloc
         return lambda: _ordered_table([p["tables"][name] for p in pieces], first["design"], all_labels)
 
     return result(
-        status="optimal", objective=objective, beta=beta, method=first["method"],
-        backend=first["backend"], problem_class=first["problem_class"], objective_kind=first["objective_kind"],
-        groups=groups, tables=LazyTables({n: table(n) for n in names}),
+        status="optimal",
+        objective=objective,
+        beta=beta,
+        method=first["method"],
+        backend=first["backend"],
+        problem_class=first["problem_class"],
+        objective_kind=first["objective_kind"],
+        groups=groups,
+        tables=LazyTables({n: table(n) for n in names}),
         verification=_merge_verification([p["verification"] for p in pieces], stats, first["method"]),
         certificate=_merge_certificates([p["certificate"] for p in pieces]),
-        timings=timings, stats=stats, spec=spec, versions=versions(), engine="dask",
+        timings=timings,
+        stats=stats,
+        spec=spec,
+        versions=versions(),
+        engine="dask",
     )
 
 
@@ -469,8 +564,9 @@ def _merge_certificates(certs: list[dict]) -> dict:
         out["gap"] = max(c["gap"] for c in certs)
     data = out["data"]
     if "binding_case_groups" in data:
-        data["binding_case_groups"] = {k: sum(c["data"]["binding_case_groups"][k] for c in certs)
-                                       for k in data["binding_case_groups"]}
+        data["binding_case_groups"] = {
+            k: sum(c["data"]["binding_case_groups"][k] for c in certs) for k in data["binding_case_groups"]
+        }
     for key in ("lower", "upper"):
         if key in data:
             data[key] = np.concatenate([np.asarray(c["data"][key], dtype=float) for c in certs])
@@ -480,7 +576,9 @@ def _merge_certificates(certs: list[dict]) -> dict:
     return out
 
 
-def _ordered_table(frames: list[pd.DataFrame], axes: tuple[str, ...], labels: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+def _ordered_table(
+    frames: list[pd.DataFrame], axes: tuple[str, ...], labels: dict[str, tuple[str, ...]]
+) -> pd.DataFrame:
     """The released table of every block, in the design's C order over the global labels."""
     df = pd.concat(frames, ignore_index=True)
     codes = []

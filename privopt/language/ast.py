@@ -62,8 +62,10 @@ class Prob:
     @property
     def is_cell(self) -> bool:
         """Every target and every condition names a value: one number, ``P(Y = 1 | X = 0)``."""
-        return all(t.label is not None for t in self.targets) and len(self.given_labels) == len(self.given) and all(
-            g is not None for g in self.given_labels
+        return (
+            all(t.label is not None for t in self.targets)
+            and len(self.given_labels) == len(self.given)
+            and all(g is not None for g in self.given_labels)
         )
 
     def labelled_condition(self) -> Label | None:
@@ -77,10 +79,10 @@ class Call:
     two groups ``f(a; b)`` (``semi_args`` holds the group after the semicolon)."""
 
     func: Ident
-    args: tuple["Expr", ...]
-    arrow_args: tuple["Expr", ...] | None
+    args: tuple[Expr, ...]
+    arrow_args: tuple[Expr, ...] | None
     span: Span
-    semi_args: tuple["Expr", ...] | None = None
+    semi_args: tuple[Expr, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,9 +91,9 @@ class KwArg:
     the body of ``sum(x, y: ...)``)."""
 
     name: Ident
-    value: "Expr"
+    value: Expr
     op: str | None
-    bound: "Expr | None"
+    bound: Expr | None
     span: Span
 
 
@@ -100,34 +102,34 @@ class Expect:
     """``E[body]`` or ``E[body | given...]``."""
 
     func: Ident
-    body: "Expr"
-    given: tuple["Expr", ...] | None
+    body: Expr
+    given: tuple[Expr, ...] | None
     span: Span
 
 
 @dataclass(frozen=True)
 class BinOp:
     op: str  # one of + - * / ^ @
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
 @dataclass(frozen=True)
 class Neg:
-    operand: "Expr"
+    operand: Expr
     span: Span
 
 
 @dataclass(frozen=True)
 class Abs:
-    operand: "Expr"
+    operand: Expr
     span: Span
 
 
 @dataclass(frozen=True)
 class TupleExpr:
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span
 
 
@@ -239,7 +241,7 @@ class ConstDecl:
 
     name: Ident
     axes: tuple[Ident, ...]
-    source: "TableSource"
+    source: TableSource
     span: Span
 
 
@@ -301,8 +303,17 @@ class ObjectiveDecl:
 
 
 Statement = (
-    SpecTitle | VarDecl | ParamDecl | KnownDecl | ConstDecl | MatrixDecl | DesignDecl | ConstraintDecl | ObjectiveDecl
-    | NoiseDecl | LetDecl
+    SpecTitle
+    | VarDecl
+    | ParamDecl
+    | KnownDecl
+    | ConstDecl
+    | MatrixDecl
+    | DesignDecl
+    | ConstraintDecl
+    | ObjectiveDecl
+    | NoiseDecl
+    | LetDecl
 )
 
 

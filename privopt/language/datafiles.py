@@ -66,7 +66,9 @@ class DataFiles:
     _frames: dict[Path, pd.DataFrame] = field(default_factory=dict)
     _texts: dict[Path, set[str]] = field(default_factory=dict)  # columns of a cached CSV frame read as text
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
-    digests: dict[str, str] = field(default_factory=dict)  # path as written -> SHA-256 of the bytes read (one entry per part)
+    digests: dict[str, str] = field(
+        default_factory=dict
+    )  # path as written -> SHA-256 of the bytes read (one entry per part)
 
     def _check_written(self, raw: Path, folder: Path, span: Span) -> None:
         """The path as written stays inside the spec's folder (unless paths are allowed): not
@@ -98,8 +100,9 @@ class DataFiles:
         except (IsADirectoryError, files.NotRegularFile) as e:
             if isinstance(e, IsADirectoryError) or e.kind == "a folder":
                 raise SpecError(f"'{text}' is a folder, not a data file", span) from None
-            raise SpecError(f"'{text}' is {e.kind}, not a regular file", span,
-                            "give the path of a .csv, .tsv or .parquet file") from None
+            raise SpecError(
+                f"'{text}' is {e.kind}, not a regular file", span, "give the path of a .csv, .tsv or .parquet file"
+            ) from None
         except (OSError, ValueError) as e:
             raise SpecError(
                 f"cannot open data file '{text}': {getattr(e, 'strerror', None) or e}",
@@ -149,7 +152,11 @@ class DataFiles:
             if again:
                 more, digest = _read(fh, text, span, again, only=again)
                 if digest != self.digests.get(text, digest):
-                    raise SpecError(f"data file '{text}' changed while it was read", span, "run again on a file that is not being written")
+                    raise SpecError(
+                        f"data file '{text}' changed while it was read",
+                        span,
+                        "run again on a file that is not being written",
+                    )
                 df = df.assign(**{n: more[n] for n in again})
                 self._frames[real] = df
                 self._texts[real] |= set(again)
@@ -396,9 +403,7 @@ def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) ->
     columns (a label column read again as text)."""
     kind = SUFFIXES.get(Path(text).suffix.lower())
     if kind is None:
-        raise SpecError(
-            f"cannot tell the format of '{text}'", span, "use a .csv, .tsv or .parquet file"
-        )
+        raise SpecError(f"cannot tell the format of '{text}'", span, "use a .csv, .tsv or .parquet file")
     if os.fstat(fh.fileno()).st_size == 0:
         raise SpecError(f"data file '{text}' is empty", span)
     try:
@@ -414,7 +419,9 @@ def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) ->
             digest, header = _check_text(fh, kind, text, span)
             fh.seek(0)
             raw = [h for h in header if h.strip() in set(labels)]
-            df = _read_text(fh, kind, text, span, raw, None if only is None else [h for h in header if h.strip() in set(only)])
+            df = _read_text(
+                fh, kind, text, span, raw, None if only is None else [h for h in header if h.strip() in set(only)]
+            )
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
@@ -454,7 +461,9 @@ def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> tupl
     try:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        raise SpecError(f"the last line of '{text}' ends inside a UTF-8 character", span, "save the data file as UTF-8") from None
+        raise SpecError(
+            f"the last line of '{text}' ends inside a UTF-8 character", span, "save the data file as UTF-8"
+        ) from None
     sep = "\t" if kind == "tsv" else ","
     header = next(csv.reader(io.StringIO(first[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
     _no_duplicate_columns(header, text, span)
@@ -483,7 +492,10 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(
             # text labels as dictionary codes; no text means "missing" ("NA" is North America, and
             # an empty cell is an error where it is read, never a silent gap)
             convert_options=pc.ConvertOptions(
-                auto_dict_encode=True, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                auto_dict_encode=True,
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
                 column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in labels},
                 include_columns=list(only) if only is not None else [],
             ),
@@ -505,7 +517,11 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(
         if "columns, got" in str(e):  # a row with more or fewer fields than the header
             _ragged_row(fh, sep, text, span)
         return pd.read_csv(
-            fh, sep=sep, keep_default_na=False, na_filter=False, dtype={n: str for n in labels},
+            fh,
+            sep=sep,
+            keep_default_na=False,
+            na_filter=False,
+            dtype={n: str for n in labels},
             usecols=list(only) if only is not None else None,
         )
 
@@ -610,8 +626,12 @@ def _kind(t) -> str:
     if pa.types.is_dictionary(t):
         t = t.value_type
     for kind, test in (
-        ("integers", pa.types.is_integer), ("numbers", pa.types.is_floating), ("text", pa.types.is_string),
-        ("text", pa.types.is_large_string), ("booleans", pa.types.is_boolean), ("dates or times", pa.types.is_temporal),
+        ("integers", pa.types.is_integer),
+        ("numbers", pa.types.is_floating),
+        ("text", pa.types.is_string),
+        ("text", pa.types.is_large_string),
+        ("booleans", pa.types.is_boolean),
+        ("dates or times", pa.types.is_temporal),
     ):
         if test(t):
             return kind
@@ -682,8 +702,11 @@ def _text_columns(df: pd.DataFrame) -> set[str]:
     or string column (pyarrow and pandas guess numbers, booleans and dates from the text, and
     then the text is lost: ``01`` and ``1`` are both 1)."""
     return {
-        n for n in df.columns
-        if isinstance(df[n].dtype, pd.CategoricalDtype) or df[n].dtype == object or pd.api.types.is_string_dtype(df[n].dtype)
+        n
+        for n in df.columns
+        if isinstance(df[n].dtype, pd.CategoricalDtype)
+        or df[n].dtype == object
+        or pd.api.types.is_string_dtype(df[n].dtype)
     }
 
 
@@ -721,7 +744,7 @@ def _not_coerced(col: pd.Series, name: str, text: str, span: Span, wanted: str) 
         ("durations", pd.api.types.is_timedelta64_dtype(dtype)),
     )
     found = next((k for k, hit in kinds if hit), None)
-    if found is None and dtype == object and len(col):
+    if found is None and dtype == np.dtype(object) and len(col):
         import datetime
 
         sample = col.dropna().iloc[:1000]
@@ -793,7 +816,8 @@ def _cells(axes: list[Domain], span: Span) -> int:
     if cells > MAX_TABLE_CELLS:
         raise SpecError(
             f"a table over {', '.join(v.name for v in axes)} has {cells:,} cells, more than the {MAX_TABLE_CELLS:,} privopt holds",
-            span, "use variables with fewer labels",
+            span,
+            "use variables with fewer labels",
         )
     return cells
 
@@ -830,7 +854,9 @@ def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tup
         if empty.any():
             row = int(np.flatnonzero(empty)[0])
             cell = col.iloc[row]
-            raise _empty_cell(files.row_text(text, span, row), column, "an empty cell" if isinstance(cell, str) else "a null", span)
+            raise _empty_cell(
+                files.row_text(text, span, row), column, "an empty cell" if isinstance(cell, str) else "a null", span
+            )
     return labels_of(col)
 
 

@@ -40,7 +40,17 @@ MAX_DEPTH = 100  # levels of nested expressions (docs/language.md, "Limits")
 MAX_SPEC_BYTES = 256 * 1024 * 1024  # a spec file larger than this is refused before reading
 
 STATEMENT_KEYWORDS = (
-    "spec", "var", "param", "known", "const", "design", "noise", "let", "subject to", "minimize", "maximize",
+    "spec",
+    "var",
+    "param",
+    "known",
+    "const",
+    "design",
+    "noise",
+    "let",
+    "subject to",
+    "minimize",
+    "maximize",
 )
 
 _OPEN = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
@@ -102,9 +112,7 @@ def parse(text: str, path: str | Path | None = None) -> ast.SpecFile:
 
 # Tree nodes that are a level of an expression; a left operand of the same kind continues a
 # flat sum or product (``a + b - c``) and adds no level.
-_LEVELS = frozenset(
-    "add sub mul div matmul pow neg call expect abs_bars tuple kwarg prob number name".split()
-)
+_LEVELS = frozenset("add sub mul div matmul pow neg call expect abs_bars tuple kwarg prob number name".split())
 _CHAINS = ({"add", "sub"}, {"mul", "div", "matmul"})
 
 
@@ -141,9 +149,7 @@ def parse_file(path: str | Path) -> ast.SpecFile:
     except UnicodeDecodeError as e:
         raise _not_utf8(p, raw, e) from None
     if not text.strip():
-        raise SpecError(
-            "the spec file is empty", hint="a spec needs variables, a design and an objective", file=name
-        )
+        raise SpecError("the spec file is empty", hint="a spec needs variables, a design and an objective", file=name)
     return parse(text, p)
 
 
@@ -157,7 +163,9 @@ def _read_spec_bytes(p: Path) -> bytes:
         raise SpecError("the spec file does not exist", hint="check the path", file=name) from None
     except (IsADirectoryError, files.NotRegularFile) as e:
         if isinstance(e, IsADirectoryError) or e.kind == "a folder":
-            raise SpecError("this is a folder, not a spec file", hint="give the path of a .priv file", file=name) from None
+            raise SpecError(
+                "this is a folder, not a spec file", hint="give the path of a .priv file", file=name
+            ) from None
         raise SpecError(
             f"this is {e.kind}, not a regular file", hint="save the spec to a file and give its path", file=name
         ) from None
@@ -171,7 +179,7 @@ def _read_spec_bytes(p: Path) -> bytes:
         if os.fstat(fd).st_size > MAX_SPEC_BYTES:
             raise SpecError(
                 f"the spec file is larger than {MAX_SPEC_BYTES // 2**20} MB",
-                hint="read large tables from data files: known P(...) = counts from \"data.csv\" column n",
+                hint='read large tables from data files: known P(...) = counts from "data.csv" column n',
                 file=name,
             )
         with os.fdopen(fd, "rb", closefd=False) as fh:
@@ -244,9 +252,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
     tok: Token = e.token
     if tok.type == "$END":
         span = source.span(max(0, len(source.text.rstrip()) - 1))
-        return SpecError(
-            "the spec ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}"
-        )
+        return SpecError("the spec ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}")
     span = source.span(tok.start_pos, tok.end_pos)
     arrow = _arrow_hint(source, tok.start_pos)
     if arrow:
@@ -261,9 +267,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         )
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
-        return SpecError(
-            "the line ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}"
-        )
+        return SpecError("the line ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}")
     what = f"'{tok}'" if tok.type != "TABLE_BODY" else "a table"
     return SpecError(f"unexpected {what}", span, f"expected {_expected_list(e.expected)}")
 
@@ -278,10 +282,7 @@ def _arrow_hint(source: Source, pos: int) -> str | None:
     for m in _ARROWS.finditer(source.text, lo, pos + 4):
         if m.start() <= pos < m.end():
             if m.group().startswith("<") or m.group() in "\u2190\u27f5":
-                return (
-                    f"write '->' pointing from the source to the target: "
-                    f"'A {m.group()} B' is written 'B -> A'"
-                )
+                return f"write '->' pointing from the source to the target: 'A {m.group()} B' is written 'B -> A'"
             return f"write '->' (a hyphen and '>') instead of '{m.group()}'"
     return None
 
@@ -293,7 +294,9 @@ def _number(tok: Token, span: Span) -> float:
     """A NUMBER token's value; one too large for a double is a located error, not inf."""
     value = float(str(tok))
     if not math.isfinite(value):
-        raise SpecError(f"{tok} is too large for a number (the largest is about 1.8e308)", span, "use a smaller number, or rescale")
+        raise SpecError(
+            f"{tok} is too large for a number (the largest is about 1.8e308)", span, "use a smaller number, or rescale"
+        )
     return value
 
 

@@ -48,7 +48,7 @@ class Source:
         end = self.text.find("\n", start)
         return self.text[start:] if end < 0 else self.text[start:end]
 
-    def span(self, start: int, end: int | None = None) -> "Span":
+    def span(self, start: int, end: int | None = None) -> Span:
         return Span(self, start, start + 1 if end is None or end <= start else end)
 
 
@@ -93,6 +93,6 @@ class Span:
         width = max(5, len(str(line)))  # the gutter grows with the line number, the caret with it
         return f"{line:>{width}} | {visible(window)}\n{' ' * width} | {pad}{carets}"
 
-    def to(self, other: "Span") -> "Span":
+    def to(self, other: Span) -> Span:
         """The span covering from the start of self to the end of other."""
         return Span(self.source, min(self.start, other.start), max(self.end, other.end))

@@ -41,6 +41,7 @@ class Domain(Protocol):
 
     def index_of(self, text: str, value: float | None = None) -> int | None: ...
 
+
 _TOKEN = re.compile(
     r"""
     (?P<comment>\#[^\n]*)
@@ -116,7 +117,9 @@ def _lines(source: Source, start: int, body: str) -> list[list[_Tok]]:
             if m.group() == '"':
                 raise SpecError("this string is not closed on its line", at, 'write a label as "text" on one line')
             raise SpecError(
-                f"unexpected character '{visible(m.group())}' in a table", at, "a table holds labels, numbers, ':' and ','"
+                f"unexpected character '{visible(m.group())}' in a table",
+                at,
+                "a table holds labels, numbers, ':' and ','",
             )
         pos = m.end()
     return [ln for ln in lines if ln]
@@ -136,18 +139,20 @@ def _label_index(var: Domain, tok: _Tok) -> int:
 
 def _value(tok: _Tok) -> float:
     if tok.kind != "word":
-        raise SpecError(f"expected a number, found \"{tok.text}\"", tok.span)
+        raise SpecError(f'expected a number, found "{tok.text}"', tok.span)
     v = parse_value(tok.text)
     if v is not None and not np.isfinite(v):
-        raise SpecError(f"{tok.text} is too large for a number (the largest is about 1.8e308)", tok.span, "use smaller counts, or rescale")
+        raise SpecError(
+            f"{tok.text} is too large for a number (the largest is about 1.8e308)",
+            tok.span,
+            "use smaller counts, or rescale",
+        )
     if v is None:
         raise SpecError(f"'{tok.text}' is not a number", tok.span, "table cells are numbers like 0.25, 3 or 1/3")
     return v
 
 
-def read_inline(
-    source: Source, body: str, body_span: Span, row_vars: list[Domain], col_var: Domain
-) -> RawTable:
+def read_inline(source: Source, body: str, body_span: Span, row_vars: list[Domain], col_var: Domain) -> RawTable:
     """Read a table body laid out with ``row_vars`` as row keys and ``col_var`` as columns."""
     axes_vars = row_vars + [col_var]
     shape = tuple(v.size for v in axes_vars)
@@ -208,7 +213,9 @@ def _read_matrix(lines, row_vars, col_var, data, spans) -> None:
         if colon is None:
             if row_vars:
                 raise SpecError(
-                    "this row has no key", line[0].span, f"start the row with the {'/'.join(v.name for v in row_vars)} label(s) and ':'"
+                    "this row has no key",
+                    line[0].span,
+                    f"start the row with the {'/'.join(v.name for v in row_vars)} label(s) and ':'",
                 )
             key_toks, value_toks = [], line
         else:
@@ -264,4 +271,3 @@ def _read_entries(lines, axes_vars, data, spans) -> None:
             raise SpecError("this entry is written twice", entry[0].span.to(entry[-1].span))
         data[idx] = _value(entry[-1])
         spans[idx] = entry[-1].span
-

@@ -105,6 +105,7 @@ def lower_atr(problem: Problem, bounds: bool = True) -> ATRInstance:
     bad = lower > upper + FEAS_TOL
     if bad.any():
         g, i, a = np.argwhere(bad)[0]
+
         def src(k: int) -> str:
             return "0 <= design <= 1" if k < 0 else f"{_where(problem.constraints[k])}'{problem.constraints[k].text}'"
 
@@ -160,8 +161,6 @@ def _record_text(problem, order, G, msize, g, i) -> str:
     flat = int(g) * msize + int(i)
     idx = np.unravel_index(flat, sizes)
     return ", ".join(f"{v}={problem.variables[v].labels[j]}" for v, j in zip(order[:-1], idx))
-
-
 
 
 __all__ = ["ATRInstance", "lower_atr"]

@@ -97,7 +97,9 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     # the design is a conditional distribution: rows sum to 1
     M = LinTable.variable(design.axes, shape, n)
     sums = M.sum_over(design.targets)
-    families.append(_family_text(design.span, f"design {design.name}: each row of P({', '.join(design.targets)} | ...) sums to 1"))
+    families.append(
+        _family_text(design.span, f"design {design.name}: each row of P({', '.join(design.targets)} | ...) sums to 1")
+    )
     ones = np.ones(sums.cells)
     blocks.append((sums.matrix(), ones, ones, 0))
 
@@ -273,7 +275,10 @@ def _budget_rows(b: Budget, offset: int, N: int):
     yield (A[cells] - U).tocsr(), -inf, -base  # cond <= u_y
     yield (A[cells] - L).tocsr(), -base, inf  # cond >= l_y
     env = sp.csr_array(
-        (np.concatenate([np.full(ny, f), -np.ones(ny)]), (np.tile(np.arange(ny), 2), np.concatenate([offset + np.arange(ny), offset + ny + np.arange(ny)]))),
+        (
+            np.concatenate([np.full(ny, f), -np.ones(ny)]),
+            (np.tile(np.arange(ny), 2), np.concatenate([offset + np.arange(ny), offset + ny + np.arange(ny)])),
+        ),
         shape=(ny, N),
     )
     yield env, np.full(ny, -np.inf), np.full(ny, f * slack)  # e^-eps u_y - l_y <= e^-eps delta / |A|

@@ -128,7 +128,9 @@ class ConicProgram:
                     Z = z0.T / zeta
                     if K.shape[1]:
                         Z = Z + cp.Variable((n, K.shape[1])) @ (K.T / zeta)
-                cone = cp.SOC(cp.vec(U + S, order="C"), cp.vstack([2 * cp.vec(Z, order="C"), cp.vec(U - S, order="C")]), axis=0)
+                cone = cp.SOC(
+                    cp.vec(U + S, order="C"), cp.vstack([2 * cp.vec(Z, order="C"), cp.vec(U - S, order="C")]), axis=0
+                )
                 lhs = lhs + nu * cp.sum(U, axis=1)
             for b in corr:
                 Y = cp.Variable((n, b.size))
@@ -172,7 +174,11 @@ class ConicProgram:
         diag = [b for b in self.blocks if not b.correlated]
         corr = [b for b in self.blocks if b.correlated]
         sigma, nu = self.balance
-        r = np.concatenate([out.columns(b.size, lower=0.0, cost=sigma * b.weights) for b in diag]) if diag else np.zeros(0, int)
+        r = (
+            np.concatenate([out.columns(b.size, lower=0.0, cost=sigma * b.weights) for b in diag])
+            if diag
+            else np.zeros(0, int)
+        )
         C = {}
         for b in corr:
             i, j, scale = psd_layout(b.size)
@@ -362,7 +368,6 @@ class ConicProgram:
             return -math.inf  # the dual is unbounded along Y: the program is infeasible, no bound
         return self.offset + self.unit * (a * a / (r * b))
 
-
     def dual_cvxpy(self):
         """The Lagrange dual, in scaled units: (cvxpy Problem, Y (n x m), mu (n)).
 
@@ -386,7 +391,11 @@ class ConicProgram:
             W = Y @ Gd
             Q = cp.Variable((n, N))
             Mu = cp.reshape(mu, (n, 1), order="C") @ np.ones((1, N))
-            cons.append(cp.SOC(cp.vec(Q + Mu, order="C"), cp.vstack([2 * cp.vec(W, order="C"), cp.vec(Q - Mu, order="C")]), axis=0))
+            cons.append(
+                cp.SOC(
+                    cp.vec(Q + Mu, order="C"), cp.vstack([2 * cp.vec(W, order="C"), cp.vec(Q - Mu, order="C")]), axis=0
+                )
+            )
             cons.append(cp.sum(Q, axis=0) <= np.concatenate([b.weights for b in diag]))
         for b in self.blocks:
             if b.correlated:
@@ -462,7 +471,8 @@ def check_scale(model: NoiseModel, program: ConicProgram) -> None:
         raise SpecError(
             f"the range [{lo:.6g}, {hi:.6g}] of {x.name} is too narrow to compute with: {about}, below "
             f"{SCALE_MIN:.2g}, where doubles lose their digits",
-            span, f"measure {x.name} in units 1e{math.floor(-log10_unit / 2):d} times smaller (multiply the range by "
+            span,
+            f"measure {x.name} in units 1e{math.floor(-log10_unit / 2):d} times smaller (multiply the range by "
             f"1e{math.floor(-log10_unit / 2):d}; the loss scales with the square of the unit)"
             + (", or ask for a smaller eps" if program.sensitivity_bound > 1 else ""),
         )
@@ -471,7 +481,8 @@ def check_scale(model: NoiseModel, program: ConicProgram) -> None:
             f"the range [{lo:.6g}, {hi:.6g}] of {x.name} is too wide to compute with: {about}, and the "
             f"expected squared error about 1e{log10_loss:+.0f}, beyond {SCALE_MAX:.2g} (the largest double is "
             f"{sys.float_info.max:.3g})",
-            span, f"measure {x.name} in units 1e{max(math.floor(log10_loss / 2), 1):d} times larger (divide the range by "
+            span,
+            f"measure {x.name} in units 1e{max(math.floor(log10_loss / 2), 1):d} times larger (divide the range by "
             f"1e{max(math.floor(log10_loss / 2), 1):d}; the loss scales with the square of the unit)"
             + (", or allow a larger eps or delta" if program.sensitivity_bound < 1e-3 else ""),
         )
@@ -481,7 +492,11 @@ def _check_finite(model: NoiseModel, program: ConicProgram) -> None:
     """No NaN or inf reaches a solver: the lowering's data (the release's matrices, the
     budgets, the unit and the loss's weights) must be finite, else a ``SpecError`` at the
     privacy requirement (its release holds the numbers)."""
-    parts = {"the release's coefficients of the input": program.F, "the budgets": program.t, "the variance unit": program.unit}
+    parts = {
+        "the release's coefficients of the input": program.F,
+        "the budgets": program.t,
+        "the variance unit": program.unit,
+    }
     for b in program.blocks:
         parts[f"the coefficients of the noise {b.name}"] = b.G
         parts[f"the squared coefficients of the noise {b.name}"] = b.weights
@@ -490,5 +505,6 @@ def _check_finite(model: NoiseModel, program: ConicProgram) -> None:
         if not np.all(np.isfinite(value)):
             raise SpecError(
                 f"{what} overflow a double ({sys.float_info.max:.3g}): the program cannot be solved in these units",
-                model.requirement.span, "rescale the matrices or the input's range so that the numbers stay below 1e150",
+                model.requirement.span,
+                "rescale the matrices or the input's range so that the numbers stay below 1e150",
             )

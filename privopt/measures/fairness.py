@@ -168,8 +168,11 @@ def fairness(w: np.ndarray, T: np.ndarray, z: np.ndarray, n_z: int, v: np.ndarra
             cells = np.flatnonzero(both)
             bias = tv(rv[z1, cells], rv[z2, cells])
             pr = p_rule(r[z1], r[z2])
-            pairs.append(Pair(z1, z2, float(tv(r[z1], r[z2])), float(bias.max()) if cells.size else None, pr, rm(pr),
-                              cells, bias))
+            pairs.append(
+                Pair(
+                    z1, z2, float(tv(r[z1], r[z2])), float(bias.max()) if cells.size else None, pr, rm(pr), cells, bias
+                )
+            )
     return Fairness(r, mass, pairs)
 
 

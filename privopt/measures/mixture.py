@@ -35,7 +35,11 @@ def naive_mixture(problem: Problem) -> tuple[float, np.ndarray] | None:
     if len(backgrounds) != 1 or not eqs:
         return None
     pos = np.searchsorted(y.values, x.values) if np.all(np.diff(y.values) > 0) else None
-    if pos is None or np.any(pos >= y.size) or not np.allclose(y.values[np.minimum(pos, y.size - 1)], x.values, atol=1e-12):
+    if (
+        pos is None
+        or np.any(pos >= y.size)
+        or not np.allclose(y.values[np.minimum(pos, y.size - 1)], x.values, atol=1e-12)
+    ):
         return None
     delta = np.zeros((x.size, y.size))
     delta[np.arange(x.size), pos] = 1.0

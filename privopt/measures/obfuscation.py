@@ -82,7 +82,9 @@ def check_channel(table, name: str = "W") -> np.ndarray:
     except (TypeError, ValueError):
         raise UsageError(f"{name} must be a 2x2 table of probabilities") from None
     if m.shape != (2, 2):
-        raise UsageError(f"{name} must be a 2x2 table (rows: X = 0, 1), got shape {m.shape}; only binary X, Y, F are supported")
+        raise UsageError(
+            f"{name} must be a 2x2 table (rows: X = 0, 1), got shape {m.shape}; only binary X, Y, F are supported"
+        )
     if not np.all(np.isfinite(m)) or np.any(m < 0) or np.any(m > 1):
         raise UsageError(f"{name} has entries outside [0, 1]: {m.tolist()}")
     if np.any(np.abs(m.sum(axis=1) - 1.0) > ROW_TOL):
@@ -339,7 +341,9 @@ def _dense_ranks(v: np.ndarray) -> np.ndarray:
     """Row-wise dense ranks 0, 1, ... of a (B, n) array (ties share a rank)."""
     idx = np.argsort(v, axis=1, kind="stable")
     s = np.take_along_axis(v, idx, axis=1)
-    step = np.concatenate([np.zeros((v.shape[0], 1), dtype=np.int64), (np.diff(s, axis=1) != 0).astype(np.int64)], axis=1)
+    step = np.concatenate(
+        [np.zeros((v.shape[0], 1), dtype=np.int64), (np.diff(s, axis=1) != 0).astype(np.int64)], axis=1
+    )
     ranks_sorted = np.cumsum(step, axis=1)
     out = np.empty_like(ranks_sorted)
     np.put_along_axis(out, idx, ranks_sorted, axis=1)

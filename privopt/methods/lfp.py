@@ -79,7 +79,9 @@ def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarr
     return shift_onto_sum(X, lower, upper, np.ones(X.shape[:-1]), axis=-1)
 
 
-def _best_rounding(q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.ndarray, targets: tuple[np.ndarray, ...] = ()):
+def _best_rounding(
+    q: np.ndarray, raw: np.ndarray, lower: np.ndarray, upper: np.ndarray, targets: tuple[np.ndarray, ...] = ()
+):
     """The best of a few roundings of the LP's table, by exactly recomputed confidence per group.
 
     Zero mass is special because confidence is discontinuous there: an outcome left with 1e-12
@@ -145,11 +147,15 @@ def _capped(qq: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray,
     live = qq > 0
     for _ in range(rounds):
         mass = qq * x
-        rest = mass.sum(axis=1, keepdims=True) - mass  # q_i X_ia <= t (q_i X_ia + rest) <=> X_ia <= t rest / ((1 - t) q_i)
+        rest = (
+            mass.sum(axis=1, keepdims=True) - mass
+        )  # q_i X_ia <= t (q_i X_ia + rest) <=> X_ia <= t rest / ((1 - t) q_i)
         with np.errstate(divide="ignore", invalid="ignore"):
             cap = np.where(live & (t < 1.0), t * rest / ((1.0 - t) * np.where(live, qq, 1.0)), upper)
         cap = np.clip(cap, lower, upper)
-        x = shift_onto_sum(np.minimum(x, cap), lower, np.maximum(cap, np.minimum(x, cap)), np.ones(x.shape[:-1]), axis=-1)
+        x = shift_onto_sum(
+            np.minimum(x, cap), lower, np.maximum(cap, np.minimum(x, cap)), np.ones(x.shape[:-1]), axis=-1
+        )
     return x
 
 
@@ -193,9 +199,7 @@ def _block_lp(q: np.ndarray, beta: np.ndarray, w: np.ndarray, lower: np.ndarray,
     vals += [qq[live], -beta[g_of], -w[g_of, a_of]]
     n_rows = r3 + n3
     n_cols = nX + nS + G
-    Amat = sp.csc_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n_cols)
-    )
+    Amat = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n_cols))
     row_lower = np.concatenate([np.ones(G * m), np.zeros(nS), np.full(n3, -np.inf)])
     row_upper = np.concatenate([np.ones(G * m), np.zeros(nS), np.zeros(n3)])
     col_lower = np.concatenate([lower.ravel(), np.zeros(nS), np.full(G, -np.inf)])
@@ -439,7 +443,9 @@ def _solve_chunk(
         reach[upd] = np.minimum(reach[upd] * 16.0, 0.5)
         infeasible = tau > T_TOL
         bound = b_try + (tau - T_TOL) * w.min(axis=1)
-        lb[active[infeasible]] = np.maximum(lb[active[infeasible]], np.minimum(bound[infeasible], beta[active[infeasible]]))
+        lb[active[infeasible]] = np.maximum(
+            lb[active[infeasible]], np.minimum(bound[infeasible], beta[active[infeasible]])
+        )
         reach[active[infeasible & ~better]] = check_eps  # beta is likely optimal: certify close by
         stuck = ~infeasible & ~better
         still = ~stuck & (beta[active] - lb[active] > rtol * beta[active])

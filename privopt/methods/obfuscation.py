@@ -168,7 +168,9 @@ def _solution(o, p1, p2, lb, status, iterations, method, symmetric, eps, tol, no
     return ChannelSolution(W, q, lb, gap, leak, status, iterations, o.count, method, symmetric, eps, tol, tuple(notes))
 
 
-def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = DEFAULT_TOL, max_iter: int = MAX_ITER) -> ChannelSolution:
+def optimal_channel(
+    px1, F_given_X, eps, symmetric: bool = False, tol: float = DEFAULT_TOL, max_iter: int = MAX_ITER
+) -> ChannelSolution:
     """The test channel W minimizing Q(P_X, W) subject to I(Y; F) <= eps bits (and p1 == p2 when
     ``symmetric``), with a certified lower bound: ``lower_bound <= Q* <= q_value`` and
     ``gap <= tol`` when status is "optimal". See the module docstring for the method.
@@ -186,28 +188,75 @@ def optimal_channel(px1, F_given_X, eps, symmetric: bool = False, tol: float = D
         return _solution(o, p1, p2, lb, status, iterations, method, symmetric, eps, tol, notes)
 
     if px1 in (0.0, 1.0):
-        return done(0.0, 0.0, 0.25, "optimal", 0, "degenerate",
-                    ["X is constant: every channel has I(Y; F) = 0 and Q = 1/4 (rho = 0); the identity is returned"])
+        return done(
+            0.0,
+            0.0,
+            0.25,
+            "optimal",
+            0,
+            "degenerate",
+            ["X is constant: every channel has I(Y; F) = 0 and Q = 1/4 (rho = 0); the identity is returned"],
+        )
     imax = float(o.leak(0.0, 0.0))
     if imax <= eps:
-        return done(0.0, 0.0, 0.0, "optimal", 0, "identity",
-                    [f"eps = {eps:g} >= I(X; F) = {imax:.6g} bits, the largest leakage of any channel: no noise is needed"])
+        return done(
+            0.0,
+            0.0,
+            0.0,
+            "optimal",
+            0,
+            "identity",
+            [f"eps = {eps:g} >= I(X; F) = {imax:.6g} bits, the largest leakage of any channel: no noise is needed"],
+        )
     if imax <= eps * (1.0 + LEAK_ROUNDING):
-        return done(0.0, 0.0, 0.0, "optimal", 0, "identity",
-                    [(f"eps = {eps!r} is I(X; F) = {imax!r} bits up to rounding (two formulas for I differ by a "
-                      "few ulps): the identity is returned; below it the optimum would be p ~ 1e-17, where "
-                      "Q ~ sqrt(p) is ill-conditioned")])
+        return done(
+            0.0,
+            0.0,
+            0.0,
+            "optimal",
+            0,
+            "identity",
+            [
+                (
+                    f"eps = {eps!r} is I(X; F) = {imax!r} bits up to rounding (two formulas for I differ by a "
+                    "few ulps): the identity is returned; below it the optimum would be p ~ 1e-17, where "
+                    "Q ~ sqrt(p) is ill-conditioned"
+                )
+            ],
+        )
     if eps == 0.0:
-        return done(0.5, 0.5, 0.25, "optimal", 0, "independent",
-                    [("eps = 0 and F depends on X: I(Y; F) = 0 forces P(Y | X = 0) = P(Y | X = 1) "
-                     "(p1 + p2 = 1), where Q = 1/4 exactly; BSC(1/2) is returned")])
+        return done(
+            0.5,
+            0.5,
+            0.25,
+            "optimal",
+            0,
+            "independent",
+            [
+                (
+                    "eps = 0 and F depends on X: I(Y; F) = 0 forces P(Y | X = 0) = P(Y | X = 1) "
+                    "(p1 + p2 = 1), where Q = 1/4 exactly; BSC(1/2) is returned"
+                )
+            ],
+        )
     deficit = independence_bound(px1, pf, r, eps)
     floor = 0.25 - deficit
     if deficit <= tol:
-        return done(0.5, 0.5, floor, "optimal", 0, "independent",
-                    [(f"eps = {eps!r} bits is so small that no channel beats Y independent of X by more than "
-                      f"{deficit:.3g} in Q (the bound |rho| <= sqrt(2 ln2 P_X(0) P_X(1) eps / "
-                      "sum_f P(f)^3 (r_f - P_X(1))^2)): BSC(1/2) is returned, Q = 1/4, certified within that")])
+        return done(
+            0.5,
+            0.5,
+            floor,
+            "optimal",
+            0,
+            "independent",
+            [
+                (
+                    f"eps = {eps!r} bits is so small that no channel beats Y independent of X by more than "
+                    f"{deficit:.3g} in Q (the bound |rho| <= sqrt(2 ln2 P_X(0) P_X(1) eps / "
+                    "sum_f P(f)^3 (r_f - P_X(1))^2)): BSC(1/2) is returned, Q = 1/4, certified within that"
+                )
+            ],
+        )
     if symmetric:
         return _symmetric(o, eps, done)
     return _outer_approximation(o, eps, tol, max_iter, done, floor)
@@ -241,9 +290,20 @@ def independence_bound(px1: float, pf, r, eps: float) -> float:
 def _symmetric(o: _Oracle, eps: float, done) -> ChannelSolution:
     lo, hi, rounds = _first_feasible(lambda s: o.leak(s, s) <= eps, 0.0, 0.5)
     lb = float(o.q(lo, lo))
-    return done(hi, hi, lb, "optimal", rounds, "bisection",
-                [(f"symmetric: p in [{lo!r}, {hi!r}]; I(p, p) is nonincreasing and Q(p, p) increasing on "
-                 "[0, 1/2], so every p <= lo is infeasible and Q(lo) bounds Q* from below")])
+    return done(
+        hi,
+        hi,
+        lb,
+        "optimal",
+        rounds,
+        "bisection",
+        [
+            (
+                f"symmetric: p in [{lo!r}, {hi!r}]; I(p, p) is nonincreasing and Q(p, p) increasing on "
+                "[0, 1/2], so every p <= lo is infeasible and Q(lo) bounds Q* from below"
+            )
+        ],
+    )
 
 
 def _clip(poly: np.ndarray, g: np.ndarray, h: float) -> np.ndarray:
@@ -266,7 +326,9 @@ def _clip(poly: np.ndarray, g: np.ndarray, h: float) -> np.ndarray:
     return np.clip(pts, 0.0, 1.0)
 
 
-def _outer_approximation(o: _Oracle, eps: float, tol: float, max_iter: int, done, floor: float = 0.0) -> ChannelSolution:
+def _outer_approximation(
+    o: _Oracle, eps: float, tol: float, max_iter: int, done, floor: float = 0.0
+) -> ChannelSolution:
     centre = np.array([0.5, 0.5])  # Y independent of X: I = 0, Q = 1/4
     best, ub = centre, 0.25
     poly = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
@@ -316,8 +378,12 @@ def _outer_approximation(o: _Oracle, eps: float, tol: float, max_iter: int, done
             break
         poly = new
     status = "optimal" if ub - min(lb, ub) <= tol else "gap_not_closed"
-    notes = [(f"outer approximation: {it} cuts, {len(poly)} vertices; Q is quasiconcave on p1 + p2 <= 1 and "
-             "I(Y; F) convex, so the least Q over the polygon's vertices bounds Q* from below")]
+    notes = [
+        (
+            f"outer approximation: {it} cuts, {len(poly)} vertices; Q is quasiconcave on p1 + p2 <= 1 and "
+            "I(Y; F) convex, so the least Q over the polygon's vertices bounds Q* from below"
+        )
+    ]
     if note:
         notes.append(note)
     best, ub, edge = _edge_polish(o, eps, best, ub)
@@ -373,8 +439,19 @@ def grid_channel(px1, F_given_X, eps, symmetric: bool = False, points: int = 200
         p = np.linspace(0.0, 0.5, int(points))
         ok = o.leak(p, p) <= eps
         k = int(np.argmax(ok))  # p = 1/2 is always feasible
-        return _solution(o, float(p[k]), float(p[k]), None, "feasible", int(points), "grid", True, eps, 0.0,
-                         [f"grid of {points} symmetric channels, spacing {0.5 / (points - 1):.3g}"])
+        return _solution(
+            o,
+            float(p[k]),
+            float(p[k]),
+            None,
+            "feasible",
+            int(points),
+            "grid",
+            True,
+            eps,
+            0.0,
+            [f"grid of {points} symmetric channels, spacing {0.5 / (points - 1):.3g}"],
+        )
     p2 = np.linspace(0.0, 1.0, int(points))
     lo = np.zeros_like(p2)
     hi = 1.0 - p2
@@ -387,8 +464,19 @@ def grid_channel(px1, F_given_X, eps, symmetric: bool = False, points: int = 200
         hi = np.where(ok, mid, hi)
     q = o.q(hi, p2)
     k = int(np.argmin(q))
-    return _solution(o, float(hi[k]), float(p2[k]), None, "feasible", 64, "grid", False, eps, 0.0,
-                     [f"grid of {points} values of p2, spacing {1.0 / (points - 1):.3g}, p1 by 64 bisection steps"])
+    return _solution(
+        o,
+        float(hi[k]),
+        float(p2[k]),
+        None,
+        "feasible",
+        64,
+        "grid",
+        False,
+        eps,
+        0.0,
+        [f"grid of {points} values of p2, spacing {1.0 / (points - 1):.3g}, p1 by 64 bisection steps"],
+    )
 
 
 def census(symmetric: bool) -> dict:

@@ -239,9 +239,7 @@ class LinTable:
         keep_shape = tuple(s for a, s in zip(self.axes, self.shape) if a not in drop)
         tgt = gather_index(keep, keep_shape, self.axes, self.shape)
         live = self.defined_mask()
-        S = sp.csr_array(
-            (live.astype(float), (tgt, np.arange(self.cells))), shape=(_size(keep_shape), self.cells)
-        )
+        S = sp.csr_array((live.astype(float), (tgt, np.arange(self.cells))), shape=(_size(keep_shape), self.cells))
         A = None if self.A is None else (S @ self.A).tocsr()
         return LinTable(keep, keep_shape, A, S @ self.b, self.n)
 

@@ -260,7 +260,9 @@ class NoRecords:
     span: Span | None = field(default=None, repr=False)
     text: str = ""  # P(...) as written
 
-    fill: dict[str, float] = field(default_factory=dict)  # the reference there: the rate over all records, by target label(s)
+    fill: dict[str, float] = field(
+        default_factory=dict
+    )  # the reference there: the rate over all records, by target label(s)
 
     TREATMENT = (
         "no record, so no population: no confidence depends on these cells. A constraint reading their rate does "
@@ -273,8 +275,11 @@ class NoRecords:
 
     def to_dict(self) -> dict:
         return {
-            "table": self.table, "file": self.path, "records": self.records,
-            "cells": [dict(zip(self.given, c)) for c in self.cells], "rate_used": dict(self.fill),
+            "table": self.table,
+            "file": self.path,
+            "records": self.records,
+            "cells": [dict(zip(self.given, c)) for c in self.cells],
+            "rate_used": dict(self.fill),
             "treatment": self.TREATMENT,
         }
 
@@ -295,15 +300,19 @@ class Problem:
     data_sha256: dict[str, str] = field(default_factory=dict)  # data file (as written) -> SHA-256 of its bytes
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
     budgets: tuple[Budget, ...] = ()
-    model: LinTable | None = field(default=None, repr=False)  # joint P(known vars, design targets), linear in the design
+    model: LinTable | None = field(
+        default=None, repr=False
+    )  # joint P(known vars, design targets), linear in the design
     joint: Table | None = field(default=None, repr=False)  # the known joint of the non-release variables
     noise: NoiseModel | None = field(default=None, repr=False)  # continuous inputs and Gaussian noise (model/noise.py)
-    obfuscation: ObfuscationModel | None = field(default=None, repr=False)  # rank-preserving obfuscation (model/obfuscation.py)
+    obfuscation: ObfuscationModel | None = field(
+        default=None, repr=False
+    )  # rank-preserving obfuscation (model/obfuscation.py)
     no_records: tuple[NoRecords, ...] = ()  # record-level tables' combinations without records (builder: _records)
 
     @property
     def family(self) -> str:
-        """"atr" (Chen et al.: minimize the adversary's confidence) or "mechanism" (a linear
+        """ "atr" (Chen et al.: minimize the adversary's confidence) or "mechanism" (a linear
         program over the design's cells: Ding et al., Kairouz et al., count queries) or "noise"
         (Gaussian noise placement over continuous inputs: Ramon & Basu Sec. 3.2) or "obfuscation"
         (a rank-preserving test channel: Shariatnasab et al.)."""
@@ -328,6 +337,9 @@ class Problem:
         SHA-256 of every data file the spec read, by its path as written in the spec}."""
         path = None if self.source_name == "<spec>" else self.source_name
         return {
-            "path": path, "title": self.title, "sha256": self.source_sha256, "params": dict(self.params),
+            "path": path,
+            "title": self.title,
+            "sha256": self.source_sha256,
+            "params": dict(self.params),
             "data": dict(self.data_sha256),
         }

@@ -21,10 +21,16 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
         nm = problem.noise
         x, req = nm.input, nm.requirement
         lines.append(f"input {x.name}: {x.role} real[{x.size}] widths={np.round(x.widths[:max_cells], 10).tolist()}")
-        lines.append(f"release {nm.release}: F={np.round(nm.F.ravel()[:max_cells], 10).tolist()} shape={list(nm.F.shape)}")
+        lines.append(
+            f"release {nm.release}: F={np.round(nm.F.ravel()[:max_cells], 10).tolist()} shape={list(nm.F.shape)}"
+        )
         for n in nm.noises:
-            lines.append(f"noise {n.name}: gaussian[{n.size}]{' correlated' if n.correlated else ''} G={np.round(n.G.ravel()[:max_cells], 10).tolist()}")
-        lines.append(f"requirement dp({req.source} -> {req.release}) eps={req.eps:.12g} delta={req.delta:.12g} calibration={req.calibration}")
+            lines.append(
+                f"noise {n.name}: gaussian[{n.size}]{' correlated' if n.correlated else ''} G={np.round(n.G.ravel()[:max_cells], 10).tolist()}"
+            )
+        lines.append(
+            f"requirement dp({req.source} -> {req.release}) eps={req.eps:.12g} delta={req.delta:.12g} calibration={req.calibration}"
+        )
         lines.append(f"objective {problem.objective.text!r} offset={problem.objective.offset:.12g}")
         return "\n".join(lines) + "\n"
     d = problem.design
@@ -32,17 +38,23 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
     for c in problem.constraints:
         extra = ""
         if getattr(c, "expr", None) is not None:
-            extra = f" axes={list(c.expr.axes)} cells={int(c.expr.defined_mask().sum())}" + (" induced" if c.induced else "")
+            extra = f" axes={list(c.expr.axes)} cells={int(c.expr.defined_mask().sum())}" + (
+                " induced" if c.induced else ""
+            )
         lines.append(f"constraint {c.text!r} ({c.sense}){extra}")
     for b in problem.budgets:
         pairs = "all" if b.pairs is None else len(b.pairs)
-        lines.append(f"budget {b.kind}({', '.join(b.source)} -> {b.target}) eps={b.eps:.12g} delta={b.delta:.12g} pairs={pairs}")
+        lines.append(
+            f"budget {b.kind}({', '.join(b.source)} -> {b.target}) eps={b.eps:.12g} delta={b.delta:.12g} pairs={pairs}"
+        )
     o = problem.objective
     if problem.family == "obfuscation":
         ob = problem.obfuscation
         if ob.leakage is not None:
             lines.append(f"leakage mutual_info({ob.leakage.release}; {ob.leakage.other}) <= {ob.eps:.12g} bits")
-        lines.append(f"symmetric {ob.symmetric}; P_X(1) = {ob.px1:.12g}; P(F | X) = {np.round(ob.F_given_X.ravel(), 10).tolist()}")
+        lines.append(
+            f"symmetric {ob.symmetric}; P_X(1) = {ob.px1:.12g}; P(F | X) = {np.round(ob.F_given_X.ravel(), 10).tolist()}"
+        )
         lines.append(f"objective {o.sense} {o.text!r} kind={o.kind}")
         return "\n".join(lines) + "\n"
     if problem.family == "mechanism":

@@ -29,8 +29,8 @@ from ..classify import METHODS, Analysis, analyse
 from ..core.plan import Plan
 from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
-from ..sections import spec_facts
 from ..results import Result, versions
+from ..sections import spec_facts
 from . import atr, driver, mechanism, noise, obfuscation, planner
 
 FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise, "obfuscation": obfuscation}
@@ -54,13 +54,21 @@ def solve(
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
-    result = driver.run(CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress)
+    result = driver.run(
+        CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress
+    )
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
 
 
-def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
-         workers: int | None = None, census: bool = True) -> Plan:
+def plan(
+    problem: Problem,
+    method: str = "auto",
+    backend: str = "auto",
+    solver: str | None = None,
+    workers: int | None = None,
+    census: bool = True,
+) -> Plan:
     """The plan ``solve`` will run (``core.plan.Plan``): one recognizer, or one chain of
     reductions ending in a method and a backend, each step with why it is taken, and the
     census of the canonical program the chain ends in (``census=False``: not built). Every
@@ -71,8 +79,9 @@ def plan(problem: Problem, method: str = "auto", backend: str = "auto", solver: 
     return planner.make_plan(problem, analysis, route, _backend_why(problem, backend, route), census)
 
 
-def resolve(problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None,
-            workers: int | None = None) -> tuple[Analysis, planner.Route]:
+def resolve(
+    problem: Problem, method: str = "auto", backend: str = "auto", solver: str | None = None, workers: int | None = None
+) -> tuple[Analysis, planner.Route]:
     """(analysis, route) as ``solve`` will use them: every option checked against ``problem``
     before anything is solved (``check_options``, then whether the method applies and the
     backend and solver fit the problem class). ``UsageError`` otherwise."""
@@ -80,8 +89,10 @@ def resolve(problem: Problem, method: str = "auto", backend: str = "auto", solve
     analysis = analyse(problem)
     if backend == "auto":
         if problem.family == "obfuscation" and solver is not None:
-            raise UsageError(f"solver '{solver}' was given, but obfuscation problems are solved without a solver "
-                             "(Corollary 2 or privopt's own global method); leave the solver out")
+            raise UsageError(
+                f"solver '{solver}' was given, but obfuscation problems are solved without a solver "
+                "(Corollary 2 or privopt's own global method); leave the solver out"
+            )
         backend, solver = default_backend(problem, solver)
     be = None
     if backend != "none":
@@ -90,8 +101,10 @@ def resolve(problem: Problem, method: str = "auto", backend: str = "auto", solve
     if method == "auto":
         method = analysis.chosen
     elif method not in analysis.applicable:
-        raise UsageError(f"method '{method}' does not apply: {analysis.not_applicable[method]}; "
-                         f"methods that apply to this problem: {', '.join(analysis.applicable)}")
+        raise UsageError(
+            f"method '{method}' does not apply: {analysis.not_applicable[method]}; "
+            f"methods that apply to this problem: {', '.join(analysis.applicable)}"
+        )
     return analysis, planner.route(problem, method, be)
 
 
@@ -102,7 +115,9 @@ def _backend_why(problem: Problem, asked: str, route: planner.Route) -> str:
     if route.method == "conic":
         return "auto: a conic program (second-order and PSD cones) needs cvxpy with a conic solver (Clarabel)"
     if route.method == "qp":
-        return "auto: cvxpy with Clarabel for a QP (HiGHS's QP solver calls some bounded QPs unbounded, docs/backends.md)"
+        return (
+            "auto: cvxpy with Clarabel for a QP (HiGHS's QP solver calls some bounded QPs unbounded, docs/backends.md)"
+        )
     return "auto: HiGHS for LPs"
 
 
@@ -136,10 +151,14 @@ def check_options(method: str, backend: str, solver: str | None, workers: int | 
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers must be a whole number >= 1 (or None for the machine's cores), not {workers!r}")
     if workers is not None and workers > max_workers():
-        raise UsageError(f"workers {workers:,} is more than this machine can use: at most {max_workers()} "
-                         f"(4 per core, {os.cpu_count() or 1} cores; more processes only compete for them)")
+        raise UsageError(
+            f"workers {workers:,} is more than this machine can use: at most {max_workers()} "
+            f"(4 per core, {os.cpu_count() or 1} cores; more processes only compete for them)"
+        )
     if method not in ("auto",) + METHODS:
-        raise UsageError(f"unknown method '{method}'{did_you_mean(method, ('auto',) + METHODS)}; choose one of: auto, {', '.join(METHODS)}")
+        raise UsageError(
+            f"unknown method '{method}'{did_you_mean(method, ('auto',) + METHODS)}; choose one of: auto, {', '.join(METHODS)}"
+        )
     if not isinstance(backend, str):
         raise UsageError(f"backend must be a backend's name (auto, {', '.join(BACKENDS)}), not {backend!r}")
     if backend != "auto":
@@ -155,8 +174,9 @@ def _check_backend_fits(problem: Problem, be) -> None:
         raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs the cvxpy backend")
     conic = getattr(be, "conic_solvers", ())
     if be.solver is not None and be.solver not in conic:
-        raise UsageError(f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: "
-                         f"{', '.join(conic)}")
+        raise UsageError(
+            f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: {', '.join(conic)}"
+        )
 
 
 def max_workers() -> int:

@@ -28,8 +28,8 @@ from ..results import LazyTables
 from ..verification.problems import transparency_constraints, verify_transparency
 from . import routes_atr
 from .common import (
-    CONS_RTOL,
     CONF_RTOL,
+    CONS_RTOL,
     EXACT,
     GAP_TOL,
     ROW_ULPS,
@@ -62,17 +62,33 @@ class ATRClass:
             "theorem",
             "Theorem 1 (Chen et al., with Lemma 5's floor beta_min): in every group the table attains the lower "
             "bound beta* = max(beta_0, beta_1, beta_p, beta_min)",
-            data={"theorem": rec.cites, "conditions": match.data["conditions"], "binding_case_groups": cases,
-                  "checked": "each group's max confidence, recomputed from the table, equals beta* (relative 1e-8)"},
+            data={
+                "theorem": rec.cites,
+                "conditions": match.data["conditions"],
+                "binding_case_groups": cases,
+                "checked": "each group's max confidence, recomputed from the table, equals beta* (relative 1e-8)",
+            },
         )
-        return Outcome((sol.table, sol.beta, sol.case), "certified: closed-form lower bound attained", None,
-                       certificate=cert, stats={"binding_case_groups": cases})
+        return Outcome(
+            (sol.table, sol.beta, sol.case),
+            "certified: closed-form lower bound attained",
+            None,
+            certificate=cert,
+            stats={"binding_case_groups": cases},
+        )
 
     def method(self, problem: Problem, inst: ATRInstance, route, time_limit, workers, progress) -> Outcome:
         """The LFP method on the route's backend: every group certified within ``GAP_TOL``."""
         be = route.backend
         sol = solve_lfp(
-            inst.p, inst.lower, inst.upper, be, inst.reference, time_limit=time_limit, workers=workers, progress=progress
+            inst.p,
+            inst.lower,
+            inst.upper,
+            be,
+            inst.reference,
+            time_limit=time_limit,
+            workers=workers,
+            progress=progress,
         )
         rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
         uncertified = ~(rel_gap <= GAP_TOL)  # NaN is uncertified
@@ -91,9 +107,13 @@ class ATRClass:
             solver=f"{sol.solver} {sol.version}",
         )
         table = route.chain.invert(sol.table, [inst])
-        return Outcome((table, sol.beta, None),
-                       f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)", be.label,
-                       certificate=lfp_certificate(sol.beta, sol.beta - sol.gap, stats["max_relative_gap"]), stats=stats)
+        return Outcome(
+            (table, sol.beta, None),
+            f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)",
+            be.label,
+            certificate=lfp_certificate(sol.beta, sol.beta - sol.gap, stats["max_relative_gap"]),
+            stats=stats,
+        )
 
     def clean(self, problem: Problem, inst: ATRInstance, outcome: Outcome) -> Outcome:
         table, beta_g, case = outcome.point
@@ -138,9 +158,17 @@ def lfp_certificate(beta: np.ndarray, lower: np.ndarray, max_relative_gap: float
     return Certificate(
         "lfp-brackets",
         "every group's max confidence lies in a proven bracket [lower bound, beta] no wider than the gap",
-        bound=float(lower.max()) if lower.size else 0.0, side="lower", gap=max_relative_gap,
-        data={"units": "max confidence (beta)", "groups": int(beta.size), "max_relative_gap": max_relative_gap,
-              "lower": lower, "upper": beta, "tolerance": GAP_TOL},
+        bound=float(lower.max()) if lower.size else 0.0,
+        side="lower",
+        gap=max_relative_gap,
+        data={
+            "units": "max confidence (beta)",
+            "groups": int(beta.size),
+            "max_relative_gap": max_relative_gap,
+            "lower": lower,
+            "upper": beta,
+            "tolerance": GAP_TOL,
+        },
     )
 
 
@@ -182,7 +210,6 @@ def live_groups(inst: ATRInstance) -> np.ndarray:
     return inst.p.sum(axis=1) > 0
 
 
-
 def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.ndarray, optimality: str) -> dict:
     """Recompute everything from the returned table and the spec's own constraints.
 
@@ -212,7 +239,10 @@ def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.nd
             "constraints (relative to the magnitude of their terms)": CONS_RTOL,
             "confidence vs the method's (relative)": CONF_RTOL,
         },
-        "evidence": {"kind": "closed-form lower bound" if optimality.startswith("certified: closed") else "bracket", "source": optimality},
+        "evidence": {
+            "kind": "closed-form lower bound" if optimality.startswith("certified: closed") else "bracket",
+            "source": optimality,
+        },
         "failures": v.failures,
     }
 
@@ -227,7 +257,12 @@ def _violations(
     (the table is on its bounds); a route's ``measure`` floor 1 (absolute accuracy). NaN
     propagates."""
     v = transparency_constraints(problem, table, _design_array(problem, inst, table), floor, tol)
-    return v.values["max_row_sum_error"], v.values["max_range_violation"], v.values["max_constraint_violation"], v.failures
+    return (
+        v.values["max_row_sum_error"],
+        v.values["max_range_violation"],
+        v.values["max_constraint_violation"],
+        v.failures,
+    )
 
 
 def _design_array(problem: Problem, inst: ATRInstance, table: np.ndarray) -> np.ndarray:
@@ -266,11 +301,39 @@ def routes(problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
     common = {"measure": measured, "group_name": name}
     out: list[Route] = []
     if "closed-form" in analysis.applicable:
-        out.append(Route("closed-form", None, lambda b, t: routes_atr.closed_form(inst, b, t), accuracy=exact, per_group=True, **common))
-    out += [Route("lfp", b, lambda b, t: routes_atr.lfp(inst, b, t), accuracy=exact, per_group=True, **common) for b in all_backends()]
+        out.append(
+            Route(
+                "closed-form",
+                None,
+                lambda b, t: routes_atr.closed_form(inst, b, t),
+                accuracy=exact,
+                per_group=True,
+                **common,
+            )
+        )
+    out += [
+        Route("lfp", b, lambda b, t: routes_atr.lfp(inst, b, t), accuracy=exact, per_group=True, **common)
+        for b in all_backends()
+    ]
     dqcp_accuracy = routes_atr.DQCP_ACCURACY.at_least(tol)
-    out.append(Route("dqcp", routes_atr.backend("cvxpy", "HIGHS"), lambda b, t: routes_atr.dqcp(inst, b, t), accuracy=dqcp_accuracy, **common))
-    out.append(Route("bisection", routes_atr.backend("pyomo"), lambda b, t: routes_atr.bisection(inst, b, t), accuracy=exact, **common))
+    out.append(
+        Route(
+            "dqcp",
+            routes_atr.backend("cvxpy", "HIGHS"),
+            lambda b, t: routes_atr.dqcp(inst, b, t),
+            accuracy=dqcp_accuracy,
+            **common,
+        )
+    )
+    out.append(
+        Route(
+            "bisection",
+            routes_atr.backend("pyomo"),
+            lambda b, t: routes_atr.bisection(inst, b, t),
+            accuracy=exact,
+            **common,
+        )
+    )
     return out
 
 

@@ -66,25 +66,52 @@ def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) 
         outcome.solve_s = time.perf_counter() - t0
     except InfeasibleError as e:
         spent = timings(problem.parse_s, 0.0 if t0 is None else time.perf_counter() - t0, t_start)
-        return result(status="infeasible", method=route.method, backend=cls.infeasible_backend(route),
-                      problem_class=analysis.problem_class, objective_kind=problem.objective.kind, timings=spent,
-                      reasons=list(e.reasons))
+        return result(
+            status="infeasible",
+            method=route.method,
+            backend=cls.infeasible_backend(route),
+            problem_class=analysis.problem_class,
+            objective_kind=problem.objective.kind,
+            timings=spent,
+            reasons=list(e.reasons),
+        )
     outcome = cls.clean(problem, ctx, outcome)
     verification = cls.verify(problem, ctx, outcome)
     certificate = cls.certificate(problem, ctx, outcome, verification)
     return result(
-        status="optimal", method=route.method, backend=outcome.backend, problem_class=analysis.problem_class,
-        objective_kind=problem.objective.kind, verification=verification, certificate=certificate,
-        timings=timings(problem.parse_s, outcome.solve_s, t_start), stats=outcome.stats,
+        status="optimal",
+        method=route.method,
+        backend=outcome.backend,
+        problem_class=analysis.problem_class,
+        objective_kind=problem.objective.kind,
+        verification=verification,
+        certificate=certificate,
+        timings=timings(problem.parse_s, outcome.solve_s, t_start),
+        stats=outcome.stats,
         **cls.fields(problem, ctx, outcome, verification),
     )
 
 
-def result(*, status: str, method: str, backend: str | None, problem_class: str, objective_kind: str, timings: dict,
-           objective: float | None = None, beta: float | None = None, groups: pd.DataFrame | None = None,
-           tables=None, verification: dict | None = None, certificate: Certificate | dict | None = None,
-           stats: dict | None = None, reasons: list[str] | None = None, measures: dict | None = None,
-           details: dict | None = None, **extra) -> Result:
+def result(
+    *,
+    status: str,
+    method: str,
+    backend: str | None,
+    problem_class: str,
+    objective_kind: str,
+    timings: dict,
+    objective: float | None = None,
+    beta: float | None = None,
+    groups: pd.DataFrame | None = None,
+    tables=None,
+    verification: dict | None = None,
+    certificate: Certificate | dict | None = None,
+    stats: dict | None = None,
+    reasons: list[str] | None = None,
+    measures: dict | None = None,
+    details: dict | None = None,
+    **extra,
+) -> Result:
     """The one constructor of a ``Result``: "optimal" (verified) or "infeasible" (no table
     satisfies the spec; ``reasons`` says why, one sentence per cause). ``extra``: the fields a
     caller sets beyond these (``spec``, ``versions``, ``engine``)."""
@@ -92,11 +119,22 @@ def result(*, status: str, method: str, backend: str | None, problem_class: str,
     if isinstance(certificate, Certificate):
         certificate = certificate.to_dict()
     return Result(
-        status=status, termination=status, objective=None if infeasible else objective,
-        beta=None if infeasible else beta, method=method, backend=backend, problem_class=problem_class,
-        objective_kind=objective_kind, groups=pd.DataFrame() if groups is None or infeasible else groups,
+        status=status,
+        termination=status,
+        objective=None if infeasible else objective,
+        beta=None if infeasible else beta,
+        method=method,
+        backend=backend,
+        problem_class=problem_class,
+        objective_kind=objective_kind,
+        groups=pd.DataFrame() if groups is None or infeasible else groups,
         tables={} if infeasible else (tables if tables is not None else LazyTables({})),
-        verification={"passed": False} if infeasible else verification, timings=timings,
-        stats=dict(stats or {}), reasons=list(reasons or []), measures=dict(measures or {}),
-        details=dict(details or {}), certificate=None if infeasible else certificate, **extra,
+        verification={"passed": False} if infeasible else verification,
+        timings=timings,
+        stats=dict(stats or {}),
+        reasons=list(reasons or []),
+        measures=dict(measures or {}),
+        details=dict(details or {}),
+        certificate=None if infeasible else certificate,
+        **extra,
     )

@@ -42,9 +42,9 @@ from ..methods.lp import lower_bound, solve_lp
 from ..model.linear import marginal
 from ..model.problem import Problem, Role
 from ..results import LazyTables
-from . import routes_mechanism
 from ..verification.problems import mechanism_constraints, verify_mechanism
 from ..verification.sets import linear_error
+from . import routes_mechanism
 from .common import (
     BUDGET_RTOL,
     BUDGET_ULPS,
@@ -61,7 +61,9 @@ from .common import (
 from .driver import Outcome
 
 CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
-ROUNDING = 2 * float(np.finfo(float).eps)  # a shortfall below this fraction of its floor is rounding, inside budget_slack
+ROUNDING = 2 * float(
+    np.finfo(float).eps
+)  # a shortfall below this fraction of its floor is rounding, inside budget_slack
 
 
 class MechanismClass:
@@ -76,10 +78,18 @@ class MechanismClass:
         x, sol = rec.solve(problem, match, be, time_limit)
         stats = {}
         if sol is not None:
-            stats.update(lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}")
+            stats.update(
+                lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}"
+            )
         cert = Certificate("theorem", rec.claim, data={"theorem": rec.cites, "conditions": match.why})
-        return Outcome(x, rec.claim, be.label if be is not None else None, evidence={"kind": "theorem", "source": rec.claim},
-                       certificate=cert, stats=stats)
+        return Outcome(
+            x,
+            rec.claim,
+            be.label if be is not None else None,
+            evidence={"kind": "theorem", "source": rec.claim},
+            certificate=cert,
+            stats=stats,
+        )
 
     def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
         """The route's chain (budgets as rows) to an LP/QP, solved on its backend; the evidence
@@ -102,11 +112,19 @@ class MechanismClass:
         kind = "QP" if mlp.lp.is_qp else "LP"
         bound_kind, bound = lower_bound(mlp, sol)
         evidence = {
-            "kind": bound_kind, "bound": mlp.in_objective_units(bound), "side": "lower" if mlp.sign > 0 else "upper",
+            "kind": bound_kind,
+            "bound": mlp.in_objective_units(bound),
+            "side": "lower" if mlp.sign > 0 else "upper",
             "scale": mlp.scale,
         }
-        return Outcome(x, f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')", be.label,
-                       claimed=float(mlp.objective_value(sol.x)), evidence=evidence, stats=stats)
+        return Outcome(
+            x,
+            f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')",
+            be.label,
+            claimed=float(mlp.objective_value(sol.x)),
+            evidence=evidence,
+            stats=stats,
+        )
 
     def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
         outcome.point, outcome.context = clean(problem, outcome.point)
@@ -119,7 +137,9 @@ class MechanismClass:
         if not verification["passed"]:
             failing = [b for b in problem.budgets if not _holds(b, verification["budgets_achieved"][b.text])]
             check_budget_range(failing)  # a failing budget beyond double precision's range: SpecError (exit 2)
-            raise VerificationError("the returned table failed privopt's verification: " + "; ".join(verification["failures"]))
+            raise VerificationError(
+                "the returned table failed privopt's verification: " + "; ".join(verification["failures"])
+            )
         return verification
 
     def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
@@ -129,8 +149,11 @@ class MechanismClass:
         ev = verification["evidence"]
         scale = max(abs(verification["objective"]), ev.get("scale", 1.0))
         return Certificate(
-            "dual-bound", f"a {ev['kind']} from the solver's multipliers (weak duality) within the tolerance of the objective",
-            bound=ev["bound"], side=ev["side"], gap=abs(ev["gap"]) / scale if scale > 0 else abs(ev["gap"]),
+            "dual-bound",
+            f"a {ev['kind']} from the solver's multipliers (weak duality) within the tolerance of the objective",
+            bound=ev["bound"],
+            side=ev["side"],
+            gap=abs(ev["gap"]) / scale if scale > 0 else abs(ev["gap"]),
             data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"], "scale": ev["scale"]},
         )
 
@@ -156,7 +179,9 @@ def _design_array(problem: Problem, x: np.ndarray) -> np.ndarray:
     return x.reshape(problem.shape(problem.design.axes))
 
 
-def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: str, evidence: dict | None = None) -> dict:
+def verify(
+    problem: Problem, x: np.ndarray, claimed: float | None, optimality: str, evidence: dict | None = None
+) -> dict:
     """Recompute from the table: cells in [0, 1]; rows sum to 1; every linear constraint
     (relative to the magnitude of its terms); every budget as a ratio in log space, in its
     pairwise form (not through envelope rows): achieved eps <= eps + budget_slack(eps), so a
@@ -181,8 +206,14 @@ def verify(problem: Problem, x: np.ndarray, claimed: float | None, optimality: s
     }
 
 
-_FEASIBILITY = ("max_row_sum_error", "max_constraint_violation", "max_budget_violation", "max_budget_log_excess",
-                "max_range_violation", "budgets_achieved")
+_FEASIBILITY = (
+    "max_row_sum_error",
+    "max_constraint_violation",
+    "max_budget_violation",
+    "max_budget_log_excess",
+    "max_range_violation",
+    "budgets_achieved",
+)
 
 
 def _feasibility(problem: Problem, x: np.ndarray) -> dict:
@@ -278,7 +309,9 @@ def _pool_tiny_budgets(problem: Problem, x: np.ndarray, lifts) -> tuple[np.ndarr
         for b, P, w, live in targets:
             cond, _ = _budget_cond(b, y)
             T = (w @ cond) / w.sum()
-            f = np.divide(np.broadcast_to(T, cond.shape), cond, out=np.ones_like(cond), where=(cond > 0) & live[:, None])
+            f = np.divide(
+                np.broadcast_to(T, cond.shape), cond, out=np.ones_like(cond), where=(cond > 0) & live[:, None]
+            )
             scale = P.T @ (f.ravel() - 1.0)  # each design cell by its conditional cell's factor
             y = _normalize(problem, y * (1.0 + scale))
         if _budgets_hold(problem, y):
@@ -386,7 +419,9 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     exact = EXACT.at_least(tol)
     scale = objective_scale(problem)
     if scale < 1.0:
-        exact = replace(exact, abs=exact.abs * scale, basis=f"{exact.basis}; the absolute part times the cost scale {scale:.3g}")
+        exact = replace(
+            exact, abs=exact.abs * scale, basis=f"{exact.basis}; the absolute part times the cost scale {scale:.3g}"
+        )
 
     def measured(x, accuracy):
         return measure(problem, x, accuracy)
@@ -403,14 +438,28 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     if "closed-form" in analysis.applicable:
         out.append(Route("closed-form", None, lambda b, t: R.closed_form(problem, b, t), measured, exact))
     if "reduced-lp" in analysis.applicable:
-        out += [Route("reduced-lp", b, lambda b, t: R.reduced(problem, b, t), measured, exact, unnamed=unnamed(b, ""))
-                for b in all_backends()]
+        out += [
+            Route("reduced-lp", b, lambda b, t: R.reduced(problem, b, t), measured, exact, unnamed=unnamed(b, ""))
+            for b in all_backends()
+        ]
     for b in all_backends():
         skip = "solves LPs only" if quadratic and not b.supports_qp else None
-        out.append(Route(kind, b, lambda b, t: R.lp(problem, b, t), measured, exact, skip=skip, unnamed=unnamed(b, R.OSQP_NOTE)))
+        out.append(
+            Route(
+                kind, b, lambda b, t: R.lp(problem, b, t), measured, exact, skip=skip, unnamed=unnamed(b, R.OSQP_NOTE)
+            )
+        )
     if R.pairwise_rows(problem):
-        out.append(Route("pairwise", R.backend("highs"), lambda b, t: R.pairwise(problem, b, t), measured, exact,
-                         selectable=False))
+        out.append(
+            Route(
+                "pairwise",
+                R.backend("highs"),
+                lambda b, t: R.pairwise(problem, b, t),
+                measured,
+                exact,
+                selectable=False,
+            )
+        )
     return out
 
 
@@ -449,7 +498,9 @@ def report(problem: Problem, x: np.ndarray) -> dict:
     out = _budgets_achieved(problem, x)
     for c in problem.constraints:
         if c.sense == "==" and c.induced is None:  # a moment or other equality: how exactly it is met
-            out[f"max |lhs - rhs| of '{c.text}'"] = float(np.abs(c.expr.value(x).ravel()[c.expr.defined_mask()]).max(initial=0.0))
+            out[f"max |lhs - rhs| of '{c.text}'"] = float(
+                np.abs(c.expr.value(x).ravel()[c.expr.defined_mask()]).max(initial=0.0)
+            )
     out |= _squared_error(problem, x)
     if problem.objective.squares is not None:
         out["weighted squares (penalty part of the objective)"] = problem.objective.squares.value(x)
@@ -529,7 +580,9 @@ def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
     for b in problem.budgets:
         key = f"{b.kind}({', '.join(b.source)} -> {b.target})"
         if b.kind != "loglift":
-            key += (" over adjacent pairs" if b.pairs is not None else "") + (f" at delta={b.delta:g}" if b.delta else "")
+            key += (" over adjacent pairs" if b.pairs is not None else "") + (
+                f" at delta={b.delta:g}" if b.delta else ""
+            )
         out[key] = _achieved(b, *_budget_cond(b, x))
     return out
 

@@ -59,10 +59,24 @@ class NoiseClass:
         program, _ = route.chain.apply(problem)
         lower_s = time.perf_counter() - t0
         cov, sol, verification = solve_verified(problem.noise, program, be, time_limit)
-        stats = {"lower_s": round(lower_s, 6), "conic_build_s": round(sol.build_s, 6), "conic_solve_s": round(sol.solve_s, 6)}
-        return Outcome(cov, verification["optimality"], be.label, stats=stats,
-                       context={"program": program, "solution": sol, "verification": verification, "backend": be,
-                                "time_limit": time_limit})
+        stats = {
+            "lower_s": round(lower_s, 6),
+            "conic_build_s": round(sol.build_s, 6),
+            "conic_solve_s": round(sol.solve_s, 6),
+        }
+        return Outcome(
+            cov,
+            verification["optimality"],
+            be.label,
+            stats=stats,
+            context={
+                "program": program,
+                "solution": sol,
+                "verification": verification,
+                "backend": be,
+                "time_limit": time_limit,
+            },
+        )
 
     def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
         return outcome  # ``solve`` cleans every attempt before it is verified
@@ -73,21 +87,28 @@ class NoiseClass:
         c = outcome.context
         model, be, verification, sol = problem.noise, c["backend"], c["verification"], c["solution"]
         if not verification["passed"]:
-            raise VerificationError("the returned noise failed privopt's verification: " + "; ".join(verification["failures"]))
+            raise VerificationError(
+                "the returned noise failed privopt's verification: " + "; ".join(verification["failures"])
+            )
         t1 = time.perf_counter()
         base = baselines(model, be, c["time_limit"])
         baseline_s = time.perf_counter() - t1
         for name, b in base.items():
             if not b["verification"]["passed"] and not all("not certified" in f for f in b["verification"]["failures"]):
-                raise VerificationError(f"the {name} baseline failed verification: " + "; ".join(b["verification"]["failures"]))
+                raise VerificationError(
+                    f"the {name} baseline failed verification: " + "; ".join(b["verification"]["failures"])
+                )
         c["baselines"] = {name: b["loss"] for name, b in base.items()}
         verification["baselines"] = {name: b["verification"] for name, b in base.items()}
-        outcome.stats.update({
-            "baselines_s": round(baseline_s, 6),
-            "iterations": sol.iterations,
-            "solver": f"{sol.solver} {sol.version}",
-            "form": "soc",
-        } | dict(c["program"].size))
+        outcome.stats.update(
+            {
+                "baselines_s": round(baseline_s, 6),
+                "iterations": sol.iterations,
+                "solver": f"{sol.solver} {sol.version}",
+                "form": "soc",
+            }
+            | dict(c["program"].size)
+        )
         return verification
 
     def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
@@ -96,9 +117,15 @@ class NoiseClass:
             "dual-bound",
             "a feasible point of the Lagrange dual bounds the loss from below (weak duality), scaled by the "
             "calibration's proven bound",
-            bound=ev["bound"], side="lower", gap=ev["relative_gap"],
-            data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"],
-                  "calibration_factor": ev["calibration_factor"]},
+            bound=ev["bound"],
+            side="lower",
+            gap=ev["relative_gap"],
+            data={
+                "kind": ev["kind"],
+                "absolute_gap": ev["gap"],
+                "tolerance": ev["tolerance"],
+                "calibration_factor": ev["calibration_factor"],
+            },
         )
 
     def fields(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> dict:
@@ -107,7 +134,9 @@ class NoiseClass:
         model, cov, c = problem.noise, outcome.point, outcome.context
         details = {"noise": {n.name: cov[n.name].tolist() for n in model.noises}, "baselines": c["baselines"]}
         if any(n.correlated for n in model.noises):
-            details["correlation_gain"] = _diagonal_gain(model, c["backend"], c["time_limit"], verification["objective"])
+            details["correlation_gain"] = _diagonal_gain(
+                model, c["backend"], c["time_limit"], verification["objective"]
+            )
         return {"objective": verification["objective"], "measures": _measures(model, verification), "details": details}
 
     def infeasible_backend(self, route) -> str | None:
@@ -146,7 +175,9 @@ def solve_verified(model: NoiseModel, program: ConicProgram, backend, time_limit
     return cov, sol, check
 
 
-def solve(model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc", tol: float = CONIC_TOLS[0]):
+def solve(
+    model: NoiseModel, program: ConicProgram, backend, time_limit=None, form: str = "soc", tol: float = CONIC_TOLS[0]
+):
     """(cleaned and scaled covariances by noise name, the solver's ConicSolution). Raises
     ``SolverError`` when the solver returns no optimum."""
     sol = backend.solve_conic(program, form=form, time_limit=time_limit, tol=tol)
@@ -189,8 +220,13 @@ def clean(model: NoiseModel, program: ConicProgram, cov: dict[str, np.ndarray]) 
 
 
 def verify(
-    model: NoiseModel, cov: dict[str, np.ndarray], program: ConicProgram, claimed: float | None, certify: bool = True,
-    backend=None, duals: dict | None = None,
+    model: NoiseModel,
+    cov: dict[str, np.ndarray],
+    program: ConicProgram,
+    claimed: float | None,
+    certify: bool = True,
+    backend=None,
+    duals: dict | None = None,
 ) -> dict:
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``, and
     certify the loss against ``lower_bound`` (from the solver's multipliers ``duals`` when they
@@ -218,8 +254,12 @@ def verify(
         "eps": req.eps,
         "delta": req.delta,
         "evidence": {
-            "kind": "lower bound (a feasible point of the Lagrange dual)", "bound": lb, "side": "lower",
-            "gap": loss - lb, "relative_gap": gap, "tolerance": CONIC_RTOL * scale,
+            "kind": "lower bound (a feasible point of the Lagrange dual)",
+            "bound": lb,
+            "side": "lower",
+            "gap": loss - lb,
+            "relative_gap": gap,
+            "tolerance": CONIC_RTOL * scale,
             "calibration_factor": v.values["shrink"],
         },
         "tolerances": {
@@ -276,7 +316,8 @@ def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
     if not np.all(local_sens <= bound * (1 + DELTA_RTOL)):
         check["failures"].append("an input's own noise leaves it more sensitive than the calibration allows")
     check["evidence"] = {
-        "kind": "closed form", "source": "each input's noise at its least variance (w_j / Delta)^2: the LDP optimum",
+        "kind": "closed form",
+        "source": "each input's noise at its least variance (w_j / Delta)^2: the LDP optimum",
     }
     check["optimality"] = "certified: closed form (each variance at its lower bound)"
     check["passed"] = not check["failures"]
@@ -322,7 +363,9 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     measured by its loss; accurate to ``CONIC_RTOL`` (relative)."""
     model = problem.noise
     program = lower_noise(model)
-    accuracy = Accuracy(EXACT.abs, CONIC_RTOL, DELTA_RTOL, f"interior-point accuracy ({CONIC_RTOL:g} relative)").at_least(tol)
+    accuracy = Accuracy(
+        EXACT.abs, CONIC_RTOL, DELTA_RTOL, f"interior-point accuracy ({CONIC_RTOL:g} relative)"
+    ).at_least(tol)
 
     def runner(form):
         def run(backend, time_limit):
@@ -348,5 +391,14 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     for solver in ("CLARABEL", "SCS"):
         be = get_backend("cvxpy", solver)
         skip = f"the psd form has one ({model.answers}+1)^2 block per input: skipped beyond {PSD_MAX_ANSWERS} answers"
-        out.append(Route("conic (psd)", be, runner("psd"), measured, accuracy, skip=skip if model.answers > PSD_MAX_ANSWERS else None))
+        out.append(
+            Route(
+                "conic (psd)",
+                be,
+                runner("psd"),
+                measured,
+                accuracy,
+                skip=skip if model.answers > PSD_MAX_ANSWERS else None,
+            )
+        )
     return out

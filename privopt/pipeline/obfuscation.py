@@ -79,46 +79,97 @@ class ObfuscationClass:
         if ref.status == "optimal" and Q - ref.lower_bound > GLOBAL_TOL:
             # near eps = I(X; F) the formula subtracts two numbers near q and p is ~1e-17: Q ~ sqrt(p)
             # turns that rounding into ~1e-9 in Q. The bisection solves the same equation to the last bit.
-            why = (f"the formula's p = {W[0, 1]!r} lost digits to cancellation (Q {Q:.6g}); "
-                   f"the bisection's p = {ref.p1!r} solves the same equation to the last bit")
+            why = (
+                f"the formula's p = {W[0, 1]!r} lost digits to cancellation (Q {Q:.6g}); "
+                f"the bisection's p = {ref.p1!r} solves the same equation to the last bit"
+            )
             sol = replace(ref, method="corollary-2, refined by bisection", notes=(formula, why))
         else:
             lower = min(ref.lower_bound, Q)  # the bisection's bound, or Q where rounding put it above
-            sol = ChannelSolution(W, Q, lower, Q - lower, ref.leakage, ref.status, 0, 0, "corollary-2", True,
-                                  model.eps, GLOBAL_TOL, (formula,))
+            sol = ChannelSolution(
+                W,
+                Q,
+                lower,
+                Q - lower,
+                ref.leakage,
+                ref.status,
+                0,
+                0,
+                "corollary-2",
+                True,
+                model.eps,
+                GLOBAL_TOL,
+                (formula,),
+            )
         optimality = {
             "optimality": (
                 f"global: Corollary 2 (closed form), within {sol.gap:.1e} of the proven lower bound of the "
                 f"certified symmetric bisection (tolerance {GLOBAL_TOL:g} in Q)"
             ),
-            "evidence": {"kind": "closed form (Corollary 2) and a proven lower bound", "bound": sol.lower_bound,
-                         "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL},
+            "evidence": {
+                "kind": "closed form (Corollary 2) and a proven lower bound",
+                "bound": sol.lower_bound,
+                "side": "lower",
+                "gap": sol.gap,
+                "tolerance": GLOBAL_TOL,
+            },
         }
-        failures = [] if ref.status == "optimal" else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
-        cert = Certificate(
-            "theorem", "Corollary 2 (Shariatnasab et al.): the symmetric channel BSC(p) is optimal; its Q is within the "
-            "tolerance of the certified symmetric bisection's proven lower bound",
-            bound=sol.lower_bound, side="lower", gap=_relative(sol.gap, sol.q_value),
-            data={"theorem": rec.cites, "conditions": match.data["conditions"], "absolute_gap": sol.gap,
-                  "tolerance": GLOBAL_TOL, "method": sol.method},
+        failures = (
+            []
+            if ref.status == "optimal"
+            else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
         )
-        return Outcome(sol, optimality["optimality"], "none", claimed=sol.q_value, evidence=optimality["evidence"],
-                       certificate=cert, context=(ref, failures))
+        cert = Certificate(
+            "theorem",
+            "Corollary 2 (Shariatnasab et al.): the symmetric channel BSC(p) is optimal; its Q is within the "
+            "tolerance of the certified symmetric bisection's proven lower bound",
+            bound=sol.lower_bound,
+            side="lower",
+            gap=_relative(sol.gap, sol.q_value),
+            data={
+                "theorem": rec.cites,
+                "conditions": match.data["conditions"],
+                "absolute_gap": sol.gap,
+                "tolerance": GLOBAL_TOL,
+                "method": sol.method,
+            },
+        )
+        return Outcome(
+            sol,
+            optimality["optimality"],
+            "none",
+            claimed=sol.q_value,
+            evidence=optimality["evidence"],
+            certificate=cert,
+            context=(ref, failures),
+        )
 
     def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
         """The certified global method under the spec's restriction."""
         model = problem.obfuscation
         sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=GLOBAL_TOL)
-        optimality = f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} " \
-                     f"(tolerance {GLOBAL_TOL:g} in Q; {sol.method})"
-        evidence = {"kind": "proven lower bound (" + "; ".join(sol.notes) + ")", "bound": sol.lower_bound,
-                    "side": "lower", "gap": sol.gap, "tolerance": GLOBAL_TOL}
+        optimality = (
+            f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} "
+            f"(tolerance {GLOBAL_TOL:g} in Q; {sol.method})"
+        )
+        evidence = {
+            "kind": "proven lower bound (" + "; ".join(sol.notes) + ")",
+            "bound": sol.lower_bound,
+            "side": "lower",
+            "gap": sol.gap,
+            "tolerance": GLOBAL_TOL,
+        }
         cert = Certificate(
-            "global-bound", "no channel meeting the leakage bound has a smaller Q than the proven lower bound",
-            bound=sol.lower_bound, side="lower", gap=_relative(sol.gap, sol.q_value),
+            "global-bound",
+            "no channel meeting the leakage bound has a smaller Q than the proven lower bound",
+            bound=sol.lower_bound,
+            side="lower",
+            gap=_relative(sol.gap, sol.q_value),
             data={"method": sol.method, "absolute_gap": sol.gap, "tolerance": GLOBAL_TOL, "notes": list(sol.notes)},
         )
-        return Outcome(sol, optimality, "none", claimed=sol.q_value, evidence=evidence, certificate=cert, context=(sol, []))
+        return Outcome(
+            sol, optimality, "none", claimed=sol.q_value, evidence=evidence, certificate=cert, context=(sol, [])
+        )
 
     def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
         return outcome  # W is built from (p1, p2): nothing to clean
@@ -132,7 +183,9 @@ class ObfuscationClass:
         verification.update(optimality=outcome.optimality, evidence=outcome.evidence)
         verification["failures"] += disagreement
         verification["passed"] = not verification["failures"]
-        at_floor = sol.status == "gap_not_closed" and any("rounding floor" in n for n in sol.notes) and sol.gap <= FLOOR_TOL
+        at_floor = (
+            sol.status == "gap_not_closed" and any("rounding floor" in n for n in sol.notes) and sol.gap <= FLOOR_TOL
+        )
         if at_floor:
             verification["optimality"] += (
                 f"; the gap {sol.gap:.1e} is float64's rounding floor here (an optimum at p ~ 1e-16, where Q ~ sqrt(p)): "
@@ -144,7 +197,9 @@ class ObfuscationClass:
                 f"{sol.lower_bound!r} (gap {sol.gap!r} > {GLOBAL_TOL:g}); {'; '.join(sol.notes)}"
             )
         if not verification["passed"]:
-            raise VerificationError("the returned channel failed privopt's verification: " + "; ".join(verification["failures"]))
+            raise VerificationError(
+                "the returned channel failed privopt's verification: " + "; ".join(verification["failures"])
+            )
         return verification
 
     def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
@@ -166,7 +221,9 @@ class ObfuscationClass:
             },
             "comparison": _other_restriction(model, certified),
         }
-        outcome.stats.update({"iterations": sol.iterations, "leakage evaluations": sol.evaluations, "route": sol.method})
+        outcome.stats.update(
+            {"iterations": sol.iterations, "leakage evaluations": sol.evaluations, "route": sol.method}
+        )
         return {
             "objective": sol.q_value,
             "tables": LazyTables({model.design: lambda: channel_table(problem, sol.W)}),
@@ -253,10 +310,18 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     and a dense grid search (a feasible point per grid value, no bound). Each answer is measured
     by ``verify``: Q by Sheppard's formula and the leakage's excess over eps (bits)."""
     model = problem.obfuscation
-    exact = Accuracy(GLOBAL_TOL, 0.0, LEAK_RTOL * max(model.eps, 1.0) if math.isfinite(model.eps) else LEAK_RTOL,
-                     f"certified global optimum (gap <= {GLOBAL_TOL:g} in Q)").at_least(tol)
-    grid = Accuracy(GRID_ACCURACY, 0.0, exact.cells,
-                    f"a {GRID_POINTS:,}-point grid: Q varies like sqrt(p) near p = 0, so one step can cost {GRID_ACCURACY:g}")
+    exact = Accuracy(
+        GLOBAL_TOL,
+        0.0,
+        LEAK_RTOL * max(model.eps, 1.0) if math.isfinite(model.eps) else LEAK_RTOL,
+        f"certified global optimum (gap <= {GLOBAL_TOL:g} in Q)",
+    ).at_least(tol)
+    grid = Accuracy(
+        GRID_ACCURACY,
+        0.0,
+        exact.cells,
+        f"a {GRID_POINTS:,}-point grid: Q varies like sqrt(p) near p = 0, so one step can cost {GRID_ACCURACY:g}",
+    )
 
     def timed(solve):
         def run(backend, time_limit):
@@ -272,19 +337,52 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
         return measure(problem, W)
 
     applies = model.leakage is not None and corollary2_applies(model.px1, model.F_given_X, model.symmetric)
-    why_not = None if applies else (
-        "Corollary 2 needs uniform P_X, BSC query noise and the symmetric restriction"
-        + ("" if model.leakage is not None else ", and a leakage bound")
+    why_not = (
+        None
+        if applies
+        else (
+            "Corollary 2 needs uniform P_X, BSC query noise and the symmetric restriction"
+            + ("" if model.leakage is not None else ", and a leakage bound")
+        )
     )
     return [
-        Route("global", None, timed(lambda: optimal_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GLOBAL_TOL)),
-              measured, exact),
-        Route("closed-form", None,
-              timed(lambda: ChannelSolution(bsc_symmetric_channel(model.eps, bsc_parameter(model.F_given_X)), 0.0, None, None,
-                                            0.0, "feasible", 0, 0, "corollary-2", True, model.eps, 0.0)),
-              measured, exact, skip=why_not),
-        Route("grid", None, timed(lambda: grid_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GRID_POINTS)),
-              measured, grid),
+        Route(
+            "global",
+            None,
+            timed(lambda: optimal_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GLOBAL_TOL)),
+            measured,
+            exact,
+        ),
+        Route(
+            "closed-form",
+            None,
+            timed(
+                lambda: ChannelSolution(
+                    bsc_symmetric_channel(model.eps, bsc_parameter(model.F_given_X)),
+                    0.0,
+                    None,
+                    None,
+                    0.0,
+                    "feasible",
+                    0,
+                    0,
+                    "corollary-2",
+                    True,
+                    model.eps,
+                    0.0,
+                )
+            ),
+            measured,
+            exact,
+            skip=why_not,
+        ),
+        Route(
+            "grid",
+            None,
+            timed(lambda: grid_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GRID_POINTS)),
+            measured,
+            grid,
+        ),
     ]
 
 

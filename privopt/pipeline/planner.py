@@ -26,7 +26,8 @@ from .reductions import BudgetRows, GaussianCalibration, QIDGroups
 from .routes_mechanism import use_pairwise
 
 DINKELBACH = Step(
-    "dinkelbach", "reduction",
+    "dinkelbach",
+    "reduction",
     "the max-confidence ratio program as a sequence of LPs: Dinkelbach-type steps (Crouzeix, Ferland & Schaible "
     "1985) in a proven bracket per group, one block LP over the open groups of a chunk per step (Sec. 6)",
 )
@@ -66,7 +67,9 @@ def route(problem, method: str, be) -> Route:
     if method == "lfp":
         return Route(method, be, chain=Chain((QIDGroups(),)), extra=(DINKELBACH,), label=label)
     if method in ("lp", "qp"):
-        return Route(method, be, chain=Chain((BudgetRows(use_pairwise(problem, be), len(problem.budgets)),)), label=label)
+        return Route(
+            method, be, chain=Chain((BudgetRows(use_pairwise(problem, be), len(problem.budgets)),)), label=label
+        )
     if method == "conic":
         correlated = any(n.correlated for n in problem.noise.noises)
         return Route(method, be, chain=Chain((GaussianCalibration(correlated),)), label=label)

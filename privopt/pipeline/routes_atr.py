@@ -101,7 +101,9 @@ def dqcp(inst: ATRInstance, _backend, time_limit) -> Answer:
         solverlog.interruptible(lambda: problem.solve(qcp=True, solver="HIGHS", eps=1e-9))
     if problem.status != "optimal":
         raise PrivoptError(f"cvxpy DQCP ended with status {problem.status}; not an answer")
-    return Answer(np.asarray(X.value).reshape(G, m, A), t1 - t0, time.perf_counter() - t1, "cvxpy qcp=True, HIGHS, eps=1e-9")
+    return Answer(
+        np.asarray(X.value).reshape(G, m, A), t1 - t0, time.perf_counter() - t1, "cvxpy qcp=True, HIGHS, eps=1e-9"
+    )
 
 
 def bisection(inst: ATRInstance, _backend, time_limit, rtol: float = 1e-10) -> Answer:
@@ -118,13 +120,16 @@ def bisection(inst: ATRInstance, _backend, time_limit, rtol: float = 1e-10) -> A
     idx = [(g, i, a) for g in range(G) for i in range(m) for a in range(A)]
     mdl.X = pe.Var(idx, bounds=lambda _, g, i, a: (float(inst.lower[g, i, a]), float(inst.upper[g, i, a])))
     mdl.S = pe.Var([(g, a) for g in range(G) for a in range(A)], bounds=(0, None))  # one column per group sum
-    mdl.rows = pe.Constraint([(g, i) for g in range(G) for i in range(m)], rule=lambda M, g, i: sum(M.X[g, i, a] for a in range(A)) == 1)
+    mdl.rows = pe.Constraint(
+        [(g, i) for g in range(G) for i in range(m)], rule=lambda M, g, i: sum(M.X[g, i, a] for a in range(A)) == 1
+    )
     mdl.sums = pe.Constraint(
         [(g, a) for g in range(G) for a in range(A)],
         rule=lambda M, g, a: M.S[g, a] == sum(float(q[g, i]) * M.X[g, i, a] for i in range(m) if q[g, i] > 0),
     )
     mdl.ratio = pe.Constraint(
-        [t for t in idx if q[t[0], t[1]] > 0], rule=lambda M, g, i, a: float(q[g, i]) * M.X[g, i, a] - M.beta * M.S[g, a] <= 0
+        [t for t in idx if q[t[0], t[1]] > 0],
+        rule=lambda M, g, i, a: float(q[g, i]) * M.X[g, i, a] - M.beta * M.S[g, a] <= 0,
     )
     mdl.obj = pe.Objective(expr=0.0)
     build = time.perf_counter() - t0
@@ -142,10 +147,15 @@ def bisection(inst: ATRInstance, _backend, time_limit, rtol: float = 1e-10) -> A
         if remaining is not None and remaining <= 0:
             raise RouteStopped("time", f"time limit reached after {solves} Pyomo solves")
         with solverlog.captured():  # a fresh solver each step: cold solves, no accumulated time limit
-            res = solverlog.interruptible(lambda remaining=remaining: Highs().solve(
-                mdl, load_solutions=False, raise_exception_on_nonoptimal_result=False, time_limit=remaining,
-                solver_options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
-            ))
+            res = solverlog.interruptible(
+                lambda remaining=remaining: Highs().solve(
+                    mdl,
+                    load_solutions=False,
+                    raise_exception_on_nonoptimal_result=False,
+                    time_limit=remaining,
+                    solver_options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+                )
+            )
         solves += 1
         name = res.termination_condition.name
         if name == "convergenceCriteriaSatisfied":
@@ -158,7 +168,9 @@ def bisection(inst: ATRInstance, _backend, time_limit, rtol: float = 1e-10) -> A
         elif name in ("provenInfeasible", "infeasibleOrUnbounded"):
             lo = mid
         elif name in ("maxTimeLimit", "iterationLimit"):
-            raise RouteStopped("time" if name == "maxTimeLimit" else "iterations", f"Pyomo/HiGHS: {name} at beta = {mid:.12g}")
+            raise RouteStopped(
+                "time" if name == "maxTimeLimit" else "iterations", f"Pyomo/HiGHS: {name} at beta = {mid:.12g}"
+            )
         else:
             raise PrivoptError(f"Pyomo/HiGHS stopped with {name} at beta = {mid:.12g}")
     return Answer(best, build, time.perf_counter() - t1, f"{solves} Pyomo solves")

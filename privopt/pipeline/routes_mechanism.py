@@ -91,7 +91,9 @@ def lp(problem: Problem, backend: Backend, time_limit, pairwise: bool = False) -
 
 def pairwise_rows(problem: Problem) -> int:
     """Rows of the pairwise form: |A|^2 |Y| per pairwise budget written without its pairs."""
-    return sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.kind in ("ldp", "dp") and b.pairs is None)
+    return sum(
+        b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.kind in ("ldp", "dp") and b.pairs is None
+    )
 
 
 def pairwise(problem: Problem, backend: Backend, time_limit) -> Answer:

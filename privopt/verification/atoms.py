@@ -64,16 +64,24 @@ def joint_objective(kind: str, pxy: np.ndarray, distance: np.ndarray | None, val
     ``expected_distortion`` (``sum P(x, y) d(x, y)``) from the dense joint ``pxy``, within
     ``OBJ_TOL * scale`` of ``value`` (the objective's own evaluation). Value: ``direct``."""
     direct = tv(pxy) if kind == "tv" else float((pxy * distance).sum())
-    check = compare(f"objective {kind}", abs(direct - value), OBJ_TOL * scale,
-                    f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}")
+    check = compare(
+        f"objective {kind}",
+        abs(direct - value),
+        OBJ_TOL * scale,
+        f"the objective recomputed from the joint, {direct:.12g}, differs from {value:.12g}",
+    )
     return Verdict([check], {"direct": direct})
 
 
 def reported(kind: str, claimed: float, value: float, scale: float) -> Verdict:
     """The solver's reported objective against the table's own ``value`` (a linear or
     quadratic objective evaluated on the table), within ``OBJ_RTOL * scale``."""
-    check = compare(f"objective {kind}", abs(claimed - value), OBJ_RTOL * scale,
-                    f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}")
+    check = compare(
+        f"objective {kind}",
+        abs(claimed - value),
+        OBJ_RTOL * scale,
+        f"the solver's objective {claimed:.12g} differs from the table's {value:.12g}",
+    )
     return Verdict([check])
 
 
@@ -90,8 +98,12 @@ def trace_loss(blocks, cov: dict[str, np.ndarray], H: np.ndarray, offset: float)
         for b in blocks
     )
     direct = offset + float(np.sum(H * H))
-    check = compare("objective trace loss", abs(direct - loss), 1e-9 * abs(loss),
-                    f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}")
+    check = compare(
+        "objective trace loss",
+        abs(direct - loss),
+        1e-9 * abs(loss),
+        f"the loss recomputed as tr(Sigma), {direct:.12g}, differs from {loss:.12g}",
+    )
     return Verdict([check], {"loss": loss})
 
 
@@ -160,7 +172,13 @@ def krcc_q(px1: float, W: np.ndarray, claimed: float | None, row_error: float) -
     checks = []
     if claimed is not None:
         allowed = q_allowance(Q, rho_rounding(px1, W, row_error))
-        checks.append(compare("objective krcc Q", abs(Q - claimed), allowed,
-                              f"Q recomputed from the table, {Q!r}, differs from the method's {claimed!r} "
-                              f"by more than rounding ({allowed:.2g})"))
+        checks.append(
+            compare(
+                "objective krcc Q",
+                abs(Q - claimed),
+                allowed,
+                f"Q recomputed from the table, {Q!r}, differs from the method's {claimed!r} "
+                f"by more than rounding ({allowed:.2g})",
+            )
+        )
     return Verdict(checks, {"objective": Q})

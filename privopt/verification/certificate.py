@@ -53,7 +53,9 @@ def dual_bound(value: float, evidence: dict, tol: float) -> Verdict:
         why = f"the {evidence['kind']} is {bound:.12g}, {gap:.3g} from the objective (tolerance {tol:.3g})"
     name = f"certificate {evidence['kind']}"
     margin = tol - abs(gap) if gap == gap else math.nan
-    return Verdict([Check(name, ok, margin, f"the optimum {value:.12g} is not certified: {why}" if not ok else "certified")])
+    return Verdict(
+        [Check(name, ok, margin, f"the optimum {value:.12g} is not certified: {why}" if not ok else "certified")]
+    )
 
 
 def relative_gap(loss: float, lb: float, scale: float) -> float:
@@ -66,8 +68,12 @@ def relative_bound(loss: float, lb: float, scale: float) -> Verdict:
     lb) / scale`` (``relative_gap``; scale: |loss|) within ``CONIC_RTOL``."""
     gap = relative_gap(loss, lb, scale)
     why = "no finite bound could be proven" if not math.isfinite(lb) else f"the proven lower bound is {lb:.12g}"
-    check = compare("certificate dual bound", abs(gap), CONIC_RTOL,
-                    f"the loss {loss:.12g} is not certified: {why} (relative gap {gap:.3g}, tolerance {CONIC_RTOL:g})")
+    check = compare(
+        "certificate dual bound",
+        abs(gap),
+        CONIC_RTOL,
+        f"the loss {loss:.12g} is not certified: {why} (relative gap {gap:.3g}, tolerance {CONIC_RTOL:g})",
+    )
     return Verdict([check])
 
 
@@ -78,17 +84,38 @@ def lemma5_floor(p: np.ndarray, achieved: np.ndarray) -> Verdict:
     floor = beta_min(p)
     below = float(np.max(floor - achieved)) if achieved.size else 0.0
     allowed = VERIFY_TOL * max(1.0, float(floor.max(initial=0.0)))
-    return Verdict([compare("certificate Lemma 5 floor", below, allowed,
-                            f"a group's confidence is below Lemma 5's floor by {below:.3g}")])
+    return Verdict(
+        [
+            compare(
+                "certificate Lemma 5 floor",
+                below,
+                allowed,
+                f"a group's confidence is below Lemma 5's floor by {below:.3g}",
+            )
+        ]
+    )
 
 
 def certificate(cert: Certificate, value: float, tol: float) -> Verdict:
     """A ``core.Certificate`` re-checked against the answer's ``value``: a bound by
     ``weak_duality`` within ``tol``; a theorem (or one without a bound) by its stated claim."""
     if cert.bound is None:
-        return Verdict([condition(f"certificate {cert.kind}", cert.kind == "theorem",
-                                  f"a {cert.kind} certificate without a bound proves nothing", cert.claim)])
+        return Verdict(
+            [
+                condition(
+                    f"certificate {cert.kind}",
+                    cert.kind == "theorem",
+                    f"a {cert.kind} certificate without a bound proves nothing",
+                    cert.claim,
+                )
+            ]
+        )
     gap, ok = weak_duality(value, cert.bound, cert.side or "lower", tol)
-    detail = cert.claim if ok else f"the optimum {value:.12g} is {gap:.3g} from the {cert.kind} {cert.bound:.12g} (tolerance {tol:.3g})"
-    return Verdict([Check(f"certificate {cert.kind}", ok, tol - abs(gap) if gap == gap else math.nan, detail)],
-                   {"gap": gap})
+    detail = (
+        cert.claim
+        if ok
+        else f"the optimum {value:.12g} is {gap:.3g} from the {cert.kind} {cert.bound:.12g} (tolerance {tol:.3g})"
+    )
+    return Verdict(
+        [Check(f"certificate {cert.kind}", ok, tol - abs(gap) if gap == gap else math.nan, detail)], {"gap": gap}
+    )

@@ -29,22 +29,24 @@ from ..core.sets import PSD, Budget, Fidelity, GaussianDP, Leakage, LogLift, Non
 from ..measures.gaussian import sensitivity_ceiling
 from ..measures.reduce import osum, worst
 from ..model.linear import marginal
-from . import atoms
+from . import atoms, sets
 from . import certificate as cert
-from . import sets
 from .checks import Verdict, condition, fold
 from .tolerances import CONIC_RTOL, CONS_RTOL, OBJ_RTOL, ROW_ATOL
 
 # ------------------------------------------------------------------ transparency reports
 
 
-def transparency_constraints(problem, table: np.ndarray, dense: np.ndarray, floor: float = 0.0,
-                             tol: float = CONS_RTOL) -> Verdict:
+def transparency_constraints(
+    problem, table: np.ndarray, dense: np.ndarray, floor: float = 0.0, tol: float = CONS_RTOL
+) -> Verdict:
     """Every fidelity bound of ``problem.constraints`` on ``dense`` (the table over the
     design's axes; ``sets.fidelity`` with ``floor`` and ``tol``), then the table's rows (G, m,
     A: each record's outcomes). Values: ``max_row_sum_error``, ``max_range_violation``,
     ``max_constraint_violation``."""
-    parts = [sets.verify_set(Fidelity(c.sense, c.text), c.coef, c.const, dense, floor, tol) for c in problem.constraints]
+    parts = [
+        sets.verify_set(Fidelity(c.sense, c.text), c.coef, c.const, dense, floor, tol) for c in problem.constraints
+    ]
     cons_err = 0.0
     for part in parts:
         cons_err = worst(cons_err, part.values.pop("error"))
@@ -54,8 +56,9 @@ def transparency_constraints(problem, table: np.ndarray, dense: np.ndarray, floo
     return out
 
 
-def verify_transparency(problem, p: np.ndarray, table: np.ndarray, beta_g: np.ndarray, dense: np.ndarray,
-                        group_key: Callable[[int], object]) -> Verdict:
+def verify_transparency(
+    problem, p: np.ndarray, table: np.ndarray, beta_g: np.ndarray, dense: np.ndarray, group_key: Callable[[int], object]
+) -> Verdict:
     """A transparency table (G, m, A) under the prior ``p`` (G, m), with the method's max
     confidence ``beta_g`` per group: the prior's data (finite, >= 0, of positive finite mass,
     a group of positive mass), the point (finite), the constraints (fidelity bounds at
@@ -63,12 +66,21 @@ def verify_transparency(problem, p: np.ndarray, table: np.ndarray, beta_g: np.nd
     (``atoms.max_confidence``) and Lemma 5's floor. Every comparison fails on NaN."""
     total = float(p.sum()) if p.size else 0.0
     data = [
-        condition("prior", bool(np.all(np.isfinite(p)) and p.min(initial=0.0) >= 0.0 and 0.0 < total < np.inf),
-                  f"the prior P(public, private) is not a finite nonnegative table of positive mass (total {total:.6g})"),
-        condition("live groups", not (p.size and not (p.sum(axis=1) > 0).any()),
-                  "no group has positive mass: there is nothing to report"),
-        condition("finite point", bool(np.all(np.isfinite(table)) and np.all(np.isfinite(beta_g))),
-                  "the table or the method's confidences contain a value that is not a finite number"),
+        condition(
+            "prior",
+            bool(np.all(np.isfinite(p)) and p.min(initial=0.0) >= 0.0 and 0.0 < total < np.inf),
+            f"the prior P(public, private) is not a finite nonnegative table of positive mass (total {total:.6g})",
+        ),
+        condition(
+            "live groups",
+            not (p.size and not (p.sum(axis=1) > 0).any()),
+            "no group has positive mass: there is nothing to report",
+        ),
+        condition(
+            "finite point",
+            bool(np.all(np.isfinite(table)) and np.all(np.isfinite(beta_g))),
+            "the table or the method's confidences contain a value that is not a finite number",
+        ),
     ]
     constraints = transparency_constraints(problem, table, dense)
     objective = atoms.max_confidence(p, table, beta_g, group_key)
@@ -103,7 +115,9 @@ def mechanism_constraints(problem, x: np.ndarray) -> Verdict:
     M = x.reshape(problem.shape(problem.design.axes))
     k = len(problem.design.targets)
     finite = condition("finite point", bool(np.all(np.isfinite(M))), "the table has a cell that is not a finite number")
-    linear = [sets.linear(Zero(c.text) if c.sense == "==" else Nonnegative(c.text), c.expr, x) for c in problem.constraints]
+    linear = [
+        sets.linear(Zero(c.text) if c.sense == "==" else Nonnegative(c.text), c.expr, x) for c in problem.constraints
+    ]
     cons_err = 0.0
     for part in linear:
         cons_err = worst(cons_err, part.values.pop("error"))
@@ -153,7 +167,9 @@ def verify_mechanism(problem, x: np.ndarray, claimed: float | None, evidence: di
 # ------------------------------------------------------------------ noise placement
 
 
-def verify_noise(model, cov: dict[str, np.ndarray], program, program_bound: Callable[[float], float] | None = None) -> Verdict:
+def verify_noise(
+    model, cov: dict[str, np.ndarray], program, program_bound: Callable[[float], float] | None = None
+) -> Verdict:
     """Noise (co)variances ``cov`` of ``program.blocks`` (each with ``name``, ``G``,
     ``weights``) for the noise model: each noise in its set (``Nonnegative`` variances or a
     ``PSD`` covariance), the ``GaussianDP`` requirement from the factor ``H H' = Sigma``, the
@@ -169,8 +185,11 @@ def verify_noise(model, cov: dict[str, np.ndarray], program, program_bound: Call
     ``max_sensitivity``, ``log_delta_achieved``, ``delta_achieved``, ``sensitivity_ceiling``,
     ``shrink``, ``lower_bound``, ``relative_gap``."""
     req = model.requirement
-    noises = [sets.variance(Nonnegative(name) if S.ndim == 1 else PSD(S.shape[0], name), S)
-              for name, S in cov.items() if S.ndim in (1, 2)]
+    noises = [
+        sets.variance(Nonnegative(name) if S.ndim == 1 else PSD(S.shape[0], name), S)
+        for name, S in cov.items()
+        if S.ndim in (1, 2)
+    ]
     ok = all(v.passed for v in noises)
     H = sets.factor({b.name: b.G for b in program.blocks}, cov, model.answers) if ok else None
     privacy = sets.verify_set(GaussianDP(req.eps, req.delta, req.calibration, req.text), H, model.F, model.input.widths)
@@ -217,4 +236,3 @@ def verify_channel(model, W, claimed: float | None = None) -> Verdict:
         leak = Verdict([], {"leakage_bits": atoms.leakage_bits(model.px1, W, model.F_given_X)})
     q = atoms.krcc_q(model.px1, W, claimed, rows.values["max_row_sum_error"])
     return fold([data], rows, restriction, leak, q)
-

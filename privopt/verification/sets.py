@@ -52,8 +52,9 @@ from .tolerances import LEAK_RTOL, VERIFY_TOL, budget_slack, row_tol
 # ------------------------------------------------------------------ tables
 
 
-def simplex_rows(s: SimplexRows, table: np.ndarray, k: int = 1,
-                 rowsum: Callable[[np.ndarray], np.ndarray] | None = None) -> Verdict:
+def simplex_rows(
+    s: SimplexRows, table: np.ndarray, k: int = 1, rowsum: Callable[[np.ndarray], np.ndarray] | None = None
+) -> Verdict:
     """The rows of ``table`` (over its trailing ``k`` axes) sum to 1 within ``row_tol(width)``
     (or ``s.atol``) and every cell lies in [0, 1] exactly. ``rowsum``: how the rows are summed
     (default numpy's sum over the trailing ``k`` axes; a transparency table of millions of
@@ -68,19 +69,24 @@ def simplex_rows(s: SimplexRows, table: np.ndarray, k: int = 1,
         row_err = range_err = 0.0
     values = {"max_row_sum_error": row_err, "max_range_violation": range_err}
     if s.table:  # a named table built from its free parameters (a channel): absolute rows
-        cells = compare(f"{s.kind} of {s.table}: cells in [0, 1]", range_err, 0.0,
-                        f"a cell of {s.table} lies outside [0, 1]")
-        rows = compare(f"{s.kind} of {s.table}: row sums", row_err, s.atol,
-                       f"a row of {s.table} sums to 1 {row_err:+.3g}")
+        cells = compare(
+            f"{s.kind} of {s.table}: cells in [0, 1]", range_err, 0.0, f"a cell of {s.table} lies outside [0, 1]"
+        )
+        rows = compare(
+            f"{s.kind} of {s.table}: row sums", row_err, s.atol, f"a row of {s.table} sums to 1 {row_err:+.3g}"
+        )
         return Verdict([cells, rows], values)
     tol = row_tol(s.width) if s.atol is None else s.atol
-    rows = compare(f"{s.kind}: row sums", row_err, tol, f"a row sums to 1 +- {row_err:.3g} (tolerance {tol:.2g}: rounding)")
+    rows = compare(
+        f"{s.kind}: row sums", row_err, tol, f"a row sums to 1 +- {row_err:.3g} (tolerance {tol:.2g}: rounding)"
+    )
     cells = compare(f"{s.kind}: cells in [0, 1]", range_err, 0.0, f"a cell lies outside [0, 1] by {range_err:.3g}")
     return Verdict([rows, cells], values)
 
 
-def fidelity(s: Fidelity, coef: np.ndarray, const: np.ndarray, dense: np.ndarray, floor: float = 0.0,
-             tol: float = VERIFY_TOL) -> Verdict:
+def fidelity(
+    s: Fidelity, coef: np.ndarray, const: np.ndarray, dense: np.ndarray, floor: float = 0.0, tol: float = VERIFY_TOL
+) -> Verdict:
     """``coef * dense + const`` is <= 0 (or == 0) in every cell, relative to ``max(floor, |coef
     dense| + |const|)``: floor 0 (``verify``, the table is on its bounds: its own terms'
     rounding) or 1 (a route's measure: within its accuracy, absolutely). Value: ``error``, the
@@ -109,8 +115,17 @@ def linear(s: Zero | Nonnegative, expr, x: np.ndarray, tol: float = VERIFY_TOL) 
     (``-expr >= 0``, the spec's ``lhs - rhs <= 0``), cell by cell, within ``tol`` relative to
     the magnitude of its terms (at least absolute). Value: ``error``."""
     err = linear_error(expr, "==" if isinstance(s, Zero) else "<=", x)
-    return Verdict([compare(f"{s.kind} '{s.text}'", err, tol,
-                            f"'{s.text}' is violated by {err:.3g} (relative to the size of its terms)")], {"error": err})
+    return Verdict(
+        [
+            compare(
+                f"{s.kind} '{s.text}'",
+                err,
+                tol,
+                f"'{s.text}' is violated by {err:.3g} (relative to the size of its terms)",
+            )
+        ],
+        {"error": err},
+    )
 
 
 # ------------------------------------------------------------------ privacy budgets
@@ -148,10 +163,17 @@ def budget(s: Budget | LogLift, cond: np.ndarray, live: np.ndarray, weights=None
     of a budget over them). Values: ``achieved`` eps, ``log_excess`` (achieved - eps) and
     ``violation`` (``linear_violation``)."""
     achieved = achieved_eps(s, cond, live, weights, pairs)
-    check = compare(f"{s.kind} '{s.text}'", achieved, s.eps + budget_slack(s.eps),
-                    f"'{s.text}' does not hold: the table achieves eps = {achieved:.6g}")
-    values = {"achieved": achieved, "log_excess": achieved - s.eps,
-              "violation": linear_violation(s, cond, live, weights, pairs)}
+    check = compare(
+        f"{s.kind} '{s.text}'",
+        achieved,
+        s.eps + budget_slack(s.eps),
+        f"'{s.text}' does not hold: the table achieves eps = {achieved:.6g}",
+    )
+    values = {
+        "achieved": achieved,
+        "log_excess": achieved - s.eps,
+        "violation": linear_violation(s, cond, live, weights, pairs),
+    }
     return Verdict([check], values)
 
 
@@ -197,14 +219,24 @@ def gaussian_dp(s: GaussianDP, H: np.ndarray | None, F: np.ndarray, widths: np.n
     worst_s = float(np.max(sens, initial=0.0))
     log_achieved = log_analytic_delta(worst_s, s.eps)
     achieved = math.exp(log_achieved)
-    checks = [compare(
-        f"{s.kind} '{s.text}'", log_achieved, math.log(s.delta) + math.log1p(DELTA_RTOL),
-        f"'{s.text}' does not hold: the largest sensitivity {worst_s:.6g} gives delta = {achieved:.6g} at eps = {s.eps:g}",
-    )]
+    checks = [
+        compare(
+            f"{s.kind} '{s.text}'",
+            log_achieved,
+            math.log(s.delta) + math.log1p(DELTA_RTOL),
+            f"'{s.text}' does not hold: the largest sensitivity {worst_s:.6g} gives delta = {achieved:.6g} at eps = {s.eps:g}",
+        )
+    ]
     if s.calibration == "classic":
         exact = classic_bound(s.eps, s.delta)
-        checks.append(compare(f"{s.kind} '{s.text}': classic calibration", worst_s, exact * (1 + DELTA_RTOL),
-                              f"the classic calibration needs sensitivity <= {exact:.12g}; the noise gives {worst_s:.12g}"))
+        checks.append(
+            compare(
+                f"{s.kind} '{s.text}': classic calibration",
+                worst_s,
+                exact * (1 + DELTA_RTOL),
+                f"the classic calibration needs sensitivity <= {exact:.12g}; the noise gives {worst_s:.12g}",
+            )
+        )
     return Verdict(checks, {"max_sensitivity": worst_s, "log_delta_achieved": log_achieved, "delta_achieved": achieved})
 
 
@@ -217,15 +249,22 @@ def leakage(s: Leakage, px1: float, W: np.ndarray, F: np.ndarray) -> Verdict:
     from .atoms import leakage_bits
 
     leak = leakage_bits(px1, W, F)
-    check = compare(f"{s.kind} '{s.text}'", leak, s.eps * (1 + LEAK_RTOL),
-                    f"'{s.text}' does not hold: I = {leak:.12g} bits > {s.eps:g}")
+    check = compare(
+        f"{s.kind} '{s.text}'",
+        leak,
+        s.eps * (1 + LEAK_RTOL),
+        f"'{s.text}' does not hold: I = {leak:.12g} bits > {s.eps:g}",
+    )
     return Verdict([check], {"leakage_bits": leak})
 
 
 def symmetric(s: SimplexRows, W: np.ndarray) -> Check:
     """The symmetric restriction of a 2 x 2 channel: ``W[0, 1] == W[1, 0]`` exactly."""
-    return condition(f"symmetric {s.table}", W[0, 1] == W[1, 0],
-                     f"P(Y = 1 | X = 0) = {W[0, 1]!r} differs from P(Y = 0 | X = 1) = {W[1, 0]!r}")
+    return condition(
+        f"symmetric {s.table}",
+        W[0, 1] == W[1, 0],
+        f"P(Y = 1 | X = 0) = {W[0, 1]!r} differs from P(Y = 0 | X = 1) = {W[1, 0]!r}",
+    )
 
 
 # ------------------------------------------------------------------ dispatch

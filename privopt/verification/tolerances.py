@@ -83,6 +83,7 @@ def budget_slack(eps: float) -> float:
     1e-9, a thousand times the budget."""
     return max(BUDGET_RTOL * eps, BUDGET_ULPS * float(np.finfo(float).eps)) if eps == eps else math.nan
 
+
 OBJ_TOL = 1e-8
 """Relative to max(|objective|, cost scale): how far a mechanism's objective recomputed from the
 dense joint may be from the objective's own evaluation."""

@@ -34,8 +34,25 @@ from .base import CURVATURES, SIGNS, Atom
 ATOMS: dict[str, Atom] = {
     m.ATOM.name: m.ATOM
     for m in (
-        max_confidence, min_uncertainty, tv, ldp, loglift, dp, krcc, mutual_info, prob, expect, sum,
-        abs, exp, log, sqrt, uniform, bsc, gaussian, matmul,
+        max_confidence,
+        min_uncertainty,
+        tv,
+        ldp,
+        loglift,
+        dp,
+        krcc,
+        mutual_info,
+        prob,
+        expect,
+        sum,
+        abs,
+        exp,
+        log,
+        sqrt,
+        uniform,
+        bsc,
+        gaussian,
+        matmul,
     )
 }
 

@@ -43,12 +43,24 @@ class MatMul(Atom):
         if not isinstance(a, Matrix):
             raise SpecError("the left side of @ must be a matrix", node.left.span, "write A @ x with A a const matrix")
         if isinstance(b, Matrix):
-            same(a.data.shape[1], b.data.shape[0], node.span, f"{a.name} has {a.data.shape[1]} columns", f"{b.name} has {b.data.shape[0]} rows")
+            same(
+                a.data.shape[1],
+                b.data.shape[0],
+                node.span,
+                f"{a.name} has {a.data.shape[1]} columns",
+                f"{b.name} has {b.data.shape[0]} rows",
+            )
             return Matrix(f"{a.name} @ {b.name}", a.data @ b.data)
         if not isinstance(b, LinTable) or not b.axes:
             raise SpecError("the right side of @ must be a vector or a matrix", node.right.span)
         right = node.right.span.text()
-        same(a.data.shape[1], b.cells, node.span, f"{a.name} has {a.data.shape[1]} columns", f"{right} has {b.cells} entries")
+        same(
+            a.data.shape[1],
+            b.cells,
+            node.span,
+            f"{a.name} has {a.data.shape[1]} columns",
+            f"{right} has {b.cells} entries",
+        )
         return b.matmul(a.data)
 
 

@@ -21,9 +21,7 @@ def indices(node, ctx) -> list[str]:
 
 def is_sum(node) -> bool:
     """Whether ``node`` is written ``sum(i, ...: body)``."""
-    return (
-        node.arrow_args is None and bool(node.args) and isinstance(node.args[-1], ast.KwArg) and not node.args[-1].op
-    )
+    return node.arrow_args is None and bool(node.args) and isinstance(node.args[-1], ast.KwArg) and not node.args[-1].op
 
 
 class Sum(Atom):

@@ -1,5 +1,4 @@
-"""``known P(T | G) = uniform``: the table 1 / |T| in every cell, a constant (so affine).
-"""
+"""``known P(T | G) = uniform``: the table 1 / |T| in every cell, a constant (so affine)."""
 
 from __future__ import annotations
 
