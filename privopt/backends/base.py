@@ -50,8 +50,17 @@ CAPABILITIES = {
 }
 
 
+class _Answerless:
+    """``without_point``: a solution that carries no point, only why (a refusal, no time left,
+    bad data), in the fields every solution has."""
+
+    @classmethod
+    def without_point(cls, termination: str, solver: str, message: str):
+        return cls(termination, "unknown", None, None, 0.0, 0.0, None, solver, "", message)
+
+
 @dataclass(frozen=True)
-class LPSolution:
+class LPSolution(_Answerless):
     termination: str  # why the solver stopped: optimal, infeasible, unbounded, time_limit, error, ...
     status: str  # what x is: optimal | infeasible | unbounded | unknown
     x: np.ndarray | None = field(repr=False)
@@ -71,7 +80,7 @@ class LPSolution:
 
 
 @dataclass(frozen=True)
-class ConicSolution:
+class ConicSolution(_Answerless):
     """A conic program's answer: ``values`` by the program's variable names (in the program's
     units), with the same termination / status split as ``LPSolution``."""
 
@@ -175,11 +184,9 @@ class Backend:
 
                 raise UsageError("the time limit must be a number of seconds, not nan")
             if time_limit <= 0:  # a method's remaining time ran out before this solve
-                return LPSolution("time_limit", "unknown", None, None, 0.0, 0.0, None, self.label, "", "no time left")
+                return LPSolution.without_point("time_limit", self.label, "no time left")
         if (bad := _not_a_number(lp)) is not None:  # HiGHS spins forever on NaN data
-            return LPSolution(
-                "error", "unknown", None, None, 0.0, 0.0, None, self.label, "", f"the program has {bad} (a privopt bug)"
-            )
+            return LPSolution.without_point("error", self.label, f"the program has {bad} (a privopt bug)")
         with solverlog.captured():
             return self._solve(lp, time_limit=time_limit, tol=tol)
 
@@ -192,20 +199,11 @@ class Backend:
         """Solve a conic program (``lower.noise.ConicProgram``) on a backend that
         ``supports_conic``; the solver's output goes to the solver log."""
         if not self.supports_conic:
-            return ConicSolution(
-                "unsupported",
-                "unknown",
-                None,
-                None,
-                0.0,
-                0.0,
-                None,
-                self.label,
-                "",
-                f"backend '{self.label}' does not solve conic programs; use cvxpy",
+            return ConicSolution.without_point(
+                "unsupported", self.label, f"backend '{self.label}' does not solve conic programs; use cvxpy"
             )
         if time_limit is not None and time_limit <= 0:
-            return ConicSolution("time_limit", "unknown", None, None, 0.0, 0.0, None, self.label, "", "no time left")
+            return ConicSolution.without_point("time_limit", self.label, "no time left")
         with solverlog.captured():
             return self._solve_conic(program, form=form, time_limit=time_limit, tol=tol)
 
@@ -218,9 +216,7 @@ class Backend:
         does not take, and the backends that take the whole program."""
         if self.accepts(program.needs):
             return None
-        return LPSolution(
-            "unsupported", "unknown", None, None, 0.0, 0.0, None, self.label, "", refusal(self, program.needs)
-        )
+        return LPSolution.without_point("unsupported", self.label, refusal(self, program.needs))
 
 
 def refusal(backend: Backend, needs: frozenset[str]) -> str:

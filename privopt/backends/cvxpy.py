@@ -148,16 +148,9 @@ class CvxpyBackend(Backend):
         import cvxpy as cp
 
         if self.solver not in self.conic_solvers:
-            return ConicSolution(
+            return ConicSolution.without_point(
                 "unsupported",
-                "unknown",
-                None,
-                None,
-                0.0,
-                0.0,
-                None,
                 self.label,
-                "",
                 f"{self.solver} takes no second-order or PSD cones; use --solver {' or '.join(self.conic_solvers)}",
             )
         t0 = time.perf_counter()
