@@ -43,7 +43,7 @@ from ..model.linear import marginal
 from ..model.problem import Problem, Role
 from ..results import LazyTables
 from ..verification.problems import mechanism_constraints, verify_mechanism
-from ..verification.sets import linear_error
+from ..verification.sets import conditional, linear_error
 from . import routes_mechanism
 from .common import (
     BUDGET_RTOL,
@@ -254,7 +254,7 @@ def clean(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, dict]:
     for _ in range(CLEAN_ROUNDS):
         dx = np.zeros_like(x)
         for b, (P, s) in lifts:
-            cond, live = _budget_cond(b, x)
+            cond, live = conditional(b.cond, x)
             gap = _shortfall(b, cond, live)
             gap = np.where(gap > ROUNDING * (cond + gap), gap, 0.0).ravel()  # not rounding dust
             if np.any(gap > 0):
@@ -295,7 +295,7 @@ def _pool_tiny_budgets(problem: Problem, x: np.ndarray, lifts) -> tuple[np.ndarr
         return x, False
     targets = []
     for b, (P, _) in lifts:
-        cond, live = _budget_cond(b, x)
+        cond, live = conditional(b.cond, x)
         w = np.where(live, b.weights, 0.0) if b.kind == "loglift" else live.astype(float)
         if not w.sum() > 0:
             return x, False
@@ -307,7 +307,7 @@ def _pool_tiny_budgets(problem: Problem, x: np.ndarray, lifts) -> tuple[np.ndarr
     y = x.copy()
     for _ in range(POOL_ROUNDS):
         for b, P, w, live in targets:
-            cond, _ = _budget_cond(b, y)
+            cond, _ = conditional(b.cond, y)
             T = (w @ cond) / w.sum()
             f = np.divide(
                 np.broadcast_to(T, cond.shape), cond, out=np.ones_like(cond), where=(cond > 0) & live[:, None]
@@ -326,7 +326,7 @@ def _holds(b, achieved: float) -> bool:
 
 
 def _budgets_hold(problem: Problem, x: np.ndarray) -> bool:
-    return all(_holds(b, _achieved(b, *_budget_cond(b, x))) for b in problem.budgets)
+    return all(_holds(b, _achieved(b, *conditional(b.cond, x))) for b in problem.budgets)
 
 
 def _mix_toward_constant(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -388,14 +388,6 @@ def _shortfall(b, cond: np.ndarray, live: np.ndarray) -> np.ndarray:
     if b.kind == "loglift":
         return ms.loglift_shortfall(cond, np.where(live, b.weights, 0.0), b.eps)
     return ms.pairwise_shortfall(cond, live, b.eps, b.delta, b.pairs)
-
-
-def _budget_cond(b, x):
-    cond = b.cond.value(x)
-    ny = cond.shape[-1]
-    cond = cond.reshape(-1, ny)
-    live = b.cond.defined_mask().reshape(-1, ny).all(axis=1)
-    return cond, live
 
 
 def _achieved(b, cond: np.ndarray, live: np.ndarray) -> float:
@@ -583,7 +575,7 @@ def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
             key += (" over adjacent pairs" if b.pairs is not None else "") + (
                 f" at delta={b.delta:g}" if b.delta else ""
             )
-        out[key] = _achieved(b, *_budget_cond(b, x))
+        out[key] = _achieved(b, *conditional(b.cond, x))
     return out
 
 
