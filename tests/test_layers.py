@@ -10,7 +10,7 @@ first::
     2  privopt.model, privopt.core
     3  privopt.measures, privopt.backends, privopt.verification
     4  privopt.builder, privopt.closedform, privopt.lower
-    5  privopt.methods, privopt.classify
+    5  privopt.methods, privopt.blocks, privopt.classify
     6  privopt.pipeline
     7  privopt.crosscheck, privopt.api, privopt.engines, privopt.audit, privopt.apply, privopt.plot
     8  privopt.cli, privopt.__main__, privopt (the package __init__)
@@ -52,6 +52,7 @@ LAYERS = {
     "privopt.closedform": 4,
     "privopt.lower": 4,
     "privopt.methods": 5,
+    "privopt.blocks": 5,
     "privopt.classify": 5,
     "privopt.pipeline": 6,
     "privopt.crosscheck": 7,

@@ -57,6 +57,37 @@ class Match:
         return cls(False, why)
 
 
+@dataclass
+class Outcome:
+    """What a route returns to the driver (``pipeline/driver.py``): the point (in the block
+    kind's own form: a (G, m, A) table, a design vector, variances by noise variable, a
+    channel), the optimality statement and its evidence, the method's claimed objective (or
+    None), the certificate when the route alone proves it (else the block kind makes it after
+    verification), the stats, the backend label (None: no solver), the solve time and
+    ``context``, whatever the block kind needs after the solve (e.g. the lowered program)."""
+
+    point: Any
+    optimality: str
+    backend: str | None = None
+    claimed: float | None = None
+    evidence: dict | None = None
+    certificate: Any = None  # core.certificate.Certificate
+    stats: dict = field(default_factory=dict)
+    solve_s: float = 0.0
+    context: Any = None
+
+
+@runtime_checkable
+class Method(Protocol):
+    """A method (``--method``) that runs a plan's chain: ``run`` applies the route's
+    reductions to the block kind's ``prepared`` program, solves on the route's backend and maps
+    the answer back (``route.chain.invert``) into the block kind's form."""
+
+    name: str
+
+    def run(self, problem, prepared, route, time_limit, workers, progress) -> Outcome: ...
+
+
 @runtime_checkable
 class Recognizer(Protocol):
     """A closed form: the theorem's name, the method it implements, its conditions and answer."""
@@ -67,6 +98,10 @@ class Recognizer(Protocol):
     def accepts(self, problem) -> Match: ...
 
     def solve(self, problem, match: Match) -> Any: ...
+
+    # and (issue 20, tranche 2; added to the protocol once every recognizer has it):
+    # answer(problem, match, prepared, backend, time_limit) -> Outcome: the closed form's answer
+    # as the driver takes it, the point in the block kind's own form with the theorem's certificate
 
 
 @runtime_checkable

@@ -323,6 +323,11 @@ class Problem:
         return "atr" if isinstance(self.objective, Objective) else "mechanism"
 
     @property
+    def kind(self) -> str:
+        """The block kind of the designed object (``privopt.blocks``): the family's word."""
+        return self.family
+
+    @property
     def design_size(self) -> int:
         if self.design is None:
             return 0

@@ -23,37 +23,29 @@ one per family module) with
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
+from .. import blocks, methods
 from ..core.certificate import Certificate
+from ..core.plan import Outcome  # noqa: F401 (importable from here, as before)
 from ..errors import InfeasibleError
 from ..results import LazyTables, Result
 from .common import timings
 
 
-@dataclass
-class Outcome:
-    """What a route returns: the point (in the class's own form), the method's claimed
-    objective (or None), the optimality statement and its evidence, the certificate when the
-    route alone proves it (else the class makes it after verification), the stats, the backend
-    label (None: no solver), the solve time and ``context``, whatever else the class needs."""
-
-    point: Any
-    optimality: str
-    backend: str | None = None
-    claimed: float | None = None
-    evidence: dict | None = None
-    certificate: Certificate | None = None
-    stats: dict = field(default_factory=dict)
-    solve_s: float = 0.0
-    context: Any = None
-
-
 def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
-    """Solve ``problem`` along ``route`` (``pipeline.planner.Route``) with the class object ``cls``."""
+    """Solve ``problem`` along ``route`` (``pipeline.planner.Route``).
+
+    Transitional (issue 20, tranche 2): a problem whose block kind is registered in
+    ``privopt.blocks`` runs the generic path (the block kind, the recognizer's ``answer`` or the
+    method's runner); otherwise the class object ``cls``."""
+    try:
+        kind = blocks.kind_of(problem)
+    except (KeyError, ModuleNotFoundError):
+        kind = None
+    if kind is not None:
+        return run_block(kind, problem, analysis, route, time_limit, workers, progress)
     t_start = time.perf_counter()
     t0 = None
     try:
@@ -75,9 +67,44 @@ def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) 
             timings=spent,
             reasons=list(e.reasons),
         )
-    outcome = cls.clean(problem, ctx, outcome)
-    verification = cls.verify(problem, ctx, outcome)
-    certificate = cls.certificate(problem, ctx, outcome, verification)
+    return _finish(cls, problem, ctx, analysis, route, outcome, t_start)
+
+
+def run_block(kind, problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
+    """The generic path: ``kind.prepare`` -> the recognizer's ``answer`` or the method's runner
+    (``methods.runner``) -> ``kind.clean`` -> ``kind.verify`` -> certificate -> ``result``.
+
+    An ``InfeasibleError`` from ``prepare`` (no table satisfies the spec before any method runs)
+    names no backend; one from the route names the route's backend (``"none"`` without one)."""
+    t_start = time.perf_counter()
+    t0 = None
+    try:
+        prepared = kind.prepare(problem)
+        t0 = time.perf_counter()
+        if route.recognizer is not None:
+            outcome = route.recognizer.answer(problem, route.match, prepared, route.backend, time_limit)
+        else:
+            outcome = methods.runner(route.method).run(problem, prepared, route, time_limit, workers, progress)
+        outcome.solve_s = time.perf_counter() - t0
+    except InfeasibleError as e:
+        spent = timings(problem.parse_s, 0.0 if t0 is None else time.perf_counter() - t0, t_start)
+        return result(
+            status="infeasible",
+            method=route.method,
+            backend=None if t0 is None else (route.label or "none"),
+            problem_class=analysis.problem_class,
+            objective_kind=problem.objective.kind,
+            timings=spent,
+            reasons=list(e.reasons),
+        )
+    return _finish(kind, problem, prepared, analysis, route, outcome, t_start)
+
+
+def _finish(kind, problem, prepared, analysis, route, outcome: Outcome, t_start: float) -> Result:
+    """clean -> verify -> certificate -> the verified ``Result``."""
+    outcome = kind.clean(problem, prepared, outcome)
+    verification = kind.verify(problem, prepared, outcome)
+    certificate = kind.certificate(problem, prepared, outcome, verification)
     return result(
         status="optimal",
         method=route.method,
@@ -88,7 +115,7 @@ def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) 
         certificate=certificate,
         timings=timings(problem.parse_s, outcome.solve_s, t_start),
         stats=outcome.stats,
-        **cls.fields(problem, ctx, outcome, verification),
+        **kind.fields(problem, prepared, outcome, verification),
     )
 
 
