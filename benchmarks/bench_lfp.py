@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from privopt.backends.highs import HighsBackend
+from privopt.blocks.common import GAP_TOL
 from privopt.methods.lfp import CHUNK, solve_lfp
-from privopt.pipeline.common import GAP_TOL
 
 OUT = Path(__file__).parent / "results" / "lfp.jsonl"
 

@@ -3,7 +3,7 @@ its own accuracy and only on what it optimizes.
 
 The routes come from the problem's family (``privopt.pipeline.FAMILIES[problem.family]``):
 its ``routes(problem, analysis, tol)`` lists them, each with how to run it and how privopt
-measures its answer (``pipeline/common.py`` documents the interface; ``pipeline/routes_atr.py``
+measures its answer (``blocks/common.py`` documents the interface; ``pipeline/routes_atr.py``
 and ``pipeline/routes_mechanism.py`` hold the routes of transparency reports and mechanisms).
 This module knows nothing else about a family: it selects the routes ``--backends`` names,
 runs each within its time budget, measures each answer with the route's own ``measure`` (the
@@ -36,10 +36,10 @@ import numpy as np
 
 from .backends import all_backends
 from .backends.base import Backend
+from .blocks.common import EXACT, Accuracy, Route, RouteSkipped, RouteStopped
 from .classify import analyse
 from .errors import InfeasibleError, UsageError, did_you_mean
 from .model.problem import Problem
-from .pipeline.common import EXACT, Accuracy, Route, RouteSkipped, RouteStopped
 
 __all__ = ["CAP_FACTOR", "CAP_FLOOR_S", "EXACT", "Accuracy", "CheckReport", "PathResult", "Route", "run_check"]
 

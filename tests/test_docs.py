@@ -77,7 +77,7 @@ def test_the_four_papers_are_cited_in_full():
 # What counts as a path, anywhere on a page (prose, backticks, code blocks, link targets):
 #   * a token rooted at a top-level folder of the repository: privopt/..., docs/..., specs/...,
 #     tests/..., benchmarks/... ; it is resolved from the repository root;
-#   * a relative path with a folder, `pipeline/common.py` or `builder/`, or a bare file name of
+#   * a relative path with a folder, `blocks/common.py` or `builder/`, or a bare file name of
 #     the repository's own kinds (.py .md .priv .lark .jsonl .svg .toml), `build.py`; it must
 #     exist from the page's folder, the repository root or privopt/, and a bare file name (no
 #     folder) anywhere in the repository's folders above;
@@ -162,7 +162,7 @@ def test_the_path_rules_catch_what_they_should():
     page = "\n".join(
         [
             "privopt/spec/      grammar (Lark)",  # a code-block layout line
-            "see `pipeline/common.py` and **builder/**, and `pipeline.py` too;",
+            "see `blocks/common.py` and **builder/**, and `pipeline.py` too;",
             "[sanitization](docs/verification.md#x), docs/figures/a.svg",
             "`privopt/backends/NAME.py` and FILE.csv and records.csv are placeholders or user files",
             "bad.priv:17:1: error: unknown statement 'subjet'",
@@ -172,14 +172,14 @@ def test_the_path_rules_catch_what_they_should():
     )
     assert [p for _, p in doc_paths(page)] == [
         "privopt/spec/",
-        "pipeline/common.py",
+        "blocks/common.py",
         "builder/",
         "pipeline.py",
         "docs/verification.md",
         "docs/figures/a.svg",
     ]
     assert not path_exists("privopt/spec/", ROOT) and not path_exists("pipeline.py", ROOT)
-    assert path_exists("pipeline/common.py", ROOT / "docs") and path_exists("build.py", ROOT / "docs")
+    assert path_exists("blocks/common.py", ROOT / "docs") and path_exists("build.py", ROOT / "docs")
     assert path_exists("routes_*.py", ROOT) and not path_exists("nosuch_*.py", ROOT)
     # the README's layout is among the paths checked
     assert {p for d, _, p in PAGE_PATHS if d.name == "README.md"} >= {"privopt/builder/", "privopt/pipeline/"}

@@ -307,8 +307,8 @@ def test_ldp_slack_is_relative_to_the_budget():
     """ldp(X -> Y) <= 1e-12 was called verified at 1.0019e-12 (an absolute 1e-9 log slack). A
     table achieving 1.002e-12 now fails; one achieving the budget passes; the allowed excess is
     max(1e-9 eps, 8 ulps) = 1.8e-15 here."""
+    from privopt.blocks.common import budget_slack
     from privopt.pipeline import mechanism as pm
-    from privopt.pipeline.common import budget_slack
 
     problem = api.load(SPECS / "randomized_response.priv", params={"eps": "1e-12"})
     over = pm.verify(problem, _rr_table(5, 1.002e-12), None, "a test table")

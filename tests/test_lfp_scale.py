@@ -13,8 +13,8 @@ import pytest
 from scipy.optimize import linprog
 
 from privopt.backends.highs import HighsBackend
+from privopt.blocks.common import GAP_TOL
 from privopt.methods.lfp import solve_lfp
-from privopt.pipeline.common import GAP_TOL
 
 
 def random_instance(G: int, m: int = 3, A: int = 3, seed: int = 0, kind: str = "random", delta: float = 0.8):

@@ -24,7 +24,7 @@ from privopt.cli import main
 from privopt.closedform.registry import RECOGNIZERS, by_name, recognize
 from privopt.core.certificate import CERTIFICATE_KINDS
 from privopt.core.plan import STEP_KINDS, Chain, Recognizer, Reduction
-from privopt.pipeline.reductions import BudgetRows, GaussianCalibration, QIDGroups
+from privopt.lower.reductions import BudgetRows, GaussianCalibration, QIDGroups
 from tests.conftest import SPECS
 
 SPEC_FILES = sorted(SPECS.glob("*.priv"))

@@ -12,9 +12,9 @@ import pytest
 import privopt
 import privopt.crosscheck as cc
 from privopt import pipeline
+from privopt.blocks.common import Measured, Route
 from privopt.classify import analyse
 from privopt.errors import UsageError
-from privopt.pipeline.common import Measured, Route
 from tests.conftest import SPECS
 
 CROSSCHECK = Path(cc.__file__)

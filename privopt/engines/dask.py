@@ -55,13 +55,13 @@ import numpy as np
 import pandas as pd
 
 from .. import pipeline, solverlog
+from ..blocks.common import label_column
 from ..builder.build import MEASURES, PROB_TOL, Builder
 from ..classify import ATR_METHODS
 from ..errors import SpecError, UsageError
 from ..language import ast
 from ..language.datafiles import DataFiles, _codes, distinct_labels, labels_of
 from ..language.parser import parse_file
-from ..pipeline.common import label_column
 from ..pipeline.driver import result
 from ..render import visible
 from ..results import LazyTables, Result, versions

@@ -3,7 +3,7 @@ driver's class object ``CLASS`` (``pipeline/driver.py``).
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
 (``pipeline/routes_atr.py``) and ``measure`` is privopt's measure of a route's table
-(``pipeline/common.py`` documents the interface)."""
+(``blocks/common.py`` documents the interface)."""
 
 from __future__ import annotations
 
@@ -11,23 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..backends import all_backends
-from ..classify import Analysis
-from ..closedform.atr import CASES
-from ..core.certificate import Certificate
-from ..errors import SolverError, VerificationError
-from ..lower.atr import ATRInstance, lower_atr
-from ..measures.confidence import (
-    beta_min,
-    c_star,
-    conditional_prior,
-)
-from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
-from ..methods.lfp import repair_rows, solve_lfp
-from ..model.problem import Problem
-from ..results import LazyTables
-from ..verification.problems import transparency_constraints, verify_transparency
-from . import routes_atr
-from .common import (
+from ..blocks.common import (
     CONF_RTOL,
     CONS_RTOL,
     EXACT,
@@ -40,8 +24,24 @@ from .common import (
     label_column,
     row_tol,
 )
+from ..classify import Analysis
+from ..closedform.atr import CASES
+from ..core.certificate import Certificate
+from ..errors import SolverError, VerificationError
+from ..lower.atr import ATRInstance, lower_atr
+from ..lower.reductions import QIDGroups
+from ..measures.confidence import (
+    beta_min,
+    c_star,
+    conditional_prior,
+)
+from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
+from ..methods.lfp import repair_rows, solve_lfp
+from ..model.problem import Problem
+from ..results import LazyTables
+from ..verification.problems import transparency_constraints, verify_transparency
+from . import routes_atr
 from .driver import Outcome
-from .reductions import QIDGroups
 
 
 class ATRClass:

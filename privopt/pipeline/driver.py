@@ -27,11 +27,11 @@ import time
 import pandas as pd
 
 from .. import blocks, methods
+from ..blocks.common import timings
 from ..core.certificate import Certificate
 from ..core.plan import Outcome  # noqa: F401 (importable from here, as before)
 from ..errors import InfeasibleError
 from ..results import LazyTables, Result
-from .common import timings
 
 
 def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) -> Result:

@@ -17,7 +17,7 @@ bound (``methods/lp.lower_bound``). docs/verification.md states every tolerance.
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
 (``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as a solve judges
-its own (``pipeline/common.py`` documents the interface).
+its own (``blocks/common.py`` documents the interface).
 """
 
 from __future__ import annotations
@@ -31,6 +31,19 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..backends import all_backends
+from ..blocks.common import (
+    BUDGET_RTOL,
+    BUDGET_ULPS,
+    EXACT,
+    OBJ_RTOL,
+    ROW_ULPS,
+    VERIFY_TOL,
+    Accuracy,
+    Measured,
+    Route,
+    budget_slack,
+    label_column,
+)
 from ..closedform import sanitization as cf
 from ..core.certificate import Certificate
 from ..errors import VerificationError
@@ -45,19 +58,6 @@ from ..results import LazyTables
 from ..verification.problems import mechanism_constraints, verify_mechanism
 from ..verification.sets import conditional, linear_error
 from . import routes_mechanism
-from .common import (
-    BUDGET_RTOL,
-    BUDGET_ULPS,
-    EXACT,
-    OBJ_RTOL,
-    ROW_ULPS,
-    VERIFY_TOL,
-    Accuracy,
-    Measured,
-    Route,
-    budget_slack,
-    label_column,
-)
 from .driver import Outcome
 
 CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import solverlog
 from ..backends import get_backend
+from ..blocks.common import EXACT, Accuracy, Answer, Measured, Route, RouteStopped
 from ..core.certificate import Certificate
 from ..errors import SolverError, VerificationError
 from ..lower.noise import Block, ConicProgram, lower_noise
@@ -36,7 +37,6 @@ from ..model.problem import Problem
 from ..verification.problems import verify_noise
 from ..verification.sets import factor as _factor
 from ..verification.tolerances import CONIC_RTOL  # the objective vs its proven lower bound (relative)
-from .common import EXACT, Accuracy, Answer, Measured, Route, RouteStopped
 from .driver import Outcome
 
 CONIC_TOLS = (1e-9, 1e-10, 1e-11)  # the solver's tolerances, tightened while the certificate fails

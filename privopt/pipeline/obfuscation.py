@@ -24,6 +24,14 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..blocks.common import (
+    Accuracy,
+    Answer,
+    Measured,
+    Route,
+    RouteStopped,
+    label_column,
+)
 from ..closedform.obfuscation import (
     bsc_parameter,
     bsc_symmetric_channel,
@@ -45,14 +53,6 @@ from ..verification.atoms import leakage_bits as _leakage
 from ..verification.atoms import sheppard as _sheppard
 from ..verification.problems import verify_channel
 from ..verification.tolerances import LEAK_RTOL, ROW_ATOL
-from .common import (
-    Accuracy,
-    Answer,
-    Measured,
-    Route,
-    RouteStopped,
-    label_column,
-)
 from .driver import Outcome
 
 GLOBAL_TOL = DEFAULT_TOL  # absolute, in Q: the global method's certified gap

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..closedform.registry import recognize
 from ..core.plan import Chain, Match, Plan, Step
-from .reductions import BudgetRows, GaussianCalibration, QIDGroups
+from ..lower.reductions import BudgetRows, GaussianCalibration, QIDGroups
 from .routes_mechanism import use_pairwise
 
 DINKELBACH = Step(

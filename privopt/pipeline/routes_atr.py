@@ -23,12 +23,12 @@ import numpy as np
 
 from .. import solverlog
 from ..backends.base import Backend
+from ..blocks.common import GAP_TOL, Accuracy, Answer, RouteSkipped, RouteStopped
 from ..closedform.atr import solve_binary
 from ..errors import PrivoptError
 from ..lower.atr import ATRInstance
 from ..measures.confidence import conditional_prior, group_max_confidence
 from ..methods.lfp import feasible_start, solve_lfp
-from .common import GAP_TOL, Accuracy, Answer, RouteSkipped, RouteStopped
 
 DQCP_MAX_RATIOS = 5_000  # the DQCP route builds one scalar ratio atom per (record, outcome)
 DQCP_S_PER_RATIO = 0.03  # measured: 0.8 s for 36 ratio atoms, 25 s for 990, 178 s for 4,800

@@ -17,11 +17,11 @@ import time
 import numpy as np
 
 from ..backends.base import Backend
+from ..blocks.common import Answer, RouteSkipped
 from ..closedform.registry import recognize
 from ..lower.mechanism import lower_mechanism
 from ..methods.lp import solve_lp
 from ..model.problem import Problem
-from .common import Answer, RouteSkipped
 
 PAIRWISE_MAX_ROWS = 2_000_000  # the pairwise form has |A|^2 |Y| rows per budget
 PAIRWISE_CHECK_ROWS = 200_000  # beyond this the check's pairwise route is skipped before it is built

@@ -3,7 +3,7 @@ program's verification as a fold over its constraints, then its objective, then 
 certificate. Everything is recomputed from the returned point (a table, noise variances, a
 channel) and the problem's data alone, with the tolerances privopt verifies at.
 
-* ``tolerances``: every tolerance, with why (``pipeline.common`` re-exports them);
+* ``tolerances``: every tolerance, with why (``blocks.common`` re-exports them);
 * ``checks``: ``Check`` (name, passed, margin, detail), ``Verdict`` and ``fold``;
 * ``sets``: one verifier per set of ``privopt.core.sets``;
 * ``atoms``: one verifier per objective atom (max confidence, tv, distortion, linear and

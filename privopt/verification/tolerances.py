@@ -1,4 +1,4 @@
-"""The tolerances privopt verifies an answer at (moved here from ``pipeline/common.py``, whose
+"""The tolerances privopt verifies an answer at (moved here from ``pipeline/common.py``, now ``blocks/common.py``, whose
 names still import them): ``privopt.verification`` checks with these alone.
 
 Every tolerance privopt verifies an answer at (docs/verification.md, docs/atr.md's Numerics).

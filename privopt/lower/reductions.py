@@ -29,7 +29,7 @@ class QIDGroups:
         return Match.yes(self.why) if problem.family == "atr" else Match.no("not a transparency report")
 
     def apply(self, problem):
-        from ..lower.atr import lower_atr
+        from .atr import lower_atr
 
         inst = lower_atr(problem)
         return inst, inst
@@ -58,7 +58,7 @@ class BudgetRows:
         return Match.yes(self.why) if problem.family == "mechanism" else Match.no("not a mechanism problem")
 
     def apply(self, problem):
-        from ..lower.mechanism import lower_mechanism
+        from .mechanism import lower_mechanism
 
         mlp = lower_mechanism(problem, pairwise=self.pairwise)
         return mlp, mlp.n_design
@@ -83,7 +83,7 @@ class GaussianCalibration:
         return Match.yes(self.why) if problem.family == "noise" else Match.no("not a noise placement")
 
     def apply(self, problem):
-        from ..lower.noise import lower_noise
+        from .noise import lower_noise
 
         program = lower_noise(problem.noise)
         return program, program
