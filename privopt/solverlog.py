@@ -105,11 +105,20 @@ def captured() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0 and _saved_fd is not None:
-                _flush_c_stdio()
-                os.dup2(_saved_fd, 1)
-                os.close(_saved_fd)
-                _saved_fd = None
+            if _depth == 0 and _saved_fd is not None and not _running:
+                _restore_stdout()
+            # else: a solver abandoned by an interrupt is still at work and may still print
+            # (HiGHS reports its interrupted run): descriptor 1 stays on the log until that
+            # worker ends and restores it (``interruptible``), so nothing reaches privopt's stdout
+
+
+def _restore_stdout() -> None:
+    """Point descriptor 1 back at privopt's stdout (the caller holds ``_lock``)."""
+    global _saved_fd
+    _flush_c_stdio()
+    os.dup2(_saved_fd, 1)
+    os.close(_saved_fd)
+    _saved_fd = None
 
 
 def interruptible(run: Callable[[], T], cancel: Callable[[], None] | None = None, grace_s: float = 1.5) -> T:
@@ -129,8 +138,11 @@ def interruptible(run: Callable[[], T], cancel: Callable[[], None] | None = None
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = e
         finally:
+            _running.discard(done)  # before done.set(): the waiting caller must see it finished
             done.set()
-            _running.discard(done)
+            with _lock:
+                if not _running and _depth == 0 and _saved_fd is not None:
+                    _restore_stdout()  # the last abandoned solver ended: stdout is privopt's again
 
     _running.add(done)
     threading.Thread(target=work, name="privopt-solver", daemon=True).start()

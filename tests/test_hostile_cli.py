@@ -178,12 +178,12 @@ def fifo(tmp_path) -> Path:
     ],
 )
 def test_a_fifo_is_refused_at_once(tmp_path, fifo, args, words):
-    """Before: each of these waited for a writer (or a reader) forever."""
+    """Before: each of these waited for a writer (or a reader) forever. A wait would end in
+    ``subprocess.TimeoutExpired`` (the test fails); how fast the refusal is on a loaded machine
+    is not this test's business (no wall-clock bound: it was flaky under parallel load)."""
     args = [str(a).format(fifo=fifo, tmp=tmp_path) for a in args]
-    t0 = time.monotonic()
-    r = run(*args, timeout=30)
+    r = run(*args, timeout=60)
     usage_error(r, str(fifo), *words)
-    assert time.monotonic() - t0 < 15
     assert not (tmp_path / "out.csv").exists()
 
 

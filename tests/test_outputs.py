@@ -385,3 +385,33 @@ def test_sigterm_stops_a_sweep_at_once(tmp_path):
     p.send_signal(signal.SIGTERM)
     stdout, stderr = p.communicate(timeout=60)
     assert p.returncode == 143 and stdout == "" and "terminated" in stderr
+
+
+ABANDONED_SOLVER = """
+import _thread, os, threading, time
+from privopt import solverlog
+
+def solver():  # ignores its cancel, then reports its interrupted run on descriptor 1, as HiGHS does
+    time.sleep(1.0)
+    os.write(1, b"SOLVER CHATTER\\n")
+
+threading.Timer(0.2, _thread.interrupt_main).start()
+try:
+    with solverlog.captured():
+        solverlog.interruptible(solver, cancel=lambda: None, grace_s=0.05)
+except KeyboardInterrupt:
+    assert solverlog.solver_running()
+    time.sleep(2.0)  # the abandoned solver prints, ends and hands descriptor 1 back
+    assert not solverlog.solver_running()
+    os.write(1, b"privopt's own output\\n")
+"""
+
+
+def test_an_abandoned_solver_never_prints_on_stdout():
+    """Before: leaving ``captured()`` on an interrupt pointed descriptor 1 back at stdout while
+    the abandoned solver thread was still at work, and its report of the interrupted run landed
+    on privopt's stdout (seen as HiGHS lines under load after SIGTERM). Now the worker restores
+    stdout itself when it ends."""
+    r = subprocess.run([sys.executable, "-c", ABANDONED_SOLVER], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "privopt's own output\n"
