@@ -687,7 +687,7 @@ def _shipped() -> dict[str, tuple[str, str, str]]:
     out = {}
     for spec in sorted(SPECS.glob("*.priv")):
         problem = privopt.load(spec)
-        out[spec.name] = (problem.family, problem.explain().problem_class, problem.objective.kind)
+        out[spec.name] = (problem.kind, problem.explain().problem_class, problem.objective.kind)
     return out
 
 

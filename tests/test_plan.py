@@ -66,10 +66,10 @@ def test_explain_json_every_spec(spec):
         census = data["canonical"]
         assert census is not None and census["variables"] > 0
         cons = census["constraints"]
-        if problem.family == "mechanism":  # LPs only zero/nonnegative sets, QPs a quadratic objective
+        if problem.kind == "mechanism":  # LPs only zero/nonnegative sets, QPs a quadratic objective
             assert cons["soc"] == cons["psd"] == 0
             assert census["objective"] == ("quadratic" if problem.objective.is_quadratic else "linear")
-        if problem.family == "noise":
+        if problem.kind == "noise":
             assert cons["soc"] + cons["psd"] > 0
     # the plan is the one solve runs: its method is the one the Result reports
     method = next((s["step"] for s in steps if s["kind"] == "method"), None)
@@ -238,7 +238,7 @@ def test_result_is_built_in_one_function():
 
 
 def test_the_driver_knows_no_problem_class():
-    """No ``problem.family`` and no method name in the driver's code: it reaches a class only
+    """No ``problem.kind`` and no method name in the driver's code: it reaches a class only
     through its class object, and a route only through what the plan chose."""
     tree = ast.parse((PKG / "pipeline" / "driver.py").read_text())
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "family"]

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..backends import BACKENDS, get_backend
+from ..backends import BACKENDS, get_backend, pick
 from ..classify import METHODS, Analysis, analyse
 from ..core.plan import Plan
 from ..errors import UsageError, did_you_mean
@@ -54,9 +54,7 @@ def solve(
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
-    result = driver.run(
-        CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress
-    )
+    result = driver.run(CLASSES[problem.kind], problem, analysis, route, time_limit, workers=workers, progress=progress)
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
 
@@ -88,16 +86,16 @@ def resolve(
     check_options(method, backend, solver, workers)
     analysis = analyse(problem)
     if backend == "auto":
-        if problem.family == "obfuscation" and solver is not None:
+        if solver is not None and planner.needs(problem, analysis) is None:
             raise UsageError(
-                f"solver '{solver}' was given, but obfuscation problems are solved without a solver "
+                f"solver '{solver}' was given, but {problem.kind} problems are solved without a solver "
                 "(Corollary 2 or privopt's own global method); leave the solver out"
             )
-        backend, solver = default_backend(problem, solver)
+        backend, solver = default_backend(problem, solver, analysis)
     be = None
     if backend != "none":
         be = get_backend(backend, solver)
-        _check_backend_fits(problem, be)
+        _check_backend_fits(problem, analysis, be)
     if method == "auto":
         method = analysis.chosen
     elif method not in analysis.applicable:
@@ -165,17 +163,23 @@ def check_options(method: str, backend: str, solver: str | None, workers: int | 
         get_backend(backend, solver)  # unknown, unavailable, or a solver it does not have: UsageError
 
 
-def _check_backend_fits(problem: Problem, be) -> None:
-    """A conic program (noise placement) needs a backend and inner solver that take cones:
-    ``UsageError`` before solving, not a solver's refusal after."""
-    if problem.family != "noise":
+def _check_backend_fits(problem: Problem, analysis: Analysis, be) -> None:
+    """A program with cones (``planner.needs``: Gaussian noise placement's second-order and PSD
+    cones) needs a backend, and an inner solver, that take them: ``UsageError`` before solving,
+    not a solver's refusal after. (A quadratic objective a backend does not take is its own
+    refusal at solve time, ``backends.base.unsupported``.)"""
+    needs = planner.needs(problem, analysis) or frozenset()
+    if not needs & {"soc", "psd"}:
         return
-    if not be.supports_conic:
-        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs the cvxpy backend")
-    conic = getattr(be, "conic_solvers", ())
-    if be.solver is not None and be.solver not in conic:
+    if not needs <= be.capabilities:
+        takes = [name for name, cls in BACKENDS.items() if needs <= cls.capabilities]
         raise UsageError(
-            f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: {', '.join(conic)}"
+            f"backend '{be.label}' does not solve conic programs; noise placement needs the {' or '.join(takes)} backend"
+        )
+    if be.solver is not None and not be.accepts(needs):
+        takes = [s for s in be.solvers if type(be)(s).accepts(needs)]
+        raise UsageError(
+            f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: {', '.join(takes)}"
         )
 
 
@@ -184,11 +188,10 @@ def max_workers() -> int:
     return max(8, 4 * (os.cpu_count() or 1))
 
 
-def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
-    """highs for LPs; cvxpy with Clarabel for QPs (HiGHS 1.15's QP solver calls some bounded
-    shaped-noise QPs unbounded, docs/backends.md) and for conic programs."""
-    if problem.family == "obfuscation":
-        return "none", None  # the global method and Corollary 2 need no solver
-    if problem.family == "noise" or (problem.family == "mechanism" and problem.objective.is_quadratic):
-        return "cvxpy", solver or "CLARABEL"
-    return "highs", solver
+def default_backend(problem: Problem, solver: str | None, analysis: Analysis | None = None) -> tuple[str, str | None]:
+    """``backends.pick`` over what the program's canonical form needs (``planner.needs``):
+    highs for LPs; cvxpy with Clarabel for a quadratic objective (HiGHS 1.15's QP solver calls
+    some bounded shaped-noise QPs unbounded, docs/backends.md) and for cones. ``("none",
+    None)`` for a program only a closed form or the global method solves: it needs no solver."""
+    needs = planner.needs(problem, analysis or analyse(problem))
+    return ("none", None) if needs is None else pick(needs, solver)
