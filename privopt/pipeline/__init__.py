@@ -3,14 +3,14 @@
 ``solve`` is the single entry. It classifies the problem (``privopt.classify``: which program
 it is, which methods apply and why), plans the route (``planner``: one recognizer, or one
 chain of reductions ending in a method and a backend; ``plan`` returns it as a
-``core.plan.Plan``) and runs it with the one driver (``driver.run``), which reaches the
-problem class only through its class object (``CLASSES``), one per family module:
+``core.plan.Plan``) and runs it with the one driver (``driver.run``), which reaches what the
+problem designs through its block kind (``privopt.blocks.kind_of``; until every kind has moved
+there, the class objects ``CLASSES`` of the family modules, by ``problem.kind``).
 
-* ``atr``: transparency reports (Chen et al.): Theorem 1 or the LFP method;
-* ``mechanism``: mechanism tables (Ding et al., Ramon & Basu Sec. 3.3): closed forms, LP, QP;
-* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program;
-* ``obfuscation``: rank-preserving obfuscation (Shariatnasab et al.): Corollary 2 or the
-  certified global method.
+Nothing here branches on the problem class: the methods come from the program's structure
+(``classify``), and the default backend is ``backends.pick`` over what the program's canonical
+form needs (``planner.needs``: a quadratic objective, second-order or PSD cones), or no
+backend for a program only a closed form or the global method solves.
 
 The driver builds a ``Result`` (``driver.result``, the one constructor) whose status is
 "optimal" only when privopt's own recomputation passed, with the route's certificate.
@@ -28,6 +28,7 @@ from ..backends import BACKENDS, get_backend, pick
 from ..classify import METHODS, Analysis, analyse
 from ..core.plan import Plan
 from ..errors import UsageError, did_you_mean
+from ..lower.reductions import chain_needs
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
@@ -82,7 +83,7 @@ def resolve(
 ) -> tuple[Analysis, planner.Route]:
     """(analysis, route) as ``solve`` will use them: every option checked against ``problem``
     before anything is solved (``check_options``, then whether the method applies and the
-    backend and solver fit the problem class). ``UsageError`` otherwise."""
+    backend and solver fit what the program needs). ``UsageError`` otherwise."""
     check_options(method, backend, solver, workers)
     analysis = analyse(problem)
     if backend == "auto":
@@ -107,12 +108,14 @@ def resolve(
 
 
 def _backend_why(problem: Problem, asked: str, route: planner.Route) -> str:
-    """Why the route's backend: as asked, or ``default_backend``'s reason."""
+    """Why the route's backend: as asked, or ``default_backend``'s reason, from what the route's
+    chain needs (``backends.pick``'s rule)."""
     if asked != "auto":
         return f"as asked (backend '{asked}')"
-    if route.method == "conic":
+    needs = chain_needs(route.chain)
+    if needs & {"soc", "psd"}:
         return "auto: a conic program (second-order and PSD cones) needs cvxpy with a conic solver (Clarabel)"
-    if route.method == "qp":
+    if "quadratic" in needs:
         return (
             "auto: cvxpy with Clarabel for a QP (HiGHS's QP solver calls some bounded QPs unbounded, docs/backends.md)"
         )
