@@ -132,8 +132,9 @@ def _record(problem: Problem, method: str, applicable: dict, not_applicable: dic
 
 
 def analyse_linear(problem: Problem) -> Analysis:
-    """An affine (or convex quadratic) objective over a design table: a linear (or quadratic) program; a closed form or Prop. 2's reduced LP where Ding et
-    al.'s theorems prove it optimal (closedform/sanitization.py states the conditions)."""
+    """An affine (or convex quadratic) objective over a design table: a linear (or quadratic)
+    program; a closed form or Prop. 2's reduced LP where Ding et al.'s theorems prove it
+    optimal (closedform/sanitization.py states the conditions)."""
     from .closedform import sanitization as cf
 
     size = {

@@ -7,16 +7,16 @@
   Crouzeix, Ferland & Schaible 1985; Chen et al. Sec. 6): ``apply`` hands the block instance
   to ``methods.lfp``, which builds and solves the steps' LPs; the inverse is the identity;
 * ``BudgetRows``: an affine or convex quadratic objective over a design table -> an LP/QP
-  whose budgets are rows (Ding et al. eq. 1,
-  Ramon & Basu Sec. 3.3): per released value an upper and lower envelope, ``cond[a, y] <=
-  u_y``, ``cond[a, y] >= l_y``, ``u_y <= e^eps l_y + delta / |A|`` (2|A||Y| + |Y| rows), or
-  every pair its own row (``pairwise``: |A|^2 |Y| rows, for a backend that stalls on
-  envelopes); ``lower.mechanism.lower_mechanism``. The inverse keeps the design's columns;
+  whose budgets are rows (Ding et al. eq. 1, Ramon & Basu Sec. 3.3): per released value an
+  upper and lower envelope, ``cond[a, y] <= u_y``, ``cond[a, y] >= l_y``, ``u_y <= e^eps l_y
+  + delta / |A|`` (2|A||Y| + |Y| rows), or every pair its own row (``pairwise``: |A|^2 |Y|
+  rows, for a backend that stalls on envelopes); ``lower.mechanism.lower_mechanism``. The
+  inverse keeps the design's columns;
 * ``GaussianCalibration``: Gaussian-DP sets over noise variances -> a conic program (Ramon &
-  Basu Sec. 3.2): the
-  calibration ``w_j^2 f_j' Sigma^-1 f_j <= Delta^2`` per input as rotated second-order cones
-  ``z^2 <= u s`` (PSD blocks for correlated noise); ``lower.noise.lower_noise``. The inverse
-  maps the solver's variances back to real units (``program.unit``).
+  Basu Sec. 3.2): the calibration ``w_j^2 f_j' Sigma^-1 f_j <= Delta^2`` per input as rotated
+  second-order cones ``z^2 <= u s`` (PSD blocks for correlated noise);
+  ``lower.noise.lower_noise``. The inverse maps the solver's variances back to real units
+  (``program.unit``).
 
 Each ``accepts`` reads the program's structure (its objective's curvature, a design table,
 its constraints' sets), never its block kind, and each says in ``why`` what it does, for the

@@ -86,8 +86,9 @@ def resolve(
     backend and solver fit what the program needs). ``UsageError`` otherwise."""
     check_options(method, backend, solver, workers)
     analysis = analyse(problem)
+    needs = planner.needs(problem, analysis)
     if backend == "auto":
-        if solver is not None and planner.needs(problem, analysis) is None:
+        if solver is not None and needs is None:
             raise UsageError(
                 f"solver '{solver}' was given, but {problem.kind} problems are solved without a solver "
                 "(Corollary 2 or privopt's own global method); leave the solver out"
@@ -96,7 +97,7 @@ def resolve(
     be = None
     if backend != "none":
         be = get_backend(backend, solver)
-        _check_backend_fits(problem, analysis, be)
+        _check_backend_fits(needs or frozenset(), be)
     if method == "auto":
         method = analysis.chosen
     elif method not in analysis.applicable:
@@ -166,12 +167,11 @@ def check_options(method: str, backend: str, solver: str | None, workers: int | 
         get_backend(backend, solver)  # unknown, unavailable, or a solver it does not have: UsageError
 
 
-def _check_backend_fits(problem: Problem, analysis: Analysis, be) -> None:
-    """A program with cones (``planner.needs``: Gaussian noise placement's second-order and PSD
-    cones) needs a backend, and an inner solver, that take them: ``UsageError`` before solving,
-    not a solver's refusal after. (A quadratic objective a backend does not take is its own
-    refusal at solve time, ``backends.base.unsupported``.)"""
-    needs = planner.needs(problem, analysis) or frozenset()
+def _check_backend_fits(needs: frozenset[str], be) -> None:
+    """A program whose canonical form has cones (``planner.needs``: Gaussian noise placement's
+    second-order and PSD cones) needs a backend, and an inner solver, that take them:
+    ``UsageError`` before solving, not a solver's refusal after. (A quadratic objective a
+    backend does not take is its own refusal at solve time, ``backends.base.unsupported``.)"""
     if not needs & {"soc", "psd"}:
         return
     if not needs <= be.capabilities:
