@@ -237,10 +237,10 @@ def run_audit(
     (default: every other input variable). Raises UsageError for a spec that is not a
     transparency report or has no true mapping D, SpecError (exit 2) for a malformed release
     file naming its first bad row, InfeasibleError when the spec must be solved and cannot."""
-    if problem.family != "atr":
+    if problem.objective.atom not in ("max_confidence", "min_uncertainty"):  # the attack reads this measure
         raise UsageError(
             "audit needs a transparency-report (ATR) spec: a design P(outcome | public, private) and "
-            f"minimize max_confidence(...) or maximize min_uncertainty(...); this spec is a {problem.family} problem"
+            f"minimize max_confidence(...) or maximize min_uncertainty(...); this spec is a {problem.kind} problem"
         )
     m = problem.objective.measure
     if m.reference is None:

@@ -1,5 +1,10 @@
-"""Problem classification: a pure pass that says what kind of program a Problem is and which
-methods apply, with the reason for each. No matrices are built and nothing is solved here.
+"""Problem classification: a pure pass that says what program a Problem is and which methods
+apply, with the reason for each. No matrices are built and nothing is solved here.
+
+The program is read from the problem's structure, never from its block kind: its objective's
+curvature (``objective.curvature``, the atoms' vocabulary of builder/atoms/base.py) and the sets
+of its constraints (``problem.sets``) decide the methods (``_analyse``); the recognizers of
+``closedform.registry`` add the closed forms, each with the reason it applies or not.
 """
 
 from __future__ import annotations
@@ -9,10 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .closedform.registry import recognize
+from .core.sets import GaussianDP
 from .model.problem import Problem
 
 METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
-ATR_METHODS = ("closed-form", "lfp")  # what a transparency report may name (analyse_atr decides which apply)
+ATR_METHODS = ("closed-form", "lfp")  # what a transparency report may name (analyse_ratio decides which apply)
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,8 @@ class Analysis:
         return lines
 
 
-# why a method is not listed for a family whose analysis does not mention it
-_OTHER_FAMILIES = {
+# why a method is not listed for a program whose analysis does not mention it
+_ELSEWHERE = {
     "conic": "the conic method is for Gaussian noise placement (continuous variables)",
     "global": "the global method is for nonconvex programs (rank-preserving obfuscation); this program has an exact convex method",
 }
@@ -47,7 +53,7 @@ def analyse(problem: Problem) -> Analysis:
     """What ``problem`` is and which methods apply, with a reason for every method."""
     a = _analyse(problem)
     missing = {
-        m: _OTHER_FAMILIES.get(m, "it does not apply to this problem")
+        m: _ELSEWHERE.get(m, "it does not apply to this problem")
         for m in METHODS
         if m not in a.applicable and m not in a.not_applicable
     }
@@ -57,12 +63,29 @@ def analyse(problem: Problem) -> Analysis:
 
 
 def _analyse(problem: Problem) -> Analysis:
-    if problem.family == "noise":
-        return analyse_noise(problem)
-    if problem.family == "obfuscation":
-        return analyse_obfuscation(problem)
-    if problem.family == "mechanism":
-        return analyse_mechanism(problem)
+    """The analysis of the program ``problem`` is, read from its structure (never its kind):
+
+    * a Gaussian-DP constraint set over noise variances: a conic program (``analyse_conic``);
+    * a nonconvex objective (krcc's rank distance): the certified global method (``analyse_global``);
+    * a ratio objective (max_confidence, min_uncertainty) over a design table: a generalized
+      linear-fractional program (``analyse_ratio``);
+    * an affine or convex quadratic objective over a design table: an LP or a QP (``analyse_linear``).
+
+    The recognizers (``closedform.registry``) add the closed forms and Prop. 2's reduced LP."""
+    curvature = problem.objective.curvature
+    if GaussianDP.kind in problem.sets:
+        return analyse_conic(problem)
+    if curvature == "nonconvex":
+        return analyse_global(problem)
+    if curvature == "ratio":
+        return analyse_ratio(problem)
+    return analyse_linear(problem)
+
+
+def analyse_ratio(problem: Problem) -> Analysis:
+    """A max-confidence ratio over a design table (Chen et al. eq. 16): a generalized
+    linear-fractional program, separable by QID group (Lemma 3): the LFP method, or Theorem 1
+    for a binary outcome (closedform/atr.py)."""
     m = problem.objective.measure
     n_out = problem.variables[m.outcome].size
     groups = int(np.prod([problem.variables[v].size for v in m.public], dtype=np.int64)) if m.public else 1
@@ -108,9 +131,10 @@ def _record(problem: Problem, method: str, applicable: dict, not_applicable: dic
         not_applicable[method] = match.why
 
 
-def analyse_mechanism(problem: Problem) -> Analysis:
-    """A linear program over the design; a closed form or Prop. 2's reduced LP where Ding et
-    al.'s theorems prove it optimal (closedform/sanitization.py states the conditions)."""
+def analyse_linear(problem: Problem) -> Analysis:
+    """An affine (or convex quadratic) objective over a design table: a linear (or quadratic)
+    program; a closed form or Prop. 2's reduced LP where Ding et al.'s theorems prove it
+    optimal (closedform/sanitization.py states the conditions)."""
     from .closedform import sanitization as cf
 
     size = {
@@ -159,7 +183,7 @@ def analyse_mechanism(problem: Problem) -> Analysis:
     )
 
 
-def analyse_noise(problem: Problem) -> Analysis:
+def analyse_conic(problem: Problem) -> Analysis:
     """Gaussian noise placement (Ramon & Basu Sec. 3.2): one matrix-fractional constraint per
     input, so a convex conic program (lower/noise.py), solved by cvxpy."""
     model = problem.noise
@@ -187,7 +211,7 @@ def analyse_noise(problem: Problem) -> Analysis:
     )
 
 
-def analyse_obfuscation(problem: Problem) -> Analysis:
+def analyse_global(problem: Problem) -> Analysis:
     """Rank-preserving obfuscation (Shariatnasab et al.): minimize Q(P_X, W) subject to
     I(Y; F) <= eps. I is convex in W but Q is only quasiconcave on the channels that matter, so
     the program is a concave-type minimization over a convex set: nonconvex, solved globally

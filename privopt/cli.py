@@ -634,62 +634,14 @@ def explain(spec, sets, allow_paths, method, backend, solver, as_json):
         out.print(visible(f"  var {v.name} : {v.role.value} ({v.size} values: {labels})"), markup=False)
     for t in problem.known.values():
         out.print(visible(f"  known {t.name}: axes {', '.join(t.axes)}"), markup=False)
-    if problem.family == "noise":
+    if problem.noise is not None:
         _explain_noise(problem)
-    else:
+    if problem.design is not None:
         d = problem.design
         out.print(visible(f"  design {d.name} = P({', '.join(d.targets)} | {', '.join(d.given)})"), markup=False)
     params = ", ".join(f"{k}={_fmt12(v)}" for k, v in problem.params.items()) or "none"
-    o = problem.objective
-    if problem.family == "atr":
-        out.print(visible(f"  {len(problem.constraints)} elementwise constraint(s); params: {params}"), markup=False)
-        m = o.measure
-        out.print(
-            visible(
-                f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
-                + (f", true mapping {m.reference}" if m.reference else "")
-            ),
-            markup=False,
-        )
-    elif problem.family == "noise":
-        out.print(visible(f"  {o.text}; params: {params}"), markup=False)
-    elif problem.family == "obfuscation":
-        model = problem.obfuscation
-        if model.leakage is not None:
-            out.print(
-                visible(
-                    f"  subject to {model.leakage.text}  (leakage in bits, {model.release} - {model.data} - "
-                    f"{model.leakage.other} Markov)"
-                ),
-                markup=False,
-            )
-        if model.symmetric:
-            out.print(
-                visible("  subject to the symmetric restriction P(Y = 1 | X = 0) == P(Y = 0 | X = 1)"), markup=False
-            )
-        out.print(
-            visible(f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {_fmt12(model.px1)}); params: {params}"),
-            markup=False,
-        )
-        out.print("  optimum: global, with a proven lower bound (gap <= 1e-9 in Q)")
-    else:
-        for c in problem.constraints:
-            rows = int(c.expr.defined_mask().sum())
-            out.print(
-                visible(f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})"),
-                markup=False,
-            )
-        for b in problem.budgets:
-            pairs = "all pairs" if b.pairs is None else f"{len(b.pairs)} adjacent pairs"
-            out.print(
-                visible(
-                    f"  budget {b.text}  ({b.kind}, eps={_fmt12(b.eps)}"
-                    + (f", delta={_fmt12(b.delta)}" if b.delta else "")
-                    + f", {pairs})"
-                ),
-                markup=False,
-            )
-        out.print(visible(f"  {o.sense} {o.text}  ({o.kind}); params: {params}"), markup=False)
+    for line in _explain_model(problem, params):
+        out.print(visible(line), markup=False)
     for line in analysis.summary_lines():
         out.print(visible(line), markup=False)
     out.print("plan:")
@@ -761,10 +713,10 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
             plot.check_target(plot_file)  # before solving: an unknown format writes nothing
         _check_simulation_size(rows, cols, trials)
         problem = api.load(spec, _params(sets), allow_paths)
-        if problem.family != "obfuscation":
+        if problem.objective.atom != "krcc":  # the simulation draws releases through the channel W
             raise UsageError(
                 "simulate needs a rank-preserving obfuscation spec (minimize krcc(X, Y)); "
-                f"this spec is a {problem.family} problem"
+                f"this spec is a {problem.kind} problem"
             )
         result = problem.solve()
         model, d = problem.obfuscation, result.details["channel"]
@@ -1019,6 +971,47 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
         ),
         markup=False,
     )
+
+
+def _explain_model(problem, params: str):
+    """The lines of ``explain`` that show the constraints and the objective, from the parts the
+    problem holds: a max-confidence measure (its cell bounds, counted), an obfuscation model
+    (its leakage bound and symmetric restriction), else each linear constraint and budget."""
+    o = problem.objective
+    if o.curvature == "ratio":  # max_confidence or min_uncertainty: the measure it reads
+        m = o.measure
+        yield f"  {len(problem.constraints)} elementwise constraint(s); params: {params}"
+        yield (
+            f"  {o.sense} {o.kind}({', '.join(m.public + (m.outcome,))} -> {', '.join(m.private)}); prior {m.prior}"
+            + (f", true mapping {m.reference}" if m.reference else "")
+        )
+        return
+    if problem.obfuscation is not None:
+        model = problem.obfuscation
+        if model.leakage is not None:
+            yield (
+                f"  subject to {model.leakage.text}  (leakage in bits, {model.release} - {model.data} - "
+                f"{model.leakage.other} Markov)"
+            )
+        if model.symmetric:
+            yield "  subject to the symmetric restriction P(Y = 1 | X = 0) == P(Y = 0 | X = 1)"
+        yield f"  minimize {o.text}  (Q of Theorem 1; P_X(1) = {_fmt12(model.px1)}); params: {params}"
+        yield "  optimum: global, with a proven lower bound (gap <= 1e-9 in Q)"
+        return
+    for c in problem.constraints:
+        rows = int(c.expr.defined_mask().sum())
+        yield f"  subject to {c.text}  ({rows} cell(s){', induced P(...) fixed' if c.induced else ''})"
+    for b in problem.budgets:
+        pairs = "all pairs" if b.pairs is None else f"{len(b.pairs)} adjacent pairs"
+        yield (
+            f"  budget {b.text}  ({b.kind}, eps={_fmt12(b.eps)}"
+            + (f", delta={_fmt12(b.delta)}" if b.delta else "")
+            + f", {pairs})"
+        )
+    if problem.noise is not None:
+        yield f"  {o.text}; params: {params}"
+    else:
+        yield f"  {o.sense} {o.text}  ({o.kind}); params: {params}"
 
 
 def _explain_noise(problem) -> None:

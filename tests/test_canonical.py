@@ -42,7 +42,7 @@ def test_census_of_every_spec(spec, problems):
     quadratic objective; noise placement second-order cones. No spec has integers yet."""
     problem = problems[spec]
     programs = _programs(problem)
-    if problem.family == "obfuscation":  # Corollary 2 and the global method solve no canonical program
+    if problem.kind == "obfuscation":  # Corollary 2 and the global method solve no canonical program
         assert programs == []
         return
     assert programs, f"{spec}: no method solves a canonical program"
@@ -51,7 +51,7 @@ def test_census_of_every_spec(spec, problems):
         cons = census["constraints"]
         assert census["variables"] == program.shape[1] > 0 and census["integers"] == 0, (spec, method)
         assert set(cons) == {"zero", "nonnegative", "soc", "psd"}
-        if problem.family == "noise":
+        if problem.kind == "noise":
             assert cons["soc"] > 0 and census["objective"] == "linear", (spec, method, census)
         else:
             assert cons["soc"] == cons["psd"] == 0 and cons["zero"] + cons["nonnegative"] > 0, (spec, method, census)

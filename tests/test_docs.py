@@ -30,7 +30,7 @@ from privopt.backends import BACKENDS
 from privopt.classify import METHODS
 from privopt.cli import main
 from privopt.language.parser import parse
-from privopt.pipeline import FAMILIES
+from privopt.model.problem import KINDS as BLOCK_KINDS
 from tests.conftest import ROOT, SPECS
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
@@ -674,7 +674,7 @@ def test_the_errors_the_language_page_quotes_are_privopts(tmp_path, monkeypatch)
 # ---------------------------------------------------------------------------------------------
 # docs/api.md documents every problem class, method and objective kind the code has (issue 19,
 # item 8). Methods are privopt.classify.METHODS; classes and objective kinds are what the code
-# says for the shipped specs, which cover every family of privopt.pipeline.FAMILIES.
+# says for the shipped specs, which cover every block kind of privopt.model.problem.KINDS.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -683,11 +683,11 @@ API_REGISTRY = "Problem classes, methods and objective kinds"
 
 
 def _shipped() -> dict[str, tuple[str, str, str]]:
-    """``{spec: (family, problem class, objective kind)}`` for every spec in specs/."""
+    """``{spec: (block kind, problem class, objective kind)}`` for every spec in specs/."""
     out = {}
     for spec in sorted(SPECS.glob("*.priv")):
         problem = privopt.load(spec)
-        out[spec.name] = (problem.family, problem.explain().problem_class, problem.objective.kind)
+        out[spec.name] = (problem.kind, problem.explain().problem_class, problem.objective.kind)
     return out
 
 
@@ -700,8 +700,8 @@ def _result_row(field_name: str) -> str:
     return re.search(rf"^\| `{field_name}` \|.*$", _section(API.read_text(), "`Result`"), re.M)[0]
 
 
-def test_the_shipped_specs_cover_every_family():
-    assert {f for f, _, _ in SHIPPED.values()} == set(FAMILIES)
+def test_the_shipped_specs_cover_every_block_kind():
+    assert {f for f, _, _ in SHIPPED.values()} == set(BLOCK_KINDS)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -725,21 +725,21 @@ def test_the_api_page_documents_every_objective_kind(kind):
     assert f"`{kind}`" in _result_row("objective_kind")
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_the_api_page_documents_every_family(family):
-    assert f'"{family}"' in re.search(r"^\| `family` \|.*$", API.read_text(), re.M)[0]
-    assert f"| `{family}` |" in _section(API.read_text(), API_REGISTRY)
+@pytest.mark.parametrize("block_kind", sorted(BLOCK_KINDS))
+def test_the_api_page_documents_every_block_kind(block_kind):
+    assert f'"{block_kind}"' in re.search(r"^\| `kind` \|.*$", API.read_text(), re.M)[0]
+    assert f"| `{block_kind}` |" in _section(API.read_text(), API_REGISTRY)
 
 
 def test_the_api_registry_table_matches_the_code():
-    """Each row of the classes table states the family, classes, objective kinds and methods
+    """Each row of the classes table states the block kind, classes, objective kinds and methods
     of one class; what the code says for the shipped specs must be in the row that names it."""
     rows = [r for r in _section(API.read_text(), API_REGISTRY).splitlines() if r.count("|") == 7][2:]
     table = [[cell.strip() for cell in r.strip("|").split("|")] for r in rows]
     for spec, (family, cls, kind) in SHIPPED.items():
         holding = [r for r in table if f"`{cls}`" in r[1] and f"`{kind}`" in r[3]]
         assert holding, f"{spec}: no row with class {cls} and objective kind {kind}"
-        assert any(f"`{family}`" == r[2] for r in holding), f"{spec}: family {family}"
+        assert any(f"`{family}`" == r[2] for r in holding), f"{spec}: block kind {family}"
         chosen = privopt.load(SPECS / spec).explain().chosen
         assert any(f"`{chosen}`" in r[4] for r in holding), f"{spec}: method {chosen} is not in its row"
 

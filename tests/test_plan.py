@@ -66,10 +66,11 @@ def test_explain_json_every_spec(spec):
         census = data["canonical"]
         assert census is not None and census["variables"] > 0
         cons = census["constraints"]
-        if problem.family == "mechanism":  # LPs only zero/nonnegative sets, QPs a quadratic objective
+        if problem.design is not None and problem.objective.curvature in ("affine", "convex"):
+            # LPs only zero/nonnegative sets, QPs a quadratic objective
             assert cons["soc"] == cons["psd"] == 0
-            assert census["objective"] == ("quadratic" if problem.objective.is_quadratic else "linear")
-        if problem.family == "noise":
+            assert census["objective"] == ("quadratic" if problem.objective.curvature == "convex" else "linear")
+        if "gaussian dp" in problem.sets:
             assert cons["soc"] + cons["psd"] > 0
     # the plan is the one solve runs: its method is the one the Result reports
     method = next((s["step"] for s in steps if s["kind"] == "method"), None)
@@ -90,6 +91,7 @@ def test_explain_json_honours_method_and_backend():
     assert data["canonical"]["objective"] == "linear"
     data = explain_json(SPECS / "atr_table4.priv", "--method", "lfp")
     assert [s["step"] for s in data["plan"]] == ["qid-groups", "dinkelbach", "lfp", "highs"]
+    assert [s["kind"] for s in data["plan"][:2]] == ["reduction", "reduction"]
     assert data["canonical"] is not None
     data = explain_json(SPECS / "obfuscation_symmetric.priv", "--method", "global")
     assert [s["kind"] for s in data["plan"]] == ["method"] and data["canonical"]["objective"] == "quasiconcave"
@@ -238,8 +240,9 @@ def test_result_is_built_in_one_function():
 
 
 def test_the_driver_knows_no_problem_class():
-    """No ``problem.family`` and no method name in the driver's code: it reaches a class only
-    through its class object, and a route only through what the plan chose."""
+    """No ``problem.family`` and no method name in the driver's code: it reaches a block kind
+    only through ``blocks.kind_of`` (or, transitionally, the class object it is given), and a
+    route only through what the plan chose."""
     tree = ast.parse((PKG / "pipeline" / "driver.py").read_text())
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "family"]
     methods = {"closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global"}

@@ -33,7 +33,7 @@ def test_crosscheck_imports_no_family_internals():
 @pytest.mark.parametrize("spec", ["atr_table4.priv", "sanitize_nonmarkov_tv.priv", "randomized_response.priv"])
 def test_every_family_lists_routes_that_run_and_measure(spec):
     problem = privopt.load(SPECS / spec)
-    routes = pipeline.FAMILIES[problem.family].routes(problem, analyse(problem), 1e-7)
+    routes = pipeline.FAMILIES[problem.kind].routes(problem, analyse(problem), 1e-7)
     assert routes and all(isinstance(r, Route) for r in routes)
     first = routes[0]
     assert first.backend is None or first.backend.available()[0]

@@ -51,7 +51,7 @@ class Captured:
 
 def _solve_capturing(spec: Path, monkeypatch) -> tuple[str, Captured]:
     problem = privopt.load(spec)
-    family = problem.family
+    family = problem.kind
     module = FAMILY_MODULES[family]
     seen = Captured()
     original = module.verify

@@ -155,6 +155,7 @@ class Builder:
             design=self.design,
             constraints=constraints,
             objective=objective,
+            kind="atr",
             source_name=self.source.name,
             data_sha256=dict(self.files.digests),
             no_records=tuple(self.no_records.values()),

@@ -138,6 +138,7 @@ class MechanismBuilder(QuadraticTerms, Context):
             design=self.design,
             constraints=tuple(constraints),
             objective=obj,
+            kind="mechanism",
             source_name=self.b.source.name,
             data_sha256=dict(self.b.files.digests),
             budgets=tuple(budgets),

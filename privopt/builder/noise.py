@@ -171,6 +171,7 @@ class NoiseBuilder(Context):
             design=None,
             constraints=(),
             objective=objective,
+            kind="noise",
             source_name=self.b.source.name,
             data_sha256=dict(self.b.files.digests),
             noise=model,

@@ -107,6 +107,7 @@ class ObfuscationBuilder:
             design=self.design,
             constraints=(),
             objective=rank,
+            kind="obfuscation",
             source_name=self.b.source.name,
             data_sha256=dict(self.b.files.digests),
             obfuscation=model,

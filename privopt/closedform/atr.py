@@ -267,7 +267,8 @@ class Theorem1:
     cites = "Chen et al., Theorem 1 (with Lemma 5's beta_min)"
 
     def in_scope(self, problem) -> bool:
-        return problem.family == "atr"
+        """About a max-confidence ratio (Chen et al. eq. 16) over a design table."""
+        return problem.design is not None and problem.objective.curvature == "ratio"
 
     def accepts(self, problem):
         from ..core.plan import Match

@@ -88,7 +88,8 @@ class Corollary2:
     cites = "Shariatnasab, Shirani & Iyengar, Corollary 2"
 
     def in_scope(self, problem) -> bool:
-        return problem.family == "obfuscation"
+        """About the rank distance Q(P_X, W) (Theorem 1's ``krcc``) as the objective."""
+        return problem.objective.atom == "krcc"
 
     def accepts(self, problem):
         from ..core.plan import Match

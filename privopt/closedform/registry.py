@@ -6,9 +6,10 @@ are tried: the first that accepts a problem answers it.
 * ``prop-2``: Ding et al. Prop. 2 (eq. 12), method "reduced-lp" (a transport LP remains);
 * ``corollary-2``: Shariatnasab et al. Corollary 2 (rank-preserving obfuscation).
 
-A recognizer is "in scope" for a problem whose class its theorem is about (``in_scope``);
-``why_not`` reports the reason of the first one in scope, which is what ``privopt explain``
-says when a method does not apply.
+A recognizer is "in scope" for a program whose structure its theorem is about (``in_scope``:
+the objective's atom or curvature and what the decision variables are, never the problem's
+kind); ``recognize`` reports the reason of the first one in scope, which is what ``privopt
+explain`` says when a method does not apply.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ RECOGNIZERS = (THEOREM_1, LEMMA_1, PROP_1, PROP_2, COROLLARY_2)
 def recognize(problem, method: str):
     """(recognizer, match) for the first recognizer of ``method`` that accepts ``problem``;
     (None, the first in-scope recognizer's falsy match) when none does; (None, None) when no
-    recognizer of ``method`` is about this problem's class."""
+    recognizer of ``method`` is about this program's structure."""
     first = None
     for r in RECOGNIZERS:
         if r.method != method or not r.in_scope(problem):

@@ -332,7 +332,9 @@ class Lemma1:
     claim = "closed form: Lemma 1 (eq. 7), the unique Markov channel (P(X|S) has full column rank)"
 
     def in_scope(self, problem) -> bool:
-        if problem.family != "mechanism":
+        """About a linear or convex quadratic program over a design table, unless it reads as
+        the non-Markov scheme."""
+        if problem.design is None or problem.objective.curvature not in ("affine", "convex"):
             return False
         r, _ = _reading(problem)
         return r is None or r.san.markov
@@ -375,7 +377,8 @@ class Prop1:
     claim = "closed form: Prop. 1 (eq. 11), the diagonal at its bound min(1, q/p)"
 
     def in_scope(self, problem) -> bool:
-        if problem.family != "mechanism":
+        """About a linear or convex quadratic program over a design table read as the non-Markov scheme."""
+        if problem.design is None or problem.objective.curvature not in ("affine", "convex"):
             return False
         r, _ = _reading(problem)
         return r is not None and not r.san.markov
@@ -417,7 +420,8 @@ class Prop2:
     claim = "Prop. 2 (eq. 12): full diagonal, transport LP over X-(s) x X+(s); d is a quasi-metric"
 
     def in_scope(self, problem) -> bool:
-        return problem.family == "mechanism"
+        """About a linear or convex quadratic program over a design table."""
+        return problem.design is not None and problem.objective.curvature in ("affine", "convex")
 
     def accepts(self, problem):
         from ..core.plan import Match

@@ -11,6 +11,9 @@ solving it: what ``privopt explain`` reports in its census.
 * ``conic``: the noise-placement program (Ramon & Basu Sec. 3.2) in its default soc form;
 * ``closed-form`` / ``global``: None: a theorem, or privopt's own search, answers without a
   canonical program.
+
+Whether a method's program exists for a problem is its reduction's ``accepts`` (the program's
+structure: ``lower.reductions``), not the problem's kind.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ import numpy as np
 
 from ..core.canonical import CanonicalProgram
 from ..errors import UsageError
+from ..lower.reductions import BudgetRows, GaussianCalibration, QIDGroups
 from ..model.problem import Problem
 
-# the problem class each method with a canonical program solves
-_FAMILY = {"lp": "mechanism", "qp": "mechanism", "reduced-lp": "mechanism", "lfp": "atr", "conic": "noise"}
+# the reduction whose structure a method's program needs (its ``accepts`` decides), and the
+# words a refusal names that program by
+_NEEDS = {"lp": BudgetRows, "qp": BudgetRows, "reduced-lp": BudgetRows, "lfp": QIDGroups, "conic": GaussianCalibration}
+_SOLVES = {"lp": "mechanism", "qp": "mechanism", "reduced-lp": "mechanism", "lfp": "atr", "conic": "noise"}
 _NONE = ("closed-form", "global")
 
 
@@ -33,10 +39,10 @@ def canonical_program(problem: Problem, method: str, pairwise: bool = False) -> 
     ``InfeasibleError`` for bounds no table meets)."""
     if method in _NONE:
         return None
-    if method not in _FAMILY:
-        raise UsageError(f"unknown method '{method}'; methods: {', '.join(tuple(_FAMILY) + _NONE)}")
-    if problem.family != _FAMILY[method]:
-        raise UsageError(f"method '{method}' solves {_FAMILY[method]} problems, not {problem.family} ones")
+    if method not in _NEEDS:
+        raise UsageError(f"unknown method '{method}'; methods: {', '.join(tuple(_NEEDS) + _NONE)}")
+    if not _NEEDS[method]().accepts(problem):
+        raise UsageError(f"method '{method}' solves {_SOLVES[method]} problems, not {problem.kind} ones")
     if method in ("lp", "qp"):
         from ..lower.mechanism import lower_mechanism
 

@@ -77,6 +77,10 @@ class NoiseObjective:
     kind: str = "expected_squared_error"
     span: Span | None = field(default=None, repr=False)
 
+    # E[...] (builder/atoms/expect.py); tr(Sigma) is linear in the (co)variances
+    atom = "E"
+    curvature = "affine"
+
     @property
     def is_quadratic(self) -> bool:
         return False

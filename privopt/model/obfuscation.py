@@ -46,6 +46,11 @@ class RankObjective:
     kind: str = "krcc"
     is_quadratic: bool = False
 
+    # krcc (builder/atoms/krcc.py): a polynomial in W, neither convex nor concave (quasiconcave
+    # on the channels that matter, Shariatnasab et al.); no convex program says its minimum
+    atom = "krcc"
+    curvature = "nonconvex"
+
 
 @dataclass(frozen=True, eq=False)
 class ObfuscationModel:

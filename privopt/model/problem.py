@@ -12,6 +12,8 @@ from enum import StrEnum
 
 import numpy as np
 
+from ..core.sets import Budget as BudgetSet
+from ..core.sets import Fidelity, GaussianDP, Leakage, LogLift, Nonnegative, SimplexRows, Zero
 from ..language.source import Span
 from .linear import LinTable
 from .noise import NoiseModel, NoiseObjective
@@ -140,6 +142,15 @@ class Objective:
     measure: MaxConfidence
     span: Span | None = field(default=None, repr=False)
 
+    # a ratio of forms affine in the design (Chen et al. eq. 16): its atom's curvature
+    # (builder/atoms/max_confidence.py, min_uncertainty.py)
+    curvature = "ratio"
+
+    @property
+    def atom(self) -> str:
+        """The objective's atom: ``max_confidence`` or ``min_uncertainty``."""
+        return self.kind
+
     def value(self, beta: float) -> float:
         if self.kind == "min_uncertainty":
             return float(-np.log(beta)) if beta > 0 else float("inf")
@@ -234,6 +245,18 @@ class MechanismObjective:
     def is_quadratic(self) -> bool:
         return self.squares is not None
 
+    @property
+    def atom(self) -> str | None:
+        """The objective's atom when it is one (``tv``; ``E`` for an expected distortion), None
+        for a sum of terms."""
+        return {"tv": "tv", "expected_distortion": "E"}.get(self.kind)
+
+    @property
+    def curvature(self) -> str:
+        """``affine`` in the design's cells, or ``convex`` with squares of affine expressions
+        (nonnegative weights): a linear or a convex quadratic program."""
+        return "convex" if self.is_quadratic else "affine"
+
     def evaluate(self, x: np.ndarray) -> float:
         """The objective at design vector ``x``."""
         v = float(self.expr.value(x).reshape(()))
@@ -284,9 +307,18 @@ class NoRecords:
         }
 
 
+# the block kinds (``privopt.blocks``): what a program designs. "atr": a transparency report
+# (Chen et al.); "mechanism": a mechanism table (Ding et al., Kairouz et al., count queries,
+# Ramon & Basu Sec. 3.3); "noise": Gaussian noise variances (Ramon & Basu Sec. 3.2);
+# "obfuscation": a rank-preserving test channel (Shariatnasab et al.)
+KINDS = ("atr", "mechanism", "noise", "obfuscation")
+
+
 @dataclass(frozen=True, eq=False)
 class Problem:
-    """A validated privacy-design problem."""
+    """A validated privacy-design problem. ``kind`` is set by the builder that reads the spec
+    (``KINDS``); what the program is (its objective's atom and curvature, ``objective.atom`` and
+    ``objective.curvature``, and its constraints' ``sets``) is read from its parts."""
 
     title: str | None
     variables: dict[str, Variable]
@@ -295,6 +327,7 @@ class Problem:
     design: Design | None  # None for a noise-placement program
     constraints: tuple[CellConstraint | LinearConstraint, ...]
     objective: Objective | MechanismObjective | NoiseObjective | RankObjective
+    kind: str  # the block kind of the designed object (``privopt.blocks``): one of ``KINDS``
     source_name: str = "<spec>"
     source_sha256: str | None = None  # SHA-256 of the spec text as read (set by privopt.load / loads)
     data_sha256: dict[str, str] = field(default_factory=dict)  # data file (as written) -> SHA-256 of its bytes
@@ -310,22 +343,37 @@ class Problem:
     )  # rank-preserving obfuscation (model/obfuscation.py)
     no_records: tuple[NoRecords, ...] = ()  # record-level tables' combinations without records (builder: _records)
 
-    @property
-    def family(self) -> str:
-        """ "atr" (Chen et al.: minimize the adversary's confidence) or "mechanism" (a linear
-        program over the design's cells: Ding et al., Kairouz et al., count queries) or "noise"
-        (Gaussian noise placement over continuous inputs: Ramon & Basu Sec. 3.2) or "obfuscation"
-        (a rank-preserving test channel: Shariatnasab et al.)."""
-        if self.noise is not None:
-            return "noise"
-        if self.obfuscation is not None:
-            return "obfuscation"
-        return "atr" if isinstance(self.objective, Objective) else "mechanism"
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown block kind '{self.kind}'; kinds: {', '.join(KINDS)}")
 
     @property
-    def kind(self) -> str:
-        """The block kind of the designed object (``privopt.blocks``): the family's word."""
-        return self.family
+    def sets(self) -> frozenset[str]:
+        """The kinds of the sets its constraints are in (``core.sets``' ``kind`` words): what
+        the program's constraints are, read from the parts it holds, not from its ``kind``.
+
+        * a design table's rows: ``simplex rows`` (cells in [0, 1], each row summing to 1);
+        * elementwise cell bounds (Chen et al. eqs. 9-10): ``fidelity``;
+        * a linear constraint: ``zero`` (``==``) or ``nonnegative`` (``<=``);
+        * a dp / ldp budget: ``budget``; a log-lift bound: ``loglift`` (Ding et al. eqs. 4-5);
+        * a Gaussian release's (eps, delta)-DP requirement: ``gaussian dp`` (Ramon & Basu Sec. 3.2);
+        * an obfuscation's leakage bound ``I(Y; F) <= eps``: ``leakage`` (Shariatnasab et al. eq. 3),
+          and its symmetric restriction, an equality: ``zero``."""
+        out = {SimplexRows.kind} if self.design is not None else set()
+        for c in self.constraints:
+            if isinstance(c, CellConstraint):
+                out.add(Fidelity.kind)
+            else:
+                out.add(Zero.kind if c.sense == "==" else Nonnegative.kind)
+        out.update(LogLift.kind if b.kind == "loglift" else BudgetSet.kind for b in self.budgets)
+        if self.noise is not None:
+            out.add(GaussianDP.kind)
+        ob = self.obfuscation
+        if ob is not None and ob.leakage is not None:
+            out.add(Leakage.kind)
+        if ob is not None and ob.symmetric:
+            out.add(Zero.kind)
+        return frozenset(out)
 
     @property
     def design_size(self) -> int:

@@ -1,4 +1,6 @@
-"""A plain-text summary of a Problem: the IR stage of the golden files (and `explain`'s body)."""
+"""A plain-text summary of a Problem: the IR stage of the golden files (and `explain`'s body),
+printed from the parts the problem holds (a noise model, an obfuscation model, the design's
+constraints and budgets, the objective's measure)."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
             f"budget {b.kind}({', '.join(b.source)} -> {b.target}) eps={b.eps:.12g} delta={b.delta:.12g} pairs={pairs}"
         )
     o = problem.objective
-    if problem.family == "obfuscation":
+    if problem.obfuscation is not None:
         ob = problem.obfuscation
         if ob.leakage is not None:
             lines.append(f"leakage mutual_info({ob.leakage.release}; {ob.leakage.other}) <= {ob.eps:.12g} bits")
@@ -57,10 +59,10 @@ def summarize(problem: Problem, max_cells: int = 24) -> str:
         )
         lines.append(f"objective {o.sense} {o.text!r} kind={o.kind}")
         return "\n".join(lines) + "\n"
-    if problem.family == "mechanism":
+    if o.curvature != "ratio":  # an affine or quadratic objective over the design
         lines.append(f"objective {o.sense} {o.text!r} kind={o.kind} pair={o.pair}")
         return "\n".join(lines) + "\n"
-    m = o.measure
+    m = o.measure  # a max-confidence ratio: the measure it reads
     lines.append(
         f"objective {o.sense} {o.kind}(public={list(m.public)}, outcome={m.outcome}, private={list(m.private)}, "
         f"prior={m.prior}, reference={m.reference})"

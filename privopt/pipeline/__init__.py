@@ -3,14 +3,14 @@
 ``solve`` is the single entry. It classifies the problem (``privopt.classify``: which program
 it is, which methods apply and why), plans the route (``planner``: one recognizer, or one
 chain of reductions ending in a method and a backend; ``plan`` returns it as a
-``core.plan.Plan``) and runs it with the one driver (``driver.run``), which reaches the
-problem class only through its class object (``CLASSES``), one per family module:
+``core.plan.Plan``) and runs it with the one driver (``driver.run``), which reaches what the
+problem designs through its block kind (``privopt.blocks.kind_of``; until every kind has moved
+there, the class objects ``CLASSES`` of the family modules, by ``problem.kind``).
 
-* ``atr``: transparency reports (Chen et al.): Theorem 1 or the LFP method;
-* ``mechanism``: mechanism tables (Ding et al., Ramon & Basu Sec. 3.3): closed forms, LP, QP;
-* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program;
-* ``obfuscation``: rank-preserving obfuscation (Shariatnasab et al.): Corollary 2 or the
-  certified global method.
+Nothing here branches on the problem class: the methods come from the program's structure
+(``classify``), and the default backend is ``backends.pick`` over what the program's canonical
+form needs (``planner.needs``: a quadratic objective, second-order or PSD cones), or no
+backend for a program only a closed form or the global method solves.
 
 The driver builds a ``Result`` (``driver.result``, the one constructor) whose status is
 "optimal" only when privopt's own recomputation passed, with the route's certificate.
@@ -24,10 +24,11 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..backends import BACKENDS, get_backend
+from ..backends import BACKENDS, get_backend, pick
 from ..classify import METHODS, Analysis, analyse
 from ..core.plan import Plan
 from ..errors import UsageError, did_you_mean
+from ..lower.reductions import chain_needs
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
@@ -54,9 +55,7 @@ def solve(
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
-    result = driver.run(
-        CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress
-    )
+    result = driver.run(CLASSES[problem.kind], problem, analysis, route, time_limit, workers=workers, progress=progress)
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
 
@@ -84,20 +83,21 @@ def resolve(
 ) -> tuple[Analysis, planner.Route]:
     """(analysis, route) as ``solve`` will use them: every option checked against ``problem``
     before anything is solved (``check_options``, then whether the method applies and the
-    backend and solver fit the problem class). ``UsageError`` otherwise."""
+    backend and solver fit what the program needs). ``UsageError`` otherwise."""
     check_options(method, backend, solver, workers)
     analysis = analyse(problem)
+    needs = planner.needs(problem, analysis)
     if backend == "auto":
-        if problem.family == "obfuscation" and solver is not None:
+        if solver is not None and needs is None:
             raise UsageError(
-                f"solver '{solver}' was given, but obfuscation problems are solved without a solver "
+                f"solver '{solver}' was given, but {problem.kind} problems are solved without a solver "
                 "(Corollary 2 or privopt's own global method); leave the solver out"
             )
-        backend, solver = default_backend(problem, solver)
+        backend, solver = default_backend(problem, solver, analysis)
     be = None
     if backend != "none":
         be = get_backend(backend, solver)
-        _check_backend_fits(problem, be)
+        _check_backend_fits(needs or frozenset(), be)
     if method == "auto":
         method = analysis.chosen
     elif method not in analysis.applicable:
@@ -109,12 +109,14 @@ def resolve(
 
 
 def _backend_why(problem: Problem, asked: str, route: planner.Route) -> str:
-    """Why the route's backend: as asked, or ``default_backend``'s reason."""
+    """Why the route's backend: as asked, or ``default_backend``'s reason, from what the route's
+    chain needs (``backends.pick``'s rule)."""
     if asked != "auto":
         return f"as asked (backend '{asked}')"
-    if route.method == "conic":
+    needs = chain_needs(route.chain)
+    if needs & {"soc", "psd"}:
         return "auto: a conic program (second-order and PSD cones) needs cvxpy with a conic solver (Clarabel)"
-    if route.method == "qp":
+    if "quadratic" in needs:
         return (
             "auto: cvxpy with Clarabel for a QP (HiGHS's QP solver calls some bounded QPs unbounded, docs/backends.md)"
         )
@@ -165,17 +167,22 @@ def check_options(method: str, backend: str, solver: str | None, workers: int | 
         get_backend(backend, solver)  # unknown, unavailable, or a solver it does not have: UsageError
 
 
-def _check_backend_fits(problem: Problem, be) -> None:
-    """A conic program (noise placement) needs a backend and inner solver that take cones:
-    ``UsageError`` before solving, not a solver's refusal after."""
-    if problem.family != "noise":
+def _check_backend_fits(needs: frozenset[str], be) -> None:
+    """A program whose canonical form has cones (``planner.needs``: Gaussian noise placement's
+    second-order and PSD cones) needs a backend, and an inner solver, that take them:
+    ``UsageError`` before solving, not a solver's refusal after. (A quadratic objective a
+    backend does not take is its own refusal at solve time, ``backends.base.unsupported``.)"""
+    if not needs & {"soc", "psd"}:
         return
-    if not be.supports_conic:
-        raise UsageError(f"backend '{be.label}' does not solve conic programs; noise placement needs the cvxpy backend")
-    conic = getattr(be, "conic_solvers", ())
-    if be.solver is not None and be.solver not in conic:
+    if not needs <= be.capabilities:
+        takes = [name for name, cls in BACKENDS.items() if needs <= cls.capabilities]
         raise UsageError(
-            f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: {', '.join(conic)}"
+            f"backend '{be.label}' does not solve conic programs; noise placement needs the {' or '.join(takes)} backend"
+        )
+    if be.solver is not None and not be.accepts(needs):
+        takes = [s for s in be.solvers if type(be)(s).accepts(needs)]
+        raise UsageError(
+            f"solver '{be.solver}' takes no second-order or PSD cones; noise placement needs one of: {', '.join(takes)}"
         )
 
 
@@ -184,11 +191,10 @@ def max_workers() -> int:
     return max(8, 4 * (os.cpu_count() or 1))
 
 
-def default_backend(problem: Problem, solver: str | None) -> tuple[str, str | None]:
-    """highs for LPs; cvxpy with Clarabel for QPs (HiGHS 1.15's QP solver calls some bounded
-    shaped-noise QPs unbounded, docs/backends.md) and for conic programs."""
-    if problem.family == "obfuscation":
-        return "none", None  # the global method and Corollary 2 need no solver
-    if problem.family == "noise" or (problem.family == "mechanism" and problem.objective.is_quadratic):
-        return "cvxpy", solver or "CLARABEL"
-    return "highs", solver
+def default_backend(problem: Problem, solver: str | None, analysis: Analysis | None = None) -> tuple[str, str | None]:
+    """``backends.pick`` over what the program's canonical form needs (``planner.needs``):
+    highs for LPs; cvxpy with Clarabel for a quadratic objective (HiGHS 1.15's QP solver calls
+    some bounded shaped-noise QPs unbounded, docs/backends.md) and for cones. ``("none",
+    None)`` for a program only a closed form or the global method solves: it needs no solver."""
+    needs = planner.needs(problem, analysis or analyse(problem))
+    return ("none", None) if needs is None else pick(needs, solver)

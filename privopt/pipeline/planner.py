@@ -3,16 +3,17 @@ in a method and a backend; and the ``Route`` the driver runs.
 
 * closed forms (``closedform.registry``): the recognizer alone, or for Prop. 2 the recognizer
   and the backend its transport LP runs on;
-* transparency reports, lfp: ``qid-groups`` (a ``Reduction``), ``dinkelbach`` (the method's
-  steps: the ratio program as a sequence of LPs, ``methods.lfp.solve_lfp``), the method, the
-  backend;
-* mechanisms, lp / qp: ``budget-rows`` (envelope or pairwise rows, per backend), the method,
-  the backend;
-* noise placement, conic: ``gaussian-calibration`` (soc / psd cones), the method, the backend;
-* obfuscation, global: the method (privopt's own; no solver).
+* lfp (a max-confidence ratio over a design table): ``qid-groups``, ``dinkelbach`` (the ratio
+  program as a sequence of LPs, ``methods.lfp.solve_lfp``), the method, the backend;
+* lp / qp (an affine or convex quadratic objective over a design table): ``budget-rows``
+  (envelope or pairwise rows, per backend), the method, the backend;
+* conic (Gaussian-DP sets over noise variances): ``gaussian-calibration`` (soc / psd cones),
+  the method, the backend;
+* global (a nonconvex objective): the method (privopt's own; no solver).
 
 The census (``canonical``) is the canonical program's the chain ends in, None when a
-recognizer answers.
+recognizer answers. ``needs`` is what that program asks of a backend (``backends.pick``
+chooses the default one from it), read off the chain's reductions without building it.
 """
 
 from __future__ import annotations
@@ -22,15 +23,12 @@ from typing import Any
 
 from ..closedform.registry import recognize
 from ..core.plan import Chain, Match, Plan, Step
-from ..lower.reductions import BudgetRows, GaussianCalibration, QIDGroups
+from ..lower.reductions import BudgetRows, Dinkelbach, GaussianCalibration, QIDGroups, chain_needs
 from .routes_mechanism import use_pairwise
 
-DINKELBACH = Step(
-    "dinkelbach",
-    "reduction",
-    "the max-confidence ratio program as a sequence of LPs: Dinkelbach-type steps (Crouzeix, Ferland & Schaible "
-    "1985) in a proven bracket per group, one block LP over the open groups of a chunk per step (Sec. 6)",
-)
+# the methods whose route ends in a canonical program a backend solves, in the order a program's
+# default backend is read from the first that applies (closed forms and the global method need none)
+SOLVER_METHODS = ("lfp", "lp", "qp", "conic")
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,6 @@ class Route:
     recognizer: Any = None
     match: Match | None = None
     chain: Chain = Chain(())
-    extra: tuple[Step, ...] = ()  # named steps over existing code, after the chain's reductions
     label: str | None = None  # the resolved backend's label, used or not (an infeasible Result names it)
 
     def steps(self, why_method: str, why_backend: str) -> tuple[Step, ...]:
@@ -51,7 +48,6 @@ class Route:
             out = [Step(self.recognizer.name, "recognizer", f"{self.recognizer.cites}: {self.match.why}")]
         else:
             out = [Step(r.name, "reduction", r.why) for r in self.chain.reductions]
-            out += list(self.extra)
             out.append(Step(self.method, "method", why_method))
         if self.backend is not None:
             out.append(Step(self.backend.label, "backend", why_backend))
@@ -64,16 +60,30 @@ def route(problem, method: str, be) -> Route:
     rec, match = recognize(problem, method)
     if rec is not None:
         return Route(method, be if method == "reduced-lp" else None, rec, match, label=label)
+    if method not in SOLVER_METHODS:
+        return Route(method, label=label)  # the global method: privopt's own, no solver
+    return Route(method, be, chain=chain(problem, method, be), label=label)
+
+
+def chain(problem, method: str, be=None) -> Chain:
+    """The reductions ``method`` applies to ``problem`` before it solves (none for the global
+    method, privopt's own); ``be`` decides whether budgets become pairwise rows."""
     if method == "lfp":
-        return Route(method, be, chain=Chain((QIDGroups(),)), extra=(DINKELBACH,), label=label)
+        return Chain((QIDGroups(), Dinkelbach()))
     if method in ("lp", "qp"):
-        return Route(
-            method, be, chain=Chain((BudgetRows(use_pairwise(problem, be), len(problem.budgets)),)), label=label
-        )
+        pairwise = be is not None and use_pairwise(problem, be)
+        return Chain((BudgetRows(pairwise, len(problem.budgets), problem.objective.curvature == "convex"),))
     if method == "conic":
-        correlated = any(n.correlated for n in problem.noise.noises)
-        return Route(method, be, chain=Chain((GaussianCalibration(correlated),)), label=label)
-    return Route(method, label=label)  # the global method: privopt's own, no solver
+        return Chain((GaussianCalibration(any(n.correlated for n in problem.noise.noises)),))
+    return Chain(())
+
+
+def needs(problem, analysis) -> frozenset[str] | None:
+    """What the program's canonical form asks of a backend (``CanonicalProgram.needs``' words),
+    from the chain of the first method of ``SOLVER_METHODS`` that applies; None when none does
+    (a program only a closed form or the global method solves needs no solver)."""
+    method = next((m for m in SOLVER_METHODS if m in analysis.applicable), None)
+    return None if method is None else chain_needs(chain(problem, method))
 
 
 def census(problem, r: Route) -> dict | None:
