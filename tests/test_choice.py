@@ -15,6 +15,7 @@ from privopt.backends import get_backend
 from privopt.backends.base import LPSolution
 from privopt.core.canonical import CanonicalProgram, Cone
 from privopt.core.certificate import CERTIFICATE_KINDS
+from privopt.core.plan import Reduction
 from privopt.errors import InfeasibleError, SolverError, UsageError
 from privopt.lower.choice import MAX_BINARIES, BigM, ChoiceProgram, Enumeration, choose
 
@@ -75,6 +76,11 @@ def test_big_m_on_highs_equals_enumeration(target):
     ) - len(programs)
     best, _ = enum.invert(_solve_all(programs, HIGHS), branches)
     assert abs(best.objective - sol.objective) <= 1e-8
+
+
+def test_both_are_reductions():
+    assert isinstance(BigM(), Reduction) and isinstance(Enumeration(), Reduction)
+    assert "enumeration" in CERTIFICATE_KINDS
 
 
 def test_big_m_rows_and_bounds():
