@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 import privopt
+from privopt.lower.obfuscation import optimal_channel
 from privopt.measures.obfuscation import channel, expected_distance, krcc_q, max_leakage, simulate
-from privopt.methods.obfuscation import optimal_channel
 
 RESULTS = Path(__file__).parent / "results" / "obfuscation.jsonl"
 SPECS = Path(__file__).parent.parent / "specs"

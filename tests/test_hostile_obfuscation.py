@@ -19,9 +19,9 @@ import pytest
 from scipy.optimize import brentq
 
 import privopt
+from privopt.blocks.channel import verify
+from privopt.lower.obfuscation import independence_bound, optimal_channel
 from privopt.measures.obfuscation import _fingerprint, kl_excess, leakage_bits
-from privopt.methods.obfuscation import independence_bound, optimal_channel
-from privopt.pipeline.obfuscation import verify
 from tests.conftest import SPECS
 from tests.test_obfuscation import _cli, _q_by_cdf
 from tests.test_obfuscation_math import q_ref, reference_optimum

@@ -27,8 +27,8 @@ from privopt.closedform.obfuscation import (
     corollary2_applies,
 )
 from privopt.errors import PrivoptError, UsageError
+from privopt.lower.obfuscation import grid_channel, optimal_channel
 from privopt.measures import obfuscation as ob
-from privopt.methods.obfuscation import grid_channel, optimal_channel
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

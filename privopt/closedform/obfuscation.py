@@ -23,10 +23,15 @@ formula is not optimal (tests/test_obfuscation_math.py shows an instance).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ..core.certificate import Certificate
+from ..core.plan import Outcome
 from ..errors import UsageError
-from ..measures.obfuscation import channel, check_channel, check_px, entropy_gap_inverse
+from ..lower.obfuscation import DEFAULT_TOL, ChannelSolution, optimal_channel, relative_gap
+from ..measures.obfuscation import channel, check_channel, check_px, entropy_gap_inverse, krcc_q
 
 __all__ = [
     "COROLLARY_2",
@@ -120,6 +125,77 @@ class Corollary2:
         """The channel W = BSC(p) (2 x 2, rows X, columns Y)."""
         model = problem.obfuscation
         return bsc_symmetric_channel(model.eps, match.data["q"])
+
+    def answer(self, problem, match, prepared, backend, time_limit) -> Outcome:
+        """Corollary 2's channel with the certified symmetric bisection (``lower/obfuscation.py``)
+        as its check: the bisection's proven lower bound L has ``L <= Q* <= Q(BSC(p))``, and the
+        answer stands when ``Q(BSC(p)) - L <= DEFAULT_TOL``. Where the formula's p lost digits to
+        cancellation (near eps = I(X; F) it subtracts two numbers near q, and Q ~ sqrt(p) turns the
+        rounding of a p ~ 1e-17 into ~1e-9 in Q) the bisection's channel, which solves the same
+        equation to the last bit, is returned instead. ``context`` is (the bisection, the failures
+        of the check): the block kind reports a bisection that did not certify the answer."""
+        model = problem.obfuscation
+        W = self.solve(problem, match)
+        ref = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=True, tol=DEFAULT_TOL)
+        Q = krcc_q(model.px1, W)
+        formula = "Corollary 2: p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]"
+        if ref.status == "optimal" and Q - ref.lower_bound > DEFAULT_TOL:
+            why = (
+                f"the formula's p = {W[0, 1]!r} lost digits to cancellation (Q {Q:.6g}); "
+                f"the bisection's p = {ref.p1!r} solves the same equation to the last bit"
+            )
+            sol = replace(ref, method="corollary-2, refined by bisection", notes=(formula, why))
+        else:
+            lower = min(ref.lower_bound, Q)  # the bisection's bound, or Q where rounding put it above
+            sol = ChannelSolution(
+                W,
+                Q,
+                lower,
+                Q - lower,
+                ref.leakage,
+                ref.status,
+                0,
+                0,
+                "corollary-2",
+                True,
+                model.eps,
+                DEFAULT_TOL,
+                (formula,),
+            )
+        optimality = (
+            f"global: Corollary 2 (closed form), within {sol.gap:.1e} of the proven lower bound of the "
+            f"certified symmetric bisection (tolerance {DEFAULT_TOL:g} in Q)"
+        )
+        evidence = {
+            "kind": "closed form (Corollary 2) and a proven lower bound",
+            "bound": sol.lower_bound,
+            "side": "lower",
+            "gap": sol.gap,
+            "tolerance": DEFAULT_TOL,
+        }
+        failures = (
+            []
+            if ref.status == "optimal"
+            else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
+        )
+        cert = Certificate(
+            "theorem",
+            "Corollary 2 (Shariatnasab et al.): the symmetric channel BSC(p) is optimal; its Q is within the "
+            "tolerance of the certified symmetric bisection's proven lower bound",
+            bound=sol.lower_bound,
+            side="lower",
+            gap=relative_gap(sol.gap, sol.q_value),
+            data={
+                "theorem": self.cites,
+                "conditions": match.data["conditions"],
+                "absolute_gap": sol.gap,
+                "tolerance": DEFAULT_TOL,
+                "method": sol.method,
+            },
+        )
+        return Outcome(
+            sol, optimality, "none", claimed=sol.q_value, evidence=evidence, certificate=cert, context=(ref, failures)
+        )
 
 
 COROLLARY_2 = Corollary2()

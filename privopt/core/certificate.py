@@ -8,6 +8,10 @@
   duality); ``data`` holds the multipliers or how they were made feasible;
 * ``lfp-brackets``: the generalized linear-fractional method; a proven bracket per group;
 * ``global-bound``: a nonconvex program's global method; its proven lower bound;
+* ``enumeration``: a program with few binaries (a design choice) solved as one continuous program
+  per assignment (``lower/choice.py``); ``data`` records every assignment (pruned by a row over
+  binaries only, proven infeasible by its solver, or solved with its optimum) and the chosen one;
+  ``bound`` is the best branch's optimum, the optimum of the whole program;
 * ``composite``: several blocks, each with its own certificate (building blocks, issue 21).
 
 ``bound`` is the proven bound on the objective (a lower bound when minimizing, ``side``
@@ -20,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-CERTIFICATE_KINDS = ("theorem", "dual-bound", "lfp-brackets", "global-bound", "composite")
+CERTIFICATE_KINDS = ("theorem", "dual-bound", "lfp-brackets", "global-bound", "enumeration", "composite")
 
 
 @dataclass(frozen=True)

@@ -1,482 +1,56 @@
-"""The optimal rank-preserving obfuscation channel (Theorem 2 / Corollary 1 of Shariatnasab,
-Shirani & Iyengar 2023), solved globally with a certificate.
+"""The certified global method for rank-preserving obfuscation (Shariatnasab, Shirani & Iyengar
+2023) as the runner of ``--method global``.
 
-Problem: minimize ``Q(P_X, W)`` over 2x2 channels ``W = channel(p1, p2)`` subject to
-``I(Y; F) <= eps`` (bits), optionally with ``p1 == p2``. Notation as in
-``privopt.measures.obfuscation``; T is the triangle ``p1, p2 >= 0, p1 + p2 <= 1``.
-
-Facts used (each elementary; docs/obfuscation.md has the details):
-
-1. **Outside T is never better.** On ``p1 + p2 >= 1``, rho >= 0 so Q >= 1/4, while
-   ``p1 = p2 = 1/2`` (Y independent of X) is feasible for every eps >= 0 with Q = 1/4.
-2. **I is convex in W** (mutual information is convex in the channel P(Y | F) for the fixed
-   input law P_F, and P(Y | F) is linear in W), so the feasible set R = {I <= eps} is convex, and
-   every first-order cut ``I(z) + grad I(z) . (p - z) <= eps`` holds on R, whatever the point z.
-3. **Q is quasiconcave on T.** On T, ``rho = -sqrt(P_X(0) P_X(1) g)`` with ``g = 4 (a-1)^2 /
-   (1 - b^2)``, a = p1 + p2, b = 2 P_Y(1) - 1 (the paper's eq. 4 objective), and g is convex
-   (x^2 / y is convex and decreasing in y > 0, 1 - b^2 is concave). So ``{Q >= t} ∩ T = {g <= c}
-   ∩ T`` is convex: Q is quasiconcave on T, and its minimum over a convex polygon P ⊆ T is
-   attained at a vertex of P. (Q itself is NOT concave everywhere, nor convex: the problem is
-   a convex maximization of g, i.e. nonconvex.)
-4. **Monotonicity** (proof of Theorem 2, checked): on T, rho and Q are nondecreasing in p1 and
-   in p2; I(., p2) is convex on [0, 1 - p2] with I(1 - p2, p2) = 0, hence nonincreasing there (the
-   same in p2, and along the diagonal p1 = p2 on [0, 1/2]).
-
-Methods:
-
-* **Symmetric** (p1 = p2 = p): by 4, the optimum is the smallest feasible p in [0, 1/2]. Bisection
-  keeps ``lo`` infeasible and ``hi`` feasible; every p <= lo is infeasible, so
-  ``Q(lo) <= Q*  <= Q(hi)``: the certificate, closed to the last bit.
-* **Unrestricted**: outer approximation (Hoffman/Tuy's cutting planes for concave minimization).
-  Start from P = T. Each iteration takes the vertex v of P with the least Q: ``Q(v)`` is a lower
-  bound on Q* (facts 1-3: R ∩ T ⊆ P and the minimum over P sits at a vertex). If v is feasible,
-  it is optimal. Otherwise the point z where the segment from v to the feasible centre
-  (1/2, 1/2) leaves R (bisection, I is monotone along it by convexity) is feasible (an upper
-  bound) and the tangent cut at z removes v; P is clipped by it. Stops when ``UB - LB <= tol``.
-  The cuts touch R at points of its boundary, so vertices converge to the boundary at second
-  order and a 1e-9 gap takes tens of iterations.
-
-The certificate is exact arithmetic-wise up to floating-point rounding in evaluating I, its
-gradient and Q (relative ~1e-15).
-
-``grid_channel`` is the reference for ``privopt check``: a dense grid in p2 (or p), each with the
-smallest feasible p1 found by bisection (fact 4). It gives a feasible point, no bound.
+The program: minimize Q(P_X, W) subject to I(Y; F) <= eps bits over 2 x 2 channels W (optionally
+symmetric, p1 = p2). It is nonconvex (Q is quasiconcave on the channels that matter), so it is
+solved globally (``lower/obfuscation.py``: bisection along the symmetric channels, outer
+approximation with tangent cuts otherwise) and returns a proven lower bound with the answer:
+``lower_bound <= Q* <= Q(W)`` with ``Q(W) - lower_bound <= DEFAULT_TOL``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..errors import UsageError
-from ..measures.obfuscation import (
-    LN2,
-    _fingerprint,
-    channel,
-    check_px,
-    krcc_q_p,
-    leakage_grad_p,
-    leakage_p,
-)
-
-__all__ = ["DEFAULT_TOL", "ChannelSolution", "grid_channel", "independence_bound", "optimal_channel"]
-
-DEFAULT_TOL = 1e-9  # absolute, in Q
-MAX_ITER = 5000
-LEAK_ROUNDING = 16 * float(np.finfo(float).eps)  # relative: eps within this of I(X; F) is I(X; F)
-_SECTIONS = 64  # points per round of the vectorized k-section along a segment
+from ..core.certificate import Certificate
+from ..core.plan import Outcome
+from ..lower.obfuscation import DEFAULT_TOL, optimal_channel, relative_gap
 
 
-@dataclass(frozen=True, eq=False)
-class ChannelSolution:
-    """The optimal test channel and what certifies it.
+class GlobalMethod:
+    """``core.plan.Method`` for the obfuscation program: the certified global method under the
+    spec's restriction; its certificate is the proven lower bound (``global-bound``)."""
 
-    ``W``: 2x2, rows X, columns Y. ``q_value``: Q(P_X, W). ``lower_bound``: a certified lower
-    bound on the global minimum (None for the grid reference); ``gap = q_value - lower_bound``.
-    ``leakage``: I(Y; F) of W in bits, recomputed from the table (<= eps). ``status``:
-    "optimal" (gap <= tol), "gap_not_closed" (iteration limit; the bound still holds) or
-    "feasible" (grid: no bound). ``iterations``: bisection steps or cutting-plane iterations;
-    ``evaluations``: leakage evaluations. ``method`` says which route answered."""
+    name = "global"
 
-    W: np.ndarray
-    q_value: float
-    lower_bound: float | None
-    gap: float | None
-    leakage: float
-    status: str
-    iterations: int
-    evaluations: int
-    method: str
-    symmetric: bool
-    eps: float
-    tol: float
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def p1(self) -> float:
-        return float(self.W[0, 1])
-
-    @property
-    def p2(self) -> float:
-        return float(self.W[1, 0])
-
-
-def _check(px1, F_given_X, eps, tol):
-    px1 = check_px(px1)
-    pf, r = _fingerprint(px1, F_given_X)
-    try:
-        eps = float(eps)
-    except (TypeError, ValueError):
-        raise UsageError(f"the leakage budget eps must be a number of bits, got {eps!r}") from None
-    if not eps >= 0:  # also rejects nan
-        raise UsageError(f"the leakage budget eps must be >= 0 bits, got {eps!r}")
-    try:
-        tol = float(tol)
-    except (TypeError, ValueError):
-        raise UsageError(f"tol must be a positive number, got {tol!r}") from None
-    if not (tol > 0 and math.isfinite(tol)):
-        raise UsageError(f"tol must be a positive number, got {tol!r}")
-    return px1, pf, r, eps, tol
-
-
-class _Oracle:
-    """Leakage and Q of (p1, p2) for one instance, counting leakage evaluations."""
-
-    def __init__(self, px1, pf, r):
-        self.px1, self.pf, self.r = px1, pf, r
-        self.count = 0
-
-    def leak(self, p1, p2):
-        self.count += int(np.size(p1))
-        return leakage_p(self.px1, self.pf, self.r, p1, p2)
-
-    def q(self, p1, p2):
-        return krcc_q_p(self.px1, p1, p2)
-
-    def grad(self, p1, p2):
-        return leakage_grad_p(self.px1, self.pf, self.r, p1, p2)
-
-
-def _first_feasible(feasible_at, lo: float, hi: float):
-    """Smallest s in [lo, hi] with feasible_at(s), for a monotone predicate (False ... True) with
-    feasible_at(hi) True and feasible_at(lo) False: returns (s_lo, s_hi), s_lo infeasible, s_hi
-    feasible, adjacent floats (or the sections stop shrinking). Vectorized k-section: each round
-    evaluates _SECTIONS points at once."""
-    rounds = 0
-    while True:
-        rounds += 1
-        s = np.linspace(lo, hi, _SECTIONS + 1)[1:-1]
-        s = s[(s > lo) & (s < hi)]
-        if s.size == 0:
-            return lo, hi, rounds
-        ok = feasible_at(s)
-        k = int(np.argmax(ok)) if ok.any() else s.size
-        new_lo = lo if k == 0 else float(s[k - 1])
-        new_hi = hi if k == s.size else float(s[k])
-        if new_lo == lo and new_hi == hi:
-            return lo, hi, rounds
-        lo, hi = new_lo, new_hi
-
-
-def _solution(o, p1, p2, lb, status, iterations, method, symmetric, eps, tol, notes):
-    W = channel(p1, p2)
-    q = float(o.q(p1, p2))
-    leak = float(leakage_p(o.px1, o.pf, o.r, p1, p2))
-    gap = None if lb is None else max(q - lb, 0.0)
-    return ChannelSolution(W, q, lb, gap, leak, status, iterations, o.count, method, symmetric, eps, tol, tuple(notes))
-
-
-def optimal_channel(
-    px1, F_given_X, eps, symmetric: bool = False, tol: float = DEFAULT_TOL, max_iter: int = MAX_ITER
-) -> ChannelSolution:
-    """The test channel W minimizing Q(P_X, W) subject to I(Y; F) <= eps bits (and p1 == p2 when
-    ``symmetric``), with a certified lower bound: ``lower_bound <= Q* <= q_value`` and
-    ``gap <= tol`` when status is "optimal". See the module docstring for the method.
-
-    Edges: P_X(1) in {0, 1} (X constant: I = 0 and Q = 1/4 for every W, the identity is
-    returned); eps >= I(X; F) (the identity is feasible, Q = 0); eps = 0 with F dependent on X
-    (only channels with Y independent of X are feasible, Q = 1/4, W = BSC(1/2)); eps so small that
-    ``independence_bound`` is within tol of 1/4 (e.g. 1e-300: the feasible channels are
-    independent up to rounding, |u| ~ sqrt(eps)): BSC(1/2), certified by that bound."""
-    px1, pf, r, eps, tol = _check(px1, F_given_X, eps, tol)
-    o = _Oracle(px1, pf, r)
-    symmetric = bool(symmetric)
-
-    def done(p1, p2, lb, status, iterations, method, notes):
-        return _solution(o, p1, p2, lb, status, iterations, method, symmetric, eps, tol, notes)
-
-    if px1 in (0.0, 1.0):
-        return done(
-            0.0,
-            0.0,
-            0.25,
-            "optimal",
-            0,
-            "degenerate",
-            ["X is constant: every channel has I(Y; F) = 0 and Q = 1/4 (rho = 0); the identity is returned"],
+    def run(self, problem, prepared, route, time_limit, workers, progress) -> Outcome:
+        model = problem.obfuscation
+        sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=DEFAULT_TOL)
+        optimality = (
+            f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} "
+            f"(tolerance {DEFAULT_TOL:g} in Q; {sol.method})"
         )
-    imax = float(o.leak(0.0, 0.0))
-    if imax <= eps:
-        return done(
-            0.0,
-            0.0,
-            0.0,
-            "optimal",
-            0,
-            "identity",
-            [f"eps = {eps:g} >= I(X; F) = {imax:.6g} bits, the largest leakage of any channel: no noise is needed"],
+        evidence = {
+            "kind": "proven lower bound (" + "; ".join(sol.notes) + ")",
+            "bound": sol.lower_bound,
+            "side": "lower",
+            "gap": sol.gap,
+            "tolerance": DEFAULT_TOL,
+        }
+        cert = Certificate(
+            "global-bound",
+            "no channel meeting the leakage bound has a smaller Q than the proven lower bound",
+            bound=sol.lower_bound,
+            side="lower",
+            gap=relative_gap(sol.gap, sol.q_value),
+            data={"method": sol.method, "absolute_gap": sol.gap, "tolerance": DEFAULT_TOL, "notes": list(sol.notes)},
         )
-    if imax <= eps * (1.0 + LEAK_ROUNDING):
-        return done(
-            0.0,
-            0.0,
-            0.0,
-            "optimal",
-            0,
-            "identity",
-            [
-                (
-                    f"eps = {eps!r} is I(X; F) = {imax!r} bits up to rounding (two formulas for I differ by a "
-                    "few ulps): the identity is returned; below it the optimum would be p ~ 1e-17, where "
-                    "Q ~ sqrt(p) is ill-conditioned"
-                )
-            ],
+        return Outcome(
+            sol, optimality, "none", claimed=sol.q_value, evidence=evidence, certificate=cert, context=(sol, [])
         )
-    if eps == 0.0:
-        return done(
-            0.5,
-            0.5,
-            0.25,
-            "optimal",
-            0,
-            "independent",
-            [
-                (
-                    "eps = 0 and F depends on X: I(Y; F) = 0 forces P(Y | X = 0) = P(Y | X = 1) "
-                    "(p1 + p2 = 1), where Q = 1/4 exactly; BSC(1/2) is returned"
-                )
-            ],
-        )
-    deficit = independence_bound(px1, pf, r, eps)
-    floor = 0.25 - deficit
-    if deficit <= tol:
-        return done(
-            0.5,
-            0.5,
-            floor,
-            "optimal",
-            0,
-            "independent",
-            [
-                (
-                    f"eps = {eps!r} bits is so small that no channel beats Y independent of X by more than "
-                    f"{deficit:.3g} in Q (the bound |rho| <= sqrt(2 ln2 P_X(0) P_X(1) eps / "
-                    "sum_f P(f)^3 (r_f - P_X(1))^2)): BSC(1/2) is returned, Q = 1/4, certified within that"
-                )
-            ],
-        )
-    if symmetric:
-        return _symmetric(o, eps, done)
-    return _outer_approximation(o, eps, tol, max_iter, done, floor)
 
 
-def independence_bound(px1: float, pf, r, eps: float) -> float:
-    """How far below 1/4 the optimum can be, from the leakage budget alone (tight as eps -> 0):
-    ``Q* >= 1/4 - arcsin(min(1, sqrt(2 ln2 P_X(0) P_X(1) eps / S))) / (2 pi)``; returns the
-    arcsin term (the deficit; 1/4 minus it is a proven lower bound), with
-    ``S = sum_f P(f)^3 (r_f - P_X(1))^2`` (S > 0 iff F depends on X).
-
-    Proof. Off T (p1 + p2 >= 1) Q >= 1/4 (fact 1). On T, with ``s = P_Y(1)``, ``t_f = P(Y=1|F=f)
-    = s + delta_f`` and ``delta_f = u (r_f - P_X(1))``: the binary divergence is
-    ``d(t || s) = int_s^t (t - x) / (x (1 - x)) dx >= delta^2 / (2 max x (1 - x))`` (nats), the max
-    over x between s and t_f; since ``s = sum_f P(f) t_f >= P(f) t_f``, every such x has
-    ``x <= s / P(f)`` and ``1 - x <= (1 - s) / P(f)``, so ``x (1 - x) <= s (1 - s) / P(f)^2`` and
-    ``I ln2 >= u^2 S / (2 s (1 - s))``. The correlation of eq. 2 is ``rho^2 = u^2 P_X(0) P_X(1) /
-    (s (1 - s))`` (module ``measures.obfuscation``), hence ``rho^2 <= 2 ln2 P_X(0) P_X(1) I / S``
-    and Sheppard's ``Q = 1/4 - arcsin|rho| / (2 pi)`` gives the bound. Rounding: the bound is
-    computed to a few ulps; it is used only when it is within tol of 1/4."""
-    px0 = 1.0 - px1
-    live = pf > 0
-    S = float(np.sum(np.where(live, pf**3 * (r - px1) ** 2, 0.0)))
-    if S <= 0.0:  # F independent of X: every channel leaks 0 and Q* = 0
-        return 0.25
-    with np.errstate(over="ignore"):
-        x = math.sqrt(min(1.0, 2.0 * LN2 * px0 * px1 * eps / S)) if math.isfinite(eps) else 1.0
-    return math.asin(min(1.0, x)) / (2.0 * math.pi)
-
-
-def _symmetric(o: _Oracle, eps: float, done) -> ChannelSolution:
-    lo, hi, rounds = _first_feasible(lambda s: o.leak(s, s) <= eps, 0.0, 0.5)
-    lb = float(o.q(lo, lo))
-    return done(
-        hi,
-        hi,
-        lb,
-        "optimal",
-        rounds,
-        "bisection",
-        [
-            (
-                f"symmetric: p in [{lo!r}, {hi!r}]; I(p, p) is nonincreasing and Q(p, p) increasing on "
-                "[0, 1/2], so every p <= lo is infeasible and Q(lo) bounds Q* from below"
-            )
-        ],
-    )
-
-
-def _clip(poly: np.ndarray, g: np.ndarray, h: float) -> np.ndarray:
-    """Convex polygon (k, 2) ∩ {p : g . p <= h} (Sutherland-Hodgman for one half-plane,
-    vectorized: kept vertices and edge crossings, ordered along the boundary)."""
-    f = poly @ g - h
-    nxt = np.roll(np.arange(len(poly)), -1)
-    fa, fb = f, f[nxt]
-    keep = fa <= 0
-    cross = ((fa < 0) & (fb > 0)) | ((fb < 0) & (fa > 0))
-    t = np.where(cross, fa / np.where(cross, fa - fb, 1.0), 0.0)
-    inter = poly + t[:, None] * (poly[nxt] - poly)
-    pts = np.concatenate([poly[keep], inter[cross]])
-    order = np.argsort(np.concatenate([2 * np.flatnonzero(keep), 2 * np.flatnonzero(cross) + 1]), kind="stable")
-    pts = pts[order]
-    if len(pts) > 1:
-        dup = np.all(pts == np.roll(pts, 1, axis=0), axis=1)
-        dup[0] = dup[0] and len(pts) > 1
-        pts = pts[~dup] if not dup.all() else pts[:1]
-    return np.clip(pts, 0.0, 1.0)
-
-
-def _outer_approximation(
-    o: _Oracle, eps: float, tol: float, max_iter: int, done, floor: float = 0.0
-) -> ChannelSolution:
-    centre = np.array([0.5, 0.5])  # Y independent of X: I = 0, Q = 1/4
-    best, ub = centre, 0.25
-    poly = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    lb = 0.0
-    it = 0
-    status = "gap_not_closed"
-    note = ""
-    while it < max_iter:
-        qv = o.q(poly[:, 0], poly[:, 1])
-        j = int(np.argmin(qv))
-        lb = max(float(qv[j]), floor)  # both are proven lower bounds
-        if ub - lb <= tol:
-            status = "optimal"
-            break
-        v = poly[j]
-        it += 1
-        if o.leak(v[0], v[1]) <= eps:
-            best, ub = v.copy(), lb
-            status = "optimal"
-            break
-        d = 0.5 * (1.0 - v[0] - v[1]) * np.ones(2)  # to the hypotenuse, where I = 0
-
-        def feasible(s, v=v, d=d):
-            return o.leak(v[0] + s * d[0], v[1] + s * d[1]) <= eps
-
-        _s_lo, s_hi, _ = _first_feasible(feasible, 0.0, 1.0)
-        z = v + s_hi * d
-        z = np.clip(z, 0.0, 1.0)
-        if o.leak(z[0], z[1]) > eps:  # rounding in v + s d: fall back to the centre side
-            z = v + min(1.0, s_hi * (1 + 1e-12)) * d
-        qz = float(o.q(z[0], z[1]))
-        if qz < ub and o.leak(z[0], z[1]) <= eps:
-            best, ub = z.copy(), qz
-        g = o.grad(z[0], z[1])
-        step = s_hi
-        while not np.all(np.isfinite(g)) and step < 1.0:  # any point gives a valid cut
-            step = min(1.0, 2.0 * step + 1e-300)
-            z = v + step * d
-            g = o.grad(z[0], z[1])
-        if not np.all(np.isfinite(g)) or not np.any(g):
-            note = "stopped: no finite cut at the boundary point"
-            break
-        h = eps - float(o.leak(z[0], z[1])) + float(g @ z)
-        new = _clip(poly, g, h)
-        if len(new) < 3 or (len(new) == len(poly) and np.array_equal(new, poly)):
-            note = "stopped: the cut no longer changes the outer polygon (rounding floor)"
-            break
-        poly = new
-    status = "optimal" if ub - min(lb, ub) <= tol else "gap_not_closed"
-    notes = [
-        (
-            f"outer approximation: {it} cuts, {len(poly)} vertices; Q is quasiconcave on p1 + p2 <= 1 and "
-            "I(Y; F) convex, so the least Q over the polygon's vertices bounds Q* from below"
-        )
-    ]
-    if note:
-        notes.append(note)
-    best, ub, edge = _edge_polish(o, eps, best, ub)
-    if edge:
-        notes.append(edge)
-    status = "optimal" if ub - min(lb, ub) <= tol else status
-    lb = min(lb, ub)
-    return done(float(best[0]), float(best[1]), lb, status, it, "outer-approximation", notes)
-
-
-EDGE = 1e-6  # a coordinate this close to 0 is tried at 0 exactly
-
-
-def _edge_polish(o: _Oracle, eps: float, best: np.ndarray, ub: float):
-    """The optimum often lies on an edge of T (p1 = 0 or p2 = 0: the channel never flips one of
-    the two labels); the cuts approach it to within the tolerance, not exactly. Where a
-    coordinate of the best point is below ``EDGE``, the best point of that edge (the other
-    coordinate's least feasible value, by bisection: I is nonincreasing in it there) is taken
-    when it is feasible and no worse. The lower bound is unchanged: this only improves the
-    feasible point."""
-    note = ""
-    for k in (0, 1):
-        if not 0.0 < best[k] < EDGE:
-            continue
-        other = 1 - k
-
-        def feasible(s, k=k, other=other):
-            pt = [np.zeros_like(s), np.zeros_like(s)]
-            pt[other] = s
-            return o.leak(pt[0], pt[1]) <= eps
-
-        _, hi, _ = _first_feasible(feasible, 0.0, 1.0) if not feasible(np.array([0.0]))[0] else (0.0, 0.0, 0)
-        cand = np.zeros(2)
-        cand[other] = hi
-        q = float(o.q(cand[0], cand[1]))
-        if q <= ub and o.leak(cand[0], cand[1]) <= eps:
-            best, ub = cand, q
-            note = f"on the edge p{k + 1} = 0: the least feasible p{other + 1} by bisection (Q {q!r})"
-    return best, ub, note
-
-
-def grid_channel(px1, F_given_X, eps, symmetric: bool = False, points: int = 20001) -> ChannelSolution:
-    """Reference for ``privopt check``: ``points`` values of p2 in [0, 1] (p in [0, 1/2] when
-    symmetric), each with the smallest feasible p1 in [0, 1 - p2] found by bisection (I is
-    nonincreasing in p1 there, and Q nondecreasing); the best of these feasible points. No
-    certificate (lower_bound None): its error is O(spacing) at a kink, O(spacing^2) at a smooth
-    minimum."""
-    px1, pf, r, eps, _ = _check(px1, F_given_X, eps, 1.0)
-    if int(points) != points or points < 2:
-        raise UsageError(f"points must be an integer >= 2, got {points!r}")
-    o = _Oracle(px1, pf, r)
-    if symmetric:
-        p = np.linspace(0.0, 0.5, int(points))
-        ok = o.leak(p, p) <= eps
-        k = int(np.argmax(ok))  # p = 1/2 is always feasible
-        return _solution(
-            o,
-            float(p[k]),
-            float(p[k]),
-            None,
-            "feasible",
-            int(points),
-            "grid",
-            True,
-            eps,
-            0.0,
-            [f"grid of {points} symmetric channels, spacing {0.5 / (points - 1):.3g}"],
-        )
-    p2 = np.linspace(0.0, 1.0, int(points))
-    lo = np.zeros_like(p2)
-    hi = 1.0 - p2
-    at0 = o.leak(lo, p2) <= eps
-    hi = np.where(at0, 0.0, hi)
-    for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        ok = o.leak(mid, p2) <= eps
-        lo = np.where(ok, lo, mid)
-        hi = np.where(ok, mid, hi)
-    q = o.q(hi, p2)
-    k = int(np.argmin(q))
-    return _solution(
-        o,
-        float(hi[k]),
-        float(p2[k]),
-        None,
-        "feasible",
-        64,
-        "grid",
-        False,
-        eps,
-        0.0,
-        [f"grid of {points} values of p2, spacing {1.0 / (points - 1):.3g}, p1 by 64 bisection steps"],
-    )
+RUNNER = GlobalMethod()
 
 
 def census(symmetric: bool) -> dict:

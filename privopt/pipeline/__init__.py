@@ -32,9 +32,9 @@ from ..lower.reductions import chain_needs
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
-from . import atr, driver, mechanism, noise, obfuscation, planner
+from . import atr, driver, mechanism, noise, planner
 
-FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise, "obfuscation": obfuscation}
+FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise}
 CLASSES = {name: module.CLASS for name, module in FAMILIES.items()}  # the driver's class objects
 
 
@@ -55,7 +55,9 @@ def solve(
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
-    result = driver.run(CLASSES[problem.kind], problem, analysis, route, time_limit, workers=workers, progress=progress)
+    result = driver.run(
+        CLASSES.get(problem.kind), problem, analysis, route, time_limit, workers=workers, progress=progress
+    )
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
 

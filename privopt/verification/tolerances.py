@@ -22,7 +22,7 @@ factors, never with an absolute slack larger than the budget itself:
   ``1e-9`` and its certificate ``CONIC_RTOL``, both relative to the loss with no absolute
   floor; an eps whose condition moves delta by more than ``DELTA_RTOL`` per rounding is
   refused (``rounding_effect``);
-* obfuscation (``pipeline/obfuscation.py``): the leakage ``I(Y; F) <= eps (1 + LEAK_RTOL)``
+* obfuscation (``blocks/channel.py``): the leakage ``I(Y; F) <= eps (1 + LEAK_RTOL)``
   (bits, relative, no absolute floor: the leakage is recomputed term by term with no
   cancellation), and Q within a few ulps (``q_allowance``) of the method's value.
 """

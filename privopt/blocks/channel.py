@@ -1,13 +1,13 @@
-"""Rank-preserving obfuscation (Shariatnasab, Shirani & Iyengar 2023): Corollary 2 or the
-certified global method -> verify, as the driver's class object ``CLASS`` (``pipeline/driver.py``).
+"""The ``channel`` block kind: a rank-preserving obfuscation channel (Shariatnasab, Shirani &
+Iyengar 2023), kind name "obfuscation".
 
 The program (model/obfuscation.py): minimize Q(P_X, W) subject to I(Y; F) <= eps, W a 2 x 2
 channel (optionally symmetric). It is nonconvex: Q is quasiconcave, not convex, on the channels
-that matter, so privopt solves it globally (``methods/obfuscation.py``: bisection along the
-symmetric channels, outer approximation with tangent cuts otherwise) and returns a proven lower
-bound with the answer. Corollary 2 (``closedform/obfuscation.py``) answers the symmetric problem
-under uniform P_X and BSC query noise in closed form; its answer is checked against the
-symmetric bisection.
+that matter. Its routes are the certified global method (``methods/obfuscation.py``, running
+``lower/obfuscation.py``: bisection along the symmetric channels, outer approximation with tangent
+cuts otherwise), which returns a proven lower bound with the answer, and Corollary 2
+(``closedform/obfuscation.py``), which answers the symmetric problem under uniform P_X and BSC
+query noise in closed form, checked against the symmetric bisection.
 
 Verification recomputes from the returned table alone, by formulas of its own: the rows of W,
 the symmetric restriction, the leakage from the joint P(F, Y) = sum_x P(x) P(F | x) W(Y | x)
@@ -19,33 +19,15 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from ..blocks.common import (
-    Accuracy,
-    Answer,
-    Measured,
-    Route,
-    RouteStopped,
-    label_column,
-)
-from ..closedform.obfuscation import (
-    bsc_parameter,
-    bsc_symmetric_channel,
-    corollary2_applies,
-)
+from ..closedform.obfuscation import bsc_parameter, bsc_symmetric_channel, corollary2_applies
 from ..core.certificate import Certificate
+from ..core.plan import Outcome
 from ..errors import SolverError, VerificationError
-from ..measures.obfuscation import krcc_q
-from ..methods.obfuscation import (
-    DEFAULT_TOL,
-    ChannelSolution,
-    grid_channel,
-    optimal_channel,
-)
+from ..lower.obfuscation import DEFAULT_TOL, ChannelSolution, grid_channel, optimal_channel
 from ..model.obfuscation import ObfuscationModel
 from ..model.problem import Problem
 from ..results import LazyTables
@@ -53,128 +35,27 @@ from ..verification.atoms import leakage_bits as _leakage
 from ..verification.atoms import sheppard as _sheppard
 from ..verification.problems import verify_channel
 from ..verification.tolerances import LEAK_RTOL, ROW_ATOL
-from .driver import Outcome
+from .common import Accuracy, Answer, Measured, Route, RouteStopped, label_column
 
-GLOBAL_TOL = DEFAULT_TOL  # absolute, in Q: the global method's certified gap
 FLOOR_TOL = 1e-7  # absolute, in Q: the certified gap accepted where the method stops at float64's floor
 GRID_POINTS = 20001
 GRID_ACCURACY = 2e-3  # Q varies like sqrt(p) near p = 0: a 5e-5 grid step can cost ~2e-3 there
 
 
-class ObfuscationClass:
-    """The obfuscation class for the driver (``pipeline/driver.py``): Corollary 2, checked
-    against the certified symmetric bisection, or the certified global method; the channel
-    verified from its table (``verify``)."""
+class Channel:
+    """The block kind of an obfuscation channel (``privopt.blocks``): nothing to prepare, nothing
+    to clean (W is built from (p1, p2)), the channel verified from its table (``verify``), the
+    route's certificate, and the fields of a Result; ``routes`` for ``privopt check``."""
+
+    name = "obfuscation"
 
     def prepare(self, problem: Problem) -> None:
         return None
 
-    def recognized(self, problem: Problem, ctx, rec, match, be, time_limit) -> Outcome:
-        """Corollary 2's channel, with the certified bisection's bound as its check."""
-        model = problem.obfuscation
-        W = rec.solve(problem, match)
-        ref = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=True, tol=GLOBAL_TOL)
-        Q = krcc_q(model.px1, W)
-        formula = "Corollary 2: p = (h_b^-1(1 - eps) - q) / (1 - 2q), clamped to [0, 1/2]"
-        if ref.status == "optimal" and Q - ref.lower_bound > GLOBAL_TOL:
-            # near eps = I(X; F) the formula subtracts two numbers near q and p is ~1e-17: Q ~ sqrt(p)
-            # turns that rounding into ~1e-9 in Q. The bisection solves the same equation to the last bit.
-            why = (
-                f"the formula's p = {W[0, 1]!r} lost digits to cancellation (Q {Q:.6g}); "
-                f"the bisection's p = {ref.p1!r} solves the same equation to the last bit"
-            )
-            sol = replace(ref, method="corollary-2, refined by bisection", notes=(formula, why))
-        else:
-            lower = min(ref.lower_bound, Q)  # the bisection's bound, or Q where rounding put it above
-            sol = ChannelSolution(
-                W,
-                Q,
-                lower,
-                Q - lower,
-                ref.leakage,
-                ref.status,
-                0,
-                0,
-                "corollary-2",
-                True,
-                model.eps,
-                GLOBAL_TOL,
-                (formula,),
-            )
-        optimality = {
-            "optimality": (
-                f"global: Corollary 2 (closed form), within {sol.gap:.1e} of the proven lower bound of the "
-                f"certified symmetric bisection (tolerance {GLOBAL_TOL:g} in Q)"
-            ),
-            "evidence": {
-                "kind": "closed form (Corollary 2) and a proven lower bound",
-                "bound": sol.lower_bound,
-                "side": "lower",
-                "gap": sol.gap,
-                "tolerance": GLOBAL_TOL,
-            },
-        }
-        failures = (
-            []
-            if ref.status == "optimal"
-            else [f"the symmetric bisection did not certify Corollary 2's answer: {ref.notes}"]
-        )
-        cert = Certificate(
-            "theorem",
-            "Corollary 2 (Shariatnasab et al.): the symmetric channel BSC(p) is optimal; its Q is within the "
-            "tolerance of the certified symmetric bisection's proven lower bound",
-            bound=sol.lower_bound,
-            side="lower",
-            gap=_relative(sol.gap, sol.q_value),
-            data={
-                "theorem": rec.cites,
-                "conditions": match.data["conditions"],
-                "absolute_gap": sol.gap,
-                "tolerance": GLOBAL_TOL,
-                "method": sol.method,
-            },
-        )
-        return Outcome(
-            sol,
-            optimality["optimality"],
-            "none",
-            claimed=sol.q_value,
-            evidence=optimality["evidence"],
-            certificate=cert,
-            context=(ref, failures),
-        )
-
-    def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
-        """The certified global method under the spec's restriction."""
-        model = problem.obfuscation
-        sol = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=model.symmetric, tol=GLOBAL_TOL)
-        optimality = (
-            f"global: a proven lower bound within {sol.gap if sol.gap is not None else math.inf:.1e} "
-            f"(tolerance {GLOBAL_TOL:g} in Q; {sol.method})"
-        )
-        evidence = {
-            "kind": "proven lower bound (" + "; ".join(sol.notes) + ")",
-            "bound": sol.lower_bound,
-            "side": "lower",
-            "gap": sol.gap,
-            "tolerance": GLOBAL_TOL,
-        }
-        cert = Certificate(
-            "global-bound",
-            "no channel meeting the leakage bound has a smaller Q than the proven lower bound",
-            bound=sol.lower_bound,
-            side="lower",
-            gap=_relative(sol.gap, sol.q_value),
-            data={"method": sol.method, "absolute_gap": sol.gap, "tolerance": GLOBAL_TOL, "notes": list(sol.notes)},
-        )
-        return Outcome(
-            sol, optimality, "none", claimed=sol.q_value, evidence=evidence, certificate=cert, context=(sol, [])
-        )
-
-    def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
+    def clean(self, problem: Problem, prepared, outcome: Outcome) -> Outcome:
         return outcome  # W is built from (p1, p2): nothing to clean
 
-    def verify(self, problem: Problem, ctx, outcome: Outcome) -> dict:
+    def verify(self, problem: Problem, prepared, outcome: Outcome) -> dict:
         """The channel recomputed (``verify``), the method's certificate, and float64's floor:
         a gap at the rounding floor is certified to ``FLOOR_TOL``; any other open gap fails."""
         model, sol = problem.obfuscation, outcome.point
@@ -189,12 +70,12 @@ class ObfuscationClass:
         if at_floor:
             verification["optimality"] += (
                 f"; the gap {sol.gap:.1e} is float64's rounding floor here (an optimum at p ~ 1e-16, where Q ~ sqrt(p)): "
-                f"certified to {FLOOR_TOL:g}, not to {GLOBAL_TOL:g}"
+                f"certified to {FLOOR_TOL:g}, not to {DEFAULT_TOL:g}"
             )
         elif sol.status != "optimal":
             raise SolverError(
                 f"the global method could not close the gap: Q = {sol.q_value:.12g}, proven lower bound "
-                f"{sol.lower_bound!r} (gap {sol.gap!r} > {GLOBAL_TOL:g}); {'; '.join(sol.notes)}"
+                f"{sol.lower_bound!r} (gap {sol.gap!r} > {DEFAULT_TOL:g}); {'; '.join(sol.notes)}"
             )
         if not verification["passed"]:
             raise VerificationError(
@@ -202,10 +83,10 @@ class ObfuscationClass:
             )
         return verification
 
-    def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
+    def certificate(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> Certificate:
         return outcome.certificate
 
-    def fields(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> dict:
+    def fields(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> dict:
         """Q (the atan2 form, exact at the degenerate channels; verified by arcsin), the channel,
         its certificate and the optimum under the other restriction (Fig. 5)."""
         model, sol = problem.obfuscation, outcome.point
@@ -217,7 +98,7 @@ class ObfuscationClass:
                 "method": sol.method,
                 "lower_bound": sol.lower_bound,
                 "gap": sol.gap,
-                "tolerance": GLOBAL_TOL,
+                "tolerance": DEFAULT_TOL,
             },
             "comparison": _other_restriction(model, certified),
         }
@@ -231,24 +112,17 @@ class ObfuscationClass:
             "details": details,
         }
 
-    def infeasible_backend(self, route) -> str:
-        return "none"
+    def routes(self, problem: Problem, analysis, tol: float) -> list[Route]:
+        return routes(problem, analysis, tol)
 
 
-CLASS = ObfuscationClass()
-
-
-def _relative(gap: float | None, q: float) -> float | None:
-    """The gap relative to Q (None when the method has none)."""
-    if gap is None:
-        return None
-    return gap / abs(q) if q else gap
+KIND = Channel()
 
 
 def _other_restriction(model: ObfuscationModel, solved: ChannelSolution) -> dict:
     """The optimum with the other restriction (Fig. 5: how much asymmetry buys), beside the one
     already ``solved`` under the spec's own restriction."""
-    other = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=not solved.symmetric, tol=GLOBAL_TOL)
+    other = optimal_channel(model.px1, model.F_given_X, model.eps, symmetric=not solved.symmetric, tol=DEFAULT_TOL)
     sym, free = (solved, other) if solved.symmetric else (other, solved)
     return {
         "symmetric": sym.q_value,
@@ -274,7 +148,7 @@ def verify(model: ObfuscationModel, W: np.ndarray, claimed: float | None = None)
         "tolerances": {
             "leakage (bits): eps * (1 + rtol)": LEAK_RTOL,
             "rows (absolute)": ROW_ATOL,
-            "optimality gap in Q (absolute)": GLOBAL_TOL,
+            "optimality gap in Q (absolute)": DEFAULT_TOL,
         },
         "failures": v.failures,
     }
@@ -311,10 +185,10 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     by ``verify``: Q by Sheppard's formula and the leakage's excess over eps (bits)."""
     model = problem.obfuscation
     exact = Accuracy(
-        GLOBAL_TOL,
+        DEFAULT_TOL,
         0.0,
         LEAK_RTOL * max(model.eps, 1.0) if math.isfinite(model.eps) else LEAK_RTOL,
-        f"certified global optimum (gap <= {GLOBAL_TOL:g} in Q)",
+        f"certified global optimum (gap <= {DEFAULT_TOL:g} in Q)",
     ).at_least(tol)
     grid = Accuracy(
         GRID_ACCURACY,
@@ -349,7 +223,7 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
         Route(
             "global",
             None,
-            timed(lambda: optimal_channel(model.px1, model.F_given_X, model.eps, model.symmetric, GLOBAL_TOL)),
+            timed(lambda: optimal_channel(model.px1, model.F_given_X, model.eps, model.symmetric, DEFAULT_TOL)),
             measured,
             exact,
         ),
