@@ -3,8 +3,8 @@ its own accuracy and only on what it optimizes.
 
 The routes come from the problem's family (``privopt.pipeline.FAMILIES[problem.family]``):
 its ``routes(problem, analysis, tol)`` lists them, each with how to run it and how privopt
-measures its answer (``blocks/common.py`` documents the interface; ``pipeline/routes_atr.py``
-and ``pipeline/routes_mechanism.py`` hold the routes of transparency reports and mechanisms).
+measures its answer (``blocks/common.py`` documents the interface; ``blocks/routes_report.py``
+and ``blocks/routes_table.py`` hold the routes of transparency reports and mechanisms).
 This module knows nothing else about a family: it selects the routes ``--backends`` names,
 runs each within its time budget, measures each answer with the route's own ``measure`` (the
 objective achieved and the largest violation of the spec, never a solver's own report), and
@@ -172,9 +172,13 @@ def run_check(
     step per route on stderr (only when stderr is a terminal). Raises ``InfeasibleError`` when
     the problem is infeasible, ``UsageError`` for an unknown backend or a family without
     routes."""
+    from . import blocks
     from .pipeline import FAMILIES
 
-    family = FAMILIES.get(problem.family)
+    try:  # transitional: a block kind's routes, else the family module's
+        family = blocks.kind_of(problem)
+    except (KeyError, ModuleNotFoundError):
+        family = FAMILIES.get(problem.family)
     listing = getattr(family, "routes", None)
     if listing is None:
         raise UsageError(f"privopt check does not cover {problem.family} problems yet")

@@ -27,10 +27,10 @@ from click.testing import CliRunner
 
 import privopt
 from privopt.backends import BACKENDS
+from privopt.blocks import MODULES as FAMILIES
 from privopt.classify import METHODS
 from privopt.cli import main
 from privopt.language.parser import parse
-from privopt.pipeline import FAMILIES
 from tests.conftest import ROOT, SPECS
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]

@@ -2,7 +2,7 @@
 
 * ``QIDGroups``: a transparency report -> one block per QID group (Chen et al. Lemma 3: the
   program separates by group); ``lower.atr.lower_atr``; the inverse is the identity on the
-  (G, m, A) table, which ``pipeline.atr.released_table`` labels;
+  (G, m, A) table, which ``blocks.report.released_table`` labels;
 * ``BudgetRows``: a mechanism problem -> an LP/QP whose budgets are rows (Ding et al. eq. 1,
   Ramon & Basu Sec. 3.3): per released value an upper and lower envelope, ``cond[a, y] <=
   u_y``, ``cond[a, y] >= l_y``, ``u_y <= e^eps l_y + delta / |A|`` (2|A||Y| + |Y| rows), or

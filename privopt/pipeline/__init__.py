@@ -31,9 +31,9 @@ from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
-from . import atr, driver, mechanism, noise, obfuscation, planner
+from . import driver, noise, obfuscation, planner
 
-FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise, "obfuscation": obfuscation}
+FAMILIES = {"noise": noise, "obfuscation": obfuscation}  # atr, mechanism: block kinds (privopt.blocks)
 CLASSES = {name: module.CLASS for name, module in FAMILIES.items()}  # the driver's class objects
 
 
@@ -55,7 +55,7 @@ def solve(
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
     result = driver.run(
-        CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress
+        CLASSES.get(problem.family), problem, analysis, route, time_limit, workers=workers, progress=progress
     )
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))

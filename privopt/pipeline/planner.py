@@ -23,7 +23,7 @@ from typing import Any
 from ..closedform.registry import recognize
 from ..core.plan import Chain, Match, Plan, Step
 from ..lower.reductions import BudgetRows, GaussianCalibration, QIDGroups
-from .routes_mechanism import use_pairwise
+from ..methods.lp import use_pairwise
 
 DINKELBACH = Step(
     "dinkelbach",
