@@ -171,11 +171,6 @@ def _feasibility(problem: Problem, x: np.ndarray) -> dict:
     return v.values | {"failures": v.failures}
 
 
-def _constraint_error(c, x: np.ndarray) -> float:
-    """Largest violation of a linear constraint, relative to max(1, |A| |x| + |b|) of its cell."""
-    return linear_error(c.expr, c.sense, x)
-
-
 # ------------------------------------------------------------------ cleaning
 
 
@@ -290,7 +285,8 @@ def _mix_toward_constant(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, f
     width = int(np.prod(problem.shape(problem.design.targets), dtype=np.int64))
     rows = x.reshape(-1, width)
     x0 = np.broadcast_to(rows.mean(axis=0), rows.shape).ravel()
-    if any(not _constraint_error(c, x0) <= VERIFY_TOL for c in problem.constraints) or not _budgets_hold(problem, x0):
+    breaks = any(not linear_error(c.expr, c.sense, x0) <= VERIFY_TOL for c in problem.constraints)
+    if breaks or not _budgets_hold(problem, x0):
         return x, 0.0
     lo, hi = -300.0, 0.0  # log10 theta: fails at lo (checked below), holds at hi (x0 itself)
     if _budgets_hold(problem, (1 - 1e-300) * x + 1e-300 * x0):
