@@ -500,7 +500,7 @@ class LFPMethod:
             workers=sol.workers,
             solver=f"{sol.solver} {sol.version}",
         )
-        table = route.chain.invert(sol.table, inst)  # QIDGroups: the (G, m, A) table as it is
+        table = route.chain.invert(sol.table, [inst])
         return Outcome(
             (table, sol.beta, None),
             f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)",
