@@ -106,8 +106,8 @@ def main() -> None:
 
     import cvxpy as cp
 
+    from privopt.blocks.routes_report import dqcp as _dqcp
     from privopt.lower.atr import ATRInstance
-    from privopt.pipeline.routes_atr import dqcp as _dqcp
 
     for m in args.dqcp_sizes:
         q, L, U, D, _ = instance(1, m)

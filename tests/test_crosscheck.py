@@ -13,12 +13,12 @@ import privopt
 import privopt.crosscheck as cc
 from privopt.backends.base import LPSolution
 from privopt.backends.scipy import ScipyBackend
+from privopt.blocks import routes_report, routes_table
 from privopt.cli import main
 from privopt.closedform.atr import solve_binary
 from privopt.crosscheck import run_check
 from privopt.measures.confidence import group_max_confidence
 from privopt.methods.lfp import feasible_start
-from privopt.pipeline import routes_atr, routes_mechanism
 from tests.conftest import SPECS
 
 SPEC_FILES = sorted(SPECS.glob("atr_*.priv"))  # mechanism specs: tests/test_sanitization.py
@@ -133,7 +133,7 @@ def test_failing_backend_is_reported_and_others_run(monkeypatch):
 
 def test_wrong_answer_is_caught(monkeypatch):
     """A path returning a feasible but suboptimal table disagrees, naming the group."""
-    real = routes_atr.lfp
+    real = routes_report.lfp
 
     def suboptimal(inst, backend, time_limit):
         table, b, s, note = real(inst, backend, time_limit)
@@ -141,7 +141,7 @@ def test_wrong_answer_is_caught(monkeypatch):
             table = feasible_start(inst.lower, inst.upper, inst.reference)  # the true D: C* = 1
         return table, b, s, note
 
-    monkeypatch.setattr(routes_atr, "lfp", suboptimal)
+    monkeypatch.setattr(routes_report, "lfp", suboptimal)
     report = run_check(privopt.load(SPECS / "atr_table4.priv"), ["highs", "scipy"])
     assert not report.agree and report.verdict == "disagree"
     scipy = next(p for p in report.paths if p.backend == "scipy")
@@ -157,7 +157,7 @@ def test_a_worse_mechanism_is_caught_at_any_eps(monkeypatch, eps):
     """A mechanism route returning a feasible but worse table (every row P(y), which is eps-DP
     for every eps) disagrees; the right tables agree, judged as solve judges them (cleaned,
     budgets as ratios), even at eps = 30 where the optimum is about 1e-13."""
-    real = routes_mechanism.lp
+    real = routes_table.lp
 
     def worse(problem, backend, time_limit, pairwise=False):
         x, b, s, note = real(problem, backend, time_limit, pairwise)
@@ -165,7 +165,7 @@ def test_a_worse_mechanism_is_caught_at_any_eps(monkeypatch, eps):
             x = np.full_like(x, 1.0 / 11)  # y uniform whatever n: 0-DP, E|n - y| = 40/11
         return x, b, s, note
 
-    monkeypatch.setattr(routes_mechanism, "lp", worse)
+    monkeypatch.setattr(routes_table, "lp", worse)
     report = run_check(privopt.load(SPECS / "count_query_dp.priv", params={"eps": eps}), ["highs", "scipy"])
     status = {(p.method, p.backend): p.status for p in report.paths}
     assert status[("lp", "highs")] == "agrees" and status[("lp", "scipy")] == "disagrees"
@@ -197,8 +197,8 @@ def test_per_group_values_are_compared_only_for_routes_that_optimize_each_group(
 
         return run
 
-    monkeypatch.setattr(routes_atr, "lfp", worse_m_group(routes_atr.lfp))
-    monkeypatch.setattr(routes_atr, "dqcp", worse_m_group(routes_atr.dqcp))
+    monkeypatch.setattr(routes_report, "lfp", worse_m_group(routes_report.lfp))
+    monkeypatch.setattr(routes_report, "dqcp", worse_m_group(routes_report.dqcp))
     report = run_check(problem, ["highs", "cvxpy:HIGHS"])
     status = {(p.method, p.backend): p for p in report.paths}
     assert status[("lfp", "highs")].status == "disagrees" and "0.65" in status[("lfp", "highs")].message
@@ -208,14 +208,14 @@ def test_per_group_values_are_compared_only_for_routes_that_optimize_each_group(
 def test_perturbed_route_still_fails_the_check(monkeypatch):
     """The check must be able to fail: a bisection route whose table is 1e-3 worse than its
     own accuracy allows disagrees, and the CLI exits 4."""
-    real = routes_atr.dqcp
+    real = routes_report.dqcp
 
     def perturbed(inst, backend, time_limit):
         table, b, s, note = real(inst, backend, time_limit)
         ref = feasible_start(inst.lower, inst.upper, inst.reference)
         return 0.99 * table + 0.01 * ref, b, s, note  # feasible (a convex combination), worse
 
-    monkeypatch.setattr(routes_atr, "dqcp", perturbed)
+    monkeypatch.setattr(routes_report, "dqcp", perturbed)
     r = CliRunner().invoke(
         main, ["check", str(SPECS / "atr_three_outcomes.priv"), "--backends", "highs,cvxpy:HIGHS", "--json"]
     )
@@ -327,7 +327,7 @@ def test_dqcp_route_rejects_non_optimal_status(monkeypatch):
 def test_dqcp_is_skipped_when_its_estimate_exceeds_its_budget(monkeypatch):
     """cvxpy's bisection takes no time limit, so DQCP is estimated first (DQCP_S_PER_RATIO per
     ratio atom) and skipped, with the estimate, when that exceeds the time it may take."""
-    monkeypatch.setattr(routes_atr, "DQCP_S_PER_RATIO", 1.0)  # 36 ratio atoms: about 36 s, over the 10 s floor
+    monkeypatch.setattr(routes_report, "DQCP_S_PER_RATIO", 1.0)  # 36 ratio atoms: about 36 s, over the 10 s floor
     report = run_check(privopt.load(SPECS / "atr_three_outcomes.priv"), ["highs", "cvxpy:HIGHS"])
     dqcp = next(p for p in report.paths if p.method == "dqcp")
     assert dqcp.status == "skipped" and "36 ratio atoms would take about 36 s" in dqcp.message

@@ -26,10 +26,10 @@ from scipy.optimize import linprog
 
 import privopt
 from privopt.backends.base import LinearProgram
+from privopt.blocks.table import clean, verify
 from privopt.errors import SpecError
 from privopt.lower.mechanism import LOG_RANGE, lower_mechanism
 from privopt.methods.lp import lagrangian_bound
-from privopt.pipeline.mechanism import clean, verify
 from tests.conftest import SPECS
 from tests.test_shaped_noise import independent_lp
 
@@ -339,7 +339,7 @@ def test_table4_counts_near_the_largest_double_give_the_same_optimum(tmp_path):
 def test_atr_verification_catches_nonsense(spoil):
     from dataclasses import replace
 
-    from privopt.pipeline.atr import verify as verify_atr
+    from privopt.blocks.report import verify as verify_atr
 
     problem, inst, table, beta = _table4()
     G, m = inst.p.shape

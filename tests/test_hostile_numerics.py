@@ -307,8 +307,8 @@ def test_ldp_slack_is_relative_to_the_budget():
     """ldp(X -> Y) <= 1e-12 was called verified at 1.0019e-12 (an absolute 1e-9 log slack). A
     table achieving 1.002e-12 now fails; one achieving the budget passes; the allowed excess is
     max(1e-9 eps, 8 ulps) = 1.8e-15 here."""
+    from privopt.blocks import table as pm
     from privopt.blocks.common import budget_slack
-    from privopt.pipeline import mechanism as pm
 
     problem = api.load(SPECS / "randomized_response.priv", params={"eps": "1e-12"})
     over = pm.verify(problem, _rr_table(5, 1.002e-12), None, "a test table")
@@ -420,8 +420,8 @@ def _table4_closed_form(delta: str):
 def test_fidelity_bound_is_checked_relative_to_its_terms():
     """|Dt - D| <= 1 - delta at delta = 1 - 1e-12: a table 1e-10 outside the bound passed
     (1e-9, absolute for terms below 1: a hundred times the bound); now 'not verified'."""
+    from privopt.blocks import report as patr
     from privopt.measures.confidence import group_max_confidence
-    from privopt.pipeline import atr as patr
 
     problem, inst, table = _table4_closed_form("0.999999999999")
     beta = group_max_confidence(inst.p, table)
@@ -447,7 +447,7 @@ def test_alpha_fidelity_near_one_lands_on_its_bounds(method):
 def test_a_row_off_its_sum_by_more_than_rounding_is_not_verified():
     """Probability sums: a row of randomized response summing to 1 + 1e-12 passed the former
     absolute 1e-9; now a row may be off by its rounding only (4 ulps per cell: 4.4e-15 here)."""
-    from privopt.pipeline import mechanism as pm
+    from privopt.blocks import table as pm
 
     problem = api.load(SPECS / "randomized_response.priv")
     table = _rr_table(5, 0.5).reshape(5, 5)

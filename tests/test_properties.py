@@ -5,10 +5,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privopt.backends.highs import HighsBackend
+from privopt.blocks.common import GAP_TOL
 from privopt.closedform.atr import solve_binary
 from privopt.measures.confidence import beta_min, c_star, group_max_confidence
 from privopt.methods.lfp import solve_lfp
-from privopt.pipeline.atr import GAP_TOL
 from tests.strategies import binary_instances
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,17 +109,17 @@ def test_uncertified_lfp_is_not_optimal(monkeypatch):
     import dataclasses
 
     import privopt
-    import privopt.pipeline.atr as pipeline
+    import privopt.methods.lfp as lfp
     from privopt.errors import SolverError
     from tests.conftest import SPECS
 
-    real = pipeline.solve_lfp
+    real = lfp.solve_lfp
 
     def widened(*args, **kw):
         sol = real(*args, **kw)
         return dataclasses.replace(sol, gap=sol.gap + 1e-3)
 
-    monkeypatch.setattr(pipeline, "solve_lfp", widened)
+    monkeypatch.setattr(lfp, "solve_lfp", widened)
     problem = privopt.load(SPECS / "atr_table4.priv")
     try:
         problem.solve(method="lfp")

@@ -21,10 +21,10 @@ import pytest
 
 import privopt
 from privopt.blocks import channel as pobf
+from privopt.blocks import report as patr
+from privopt.blocks import table as pm
 from privopt.core.certificate import Certificate
 from privopt.core.sets import SETS, Budget, GaussianDP, Leakage, LogLift, SimplexRows
-from privopt.pipeline import atr as patr
-from privopt.pipeline import mechanism as pm
 from privopt.pipeline import noise as pnoise
 from privopt.verification import certificate as vcert
 from privopt.verification import sets as vsets

@@ -4,7 +4,7 @@ verifies answers at, and the route interface ``privopt check`` uses.
 Routes (the interface a family implements for ``privopt check``)
 -----------------------------------------------------------------
 
-A family module (``pipeline/atr.py``, ``pipeline/mechanism.py``, ``pipeline/noise.py``) exposes
+A block kind (``blocks/report.py``, ``blocks/table.py``) or family module (``pipeline/noise.py``) exposes
 
     routes(problem, analysis, tol) -> list[Route]
 
@@ -39,8 +39,9 @@ Each ``Route`` carries:
   when the reason is ""). ``selectable=False``: a fixed reference route on a fixed backend
   that runs whichever backends are selected.
 
-The check (``privopt.crosscheck``) finds the family module in ``privopt.pipeline.FAMILIES``
-by ``problem.family`` and knows nothing else about it.
+The check (``privopt.crosscheck``) finds the block kind (``privopt.blocks.kind_of``; until
+every kind moves, else the family module in ``privopt.pipeline.FAMILIES``) and knows nothing
+else about it.
 
 Tolerances
 ----------

@@ -321,6 +321,30 @@ def _reading(problem: Problem):
     return Reading(san, objective_matches(problem.objective, san)), ""
 
 
+def _answer(rec, problem: Problem, match, backend, time_limit):
+    """A recognizer's answer for the driver (``core.plan.Outcome``): the design (flat, in the
+    design's axis order) with the theorem's certificate (its claim, conditions and citation);
+    for Prop. 2 the transport LP's times and solver in the stats and ``backend``'s label."""
+    from ..core.certificate import Certificate
+    from ..core.plan import Outcome
+
+    x, sol = rec.solve(problem, match, backend, time_limit)
+    stats = {}
+    if sol is not None:
+        stats.update(
+            lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}"
+        )
+    cert = Certificate("theorem", rec.claim, data={"theorem": rec.cites, "conditions": match.why})
+    return Outcome(
+        x,
+        rec.claim,
+        backend.label if backend is not None else None,
+        evidence={"kind": "theorem", "source": rec.claim},
+        certificate=cert,
+        stats=stats,
+    )
+
+
 class Lemma1:
     """Ding et al. Lemma 1 (eq. 7): in the Markov scheme P(Y | X) under eq. 3, the channel
     ``M = (1 - alpha) I + alpha 1 P(X)^T`` meets eq. 3; when P(X | S) has full column rank it
@@ -366,6 +390,10 @@ class Lemma1:
         san = match.data.san
         return to_design(problem, san, lemma1(san.px, san.alpha)).ravel(), None
 
+    def answer(self, problem, match, prepared=None, backend=None, time_limit=None):
+        """The closed form's design for the driver, with the theorem's certificate (``_answer``)."""
+        return _answer(self, problem, match, backend, time_limit)
+
 
 class Prop1:
     """Ding et al. Prop. 1 (eq. 11): in the non-Markov scheme P(Y | S, X), minimizing tv under
@@ -406,6 +434,10 @@ class Prop1:
         """(the design, flat in the design's axis order; None: no LP was solved)."""
         san = match.data.san
         return to_design(problem, san, prop1(san.p, san.q)).ravel(), None
+
+    def answer(self, problem, match, prepared=None, backend=None, time_limit=None):
+        """The closed form's design for the driver, with the theorem's certificate (``_answer``)."""
+        return _answer(self, problem, match, backend, time_limit)
 
 
 class Prop2:
@@ -458,6 +490,11 @@ class Prop2:
         san = match.data.san
         M, sol = prop2(san.p, san.q, san.ps, problem.objective.distance, backend, time_limit)
         return to_design(problem, san, M).ravel(), sol
+
+    def answer(self, problem, match, prepared=None, backend=None, time_limit=None):
+        """The full diagonal and the transport LP's answer on ``backend``, with the theorem's
+        certificate (``_answer``)."""
+        return _answer(self, problem, match, backend, time_limit)
 
 
 LEMMA_1, PROP_1, PROP_2 = Lemma1(), Prop1(), Prop2()

@@ -26,6 +26,10 @@ HiGHS's time per step grows faster than the LP (0.07 s at 10^3 groups in one LP,
 Chunks run in this process (``workers=1``) or in a pool of processes (``workers > 1``), each
 re-creating its backend from (name, inner solver); a chunk's answer depends only on its own
 groups, so results are the same bit for bit whatever ``workers`` is.
+
+``RUNNER`` (``core.plan.Method``, method "lfp") runs it for the driver on a plan's backend:
+every live group must end certified, its bracket no wider than ``GAP_TOL`` relative, and the
+answer carries the brackets as its certificate (``lfp_certificate``).
 """
 
 from __future__ import annotations
@@ -42,9 +46,12 @@ import scipy.sparse as sp
 from .. import solverlog
 from ..backends.base import Backend, LinearProgram
 from ..closedform.atr import lower_bound
+from ..core.certificate import Certificate
+from ..core.plan import Outcome
 from ..errors import SolverError
 from ..measures.confidence import conditional_prior, group_max_confidence
 from ..measures.reduce import shift_onto_sum
+from ..verification.tolerances import GAP_TOL
 
 LP_TOL = 1e-10  # HiGHS's tightest primal and dual feasibility tolerances
 T_TOL = 1e-9  # LP values of t beyond this (10x the solver's tolerance) count as nonzero
@@ -451,3 +458,96 @@ def _solve_chunk(
         still = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
         active = active[still]
     return _ChunkResult(X, beta, lb, steps, solves, build_s, solve_s, shape, solver, version)
+
+
+# ------------------------------------------------------------------ the method, for the driver
+
+
+class LFPMethod:
+    """The LFP method (``solve_lfp``) on the route's backend, over the lowered instance a
+    transparency report prepares (``lower.atr.ATRInstance``, one block per QID group by Lemma 3).
+    The answer is a certified optimum only when every group's bracket ``[lb_g, beta_g]`` closes to
+    ``beta_g - lb_g <= GAP_TOL beta_g``; otherwise ``SolverError`` names the open groups."""
+
+    name = "lfp"
+
+    def run(self, problem, inst, route, time_limit, workers, progress) -> Outcome:
+        """The point is ``(table (G, m, A), beta per group, None)``; the certificate the brackets."""
+        be = route.backend
+        sol = solve_lfp(
+            inst.p,
+            inst.lower,
+            inst.upper,
+            be,
+            inst.reference,
+            time_limit=time_limit,
+            workers=workers,
+            progress=progress,
+        )
+        rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
+        uncertified = ~(rel_gap <= GAP_TOL)  # NaN is uncertified
+        if np.any(uncertified):
+            raise SolverError(_uncertified_message(inst, sol, rel_gap, uncertified))
+        stats = dict(
+            steps=sol.steps,
+            lp_solves=sol.lp_solves,
+            lp_build_s=round(sol.lp_build_s, 6),
+            lp_solve_s=round(sol.lp_solve_s, 6),
+            lp_rows=sol.lp_shape[0],
+            lp_cols=sol.lp_shape[1],
+            max_relative_gap=float(rel_gap.max(initial=0.0)),
+            chunks=sol.chunks,
+            workers=sol.workers,
+            solver=f"{sol.solver} {sol.version}",
+        )
+        table = route.chain.invert(sol.table, [inst])
+        return Outcome(
+            (table, sol.beta, None),
+            f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)",
+            be.label,
+            certificate=lfp_certificate(sol.beta, sol.beta - sol.gap, stats["max_relative_gap"]),
+            stats=stats,
+        )
+
+
+def lfp_certificate(beta: np.ndarray, lower: np.ndarray, max_relative_gap: float) -> Certificate:
+    """The LFP's brackets [lower_g, beta_g] per group (Lemma 3: groups are independent), with
+    the largest relative gap; the bound on the largest confidence is the largest lower bound."""
+    return Certificate(
+        "lfp-brackets",
+        "every group's max confidence lies in a proven bracket [lower bound, beta] no wider than the gap",
+        bound=float(lower.max()) if lower.size else 0.0,
+        side="lower",
+        gap=max_relative_gap,
+        data={
+            "units": "max confidence (beta)",
+            "groups": int(beta.size),
+            "max_relative_gap": max_relative_gap,
+            "lower": lower,
+            "upper": beta,
+            "tolerance": GAP_TOL,
+        },
+    )
+
+
+def _uncertified_message(inst, sol: LFPSolution, rel_gap: np.ndarray, uncertified: np.ndarray) -> str:
+    """Which groups the LFP left open, their brackets and why (up to five, widest first)."""
+    order = np.argsort(-np.nan_to_num(np.where(uncertified, rel_gap, -np.inf), nan=np.inf), kind="stable")
+    shown = [int(g) for g in order[: min(5, int(uncertified.sum()))]]
+    lines = [
+        f"{inst.group_key(g)}: best table {sol.beta[g]:.12g}, proven lower bound {sol.beta[g] - sol.gap[g]:.12g} "
+        f"(relative gap {rel_gap[g]:.2g} > {GAP_TOL:g})"
+        for g in shown
+    ]
+    more = int(uncertified.sum()) - len(shown)
+    return (
+        f"the linear-fractional method could not certify {int(uncertified.sum())} group(s) of {inst.n_groups}: "
+        + "; ".join(lines)
+        + (f"; and {more} more" if more > 0 else "")
+        + ". Why: a step's LP (tolerance 1e-10) was feasible at a level inside the bracket yet gave no better "
+        "table, so the bracket cannot be narrowed at the LP's accuracy (bounds or masses finer than ~1e-9?); "
+        "no optimum is reported"
+    )
+
+
+RUNNER = LFPMethod()

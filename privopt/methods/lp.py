@@ -1,16 +1,27 @@
 """One LP solve of a lowered mechanism, a diagnosis when the program is infeasible, and a
-proven lower bound on its optimum (weak duality) as evidence of optimality."""
+proven lower bound on its optimum (weak duality) as evidence of optimality.
+
+``RUNNER`` (``core.plan.Method``, methods "lp" and "qp") runs it for the driver: the route's
+chain (``lower.reductions.BudgetRows``: each budget as rows, Ding et al. eq. 4 in its envelope
+or pairwise form) applied to the problem, the LP/QP solved on the route's backend, the design
+mapped back (``route.chain.invert``), with the best proven bound (``lower_bound``) as evidence.
+``use_pairwise`` says which form of the budget rows a backend gets.
+"""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram, LPSolution
+from ..core.plan import Outcome
 from ..errors import InfeasibleError, SolverError
 from ..lower.mechanism import MechanismLP
 
 LP_TOL = 1e-9
+PAIRWISE_MAX_ROWS = 2_000_000  # the pairwise form has |A|^2 |Y| rows per budget
 
 
 def solve_lp(mlp: MechanismLP, backend: Backend, time_limit: float | None = None) -> LPSolution:
@@ -102,3 +113,61 @@ def lower_bound(mlp: MechanismLP, sol: LPSolution) -> tuple[str, float]:
     if sol.row_dual is not None and sol.row_dual.shape == (mlp.lp.A.shape[0],):
         bounds.append(("dual bound", lagrangian_bound(mlp.lp, sol.row_dual)))
     return max(bounds, key=lambda kb: kb[1])
+
+
+# ------------------------------------------------------------------ the method, for the driver
+
+
+class LPMethod:
+    """The whole program as an LP (a QP for a quadratic objective, Ramon & Basu Sec. 3.3) on
+    the route's backend. The outcome's evidence is the best proven bound on the optimum
+    (``lower_bound``: weak duality; an upper bound when maximizing), in the objective's units;
+    the block kind turns it into the certificate once the table is verified."""
+
+    name = "lp"
+
+    def run(self, problem, prepared, route, time_limit, workers, progress) -> Outcome:
+        """The point is the design, flat in the design's axis order (``BudgetRows.invert``)."""
+        be = route.backend
+        t0 = time.perf_counter()
+        mlp, inverse = route.chain.apply(problem)
+        lower_s = time.perf_counter() - t0
+        sol = solve_lp(mlp, be, time_limit)
+        x = route.chain.invert(sol.x, inverse)
+        stats = dict(
+            lower_s=round(lower_s, 6),
+            lp_build_s=round(sol.build_s, 6),
+            lp_solve_s=round(sol.solve_s, 6),
+            lp_rows=mlp.lp.shape[0],
+            lp_cols=mlp.lp.shape[1],
+            lp_nonzeros=int(mlp.lp.A.nnz),
+            solver=f"{sol.solver} {sol.version}",
+        )
+        kind = "QP" if mlp.lp.is_qp else "LP"
+        bound_kind, bound = lower_bound(mlp, sol)
+        evidence = {
+            "kind": bound_kind,
+            "bound": mlp.in_objective_units(bound),
+            "side": "lower" if mlp.sign > 0 else "upper",
+            "scale": mlp.scale,
+        }
+        return Outcome(
+            x,
+            f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')",
+            be.label,
+            claimed=float(mlp.objective_value(sol.x)),
+            evidence=evidence,
+            stats=stats,
+        )
+
+
+RUNNER = LPMethod()
+
+
+def use_pairwise(problem, backend) -> bool:
+    """The pairwise form (every pair of source values its own row, |A|^2 |Y| rows per budget)
+    for a backend that stalls on envelopes, when it has at most ``PAIRWISE_MAX_ROWS`` rows."""
+    if not backend.stalls_on_envelopes:
+        return False
+    rows = sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.pairs is None)
+    return rows <= PAIRWISE_MAX_ROWS

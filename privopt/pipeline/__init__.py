@@ -32,9 +32,9 @@ from ..lower.reductions import chain_needs
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
-from . import atr, driver, mechanism, noise, planner
+from . import driver, noise, planner
 
-FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise}
+FAMILIES = {"noise": noise}
 CLASSES = {name: module.CLASS for name, module in FAMILIES.items()}  # the driver's class objects
 
 

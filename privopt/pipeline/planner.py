@@ -24,7 +24,7 @@ from typing import Any
 from ..closedform.registry import recognize
 from ..core.plan import Chain, Match, Plan, Step
 from ..lower.reductions import BudgetRows, Dinkelbach, GaussianCalibration, QIDGroups, chain_needs
-from .routes_mechanism import use_pairwise
+from ..methods.lp import use_pairwise
 
 # the methods whose route ends in a canonical program a backend solves, in the order a program's
 # default backend is read from the first that applies (closed forms and the global method need none)

@@ -5,14 +5,14 @@ Every tolerance privopt verifies an answer at (docs/verification.md, docs/atr.md
 Privacy budgets are checked with slack relative to the budget, in log space for e^eps
 factors, never with an absolute slack larger than the budget itself:
 
-* mechanisms (``pipeline/mechanism.py``): ``ldp``, ``dp`` and ``loglift`` budgets by the eps
+* mechanisms (``blocks/table.py``): ``ldp``, ``dp`` and ``loglift`` budgets by the eps
   the table achieves, ``achieved <= eps + budget_slack(eps)`` = ``max(BUDGET_RTOL eps,
   BUDGET_ULPS 2^-52)``; cleaning leaves a shortfall alone only below ``ROUNDING`` (2 ulps) of
   its floor; rows sum to 1 within ``row_tol(width)`` (``ROW_ULPS`` ulps per cell), cells lie in
   [0, 1] exactly; linear
   constraints ``VERIFY_TOL`` relative to ``max(1, |terms|)``; the objective ``OBJ_TOL`` and
   ``OBJ_RTOL`` relative to ``max(|objective|, cost scale)``;
-* transparency reports (``pipeline/atr.py``): rows and cells as above (``row_tol``); each constraint (the
+* transparency reports (``blocks/report.py``): rows and cells as above (``row_tol``); each constraint (the
   fidelity bounds) ``CONS_RTOL`` relative to its own terms, with no floor (the table is on its
   bounds first); the max confidence ``CONF_RTOL`` (relative), the LFP's bracket ``GAP_TOL``
   (relative);

@@ -1,29 +1,29 @@
-"""Mechanism problems: closed form or LP -> clean -> verify, as the driver's class object
-``CLASS`` (``pipeline/driver.py``).
+"""The block kind "mechanism": a mechanism's table P(targets | given), ``KIND``.
 
-Routes (``classify.py`` says which applies and why; the closed forms are recognizers in
-``closedform/sanitization.py``):
+Routes (``classify.py`` says which applies and why) answer it with the design as a flat vector
+in the design's axis order:
 
-* ``closed-form``: Ding et al. Lemma 1 (Markov, eq. 7) or Prop. 1 (non-Markov, tv, eq. 11);
+* ``closed-form``: Ding et al. Lemma 1 (Markov, eq. 7) or Prop. 1 (non-Markov, tv, eq. 11),
+  recognizers in ``closedform/sanitization.py`` (``answer``);
 * ``reduced-lp``: Prop. 2 (non-Markov, expected distortion under a quasi-metric, eq. 12);
-* ``lp`` / ``qp``: the whole program lowered by compile/mechanism.py, on any LP backend (a QP
-  on the QP-capable ones).
+* ``lp`` / ``qp``: the whole program with its budgets as rows (``lower.reductions.BudgetRows``)
+  on any LP backend (a QP on the QP-capable ones): ``methods.lp.RUNNER``.
 
 Whatever the route, the returned table is cleaned of solver noise (``clean``: cells below a
 budget's floor raised to it, rows renormalized), then verified by recomputing every
 constraint, every privacy budget as a ratio in log space (in its pairwise form, not through
-the LP's envelope rows) and the objective, and an LP optimum must agree with a proven lower
-bound (``methods/lp.lower_bound``). docs/verification.md states every tolerance.
+the LP's envelope rows: Ding et al. eqs. 4-5) and the objective, and an LP optimum must agree
+with a proven lower bound (``methods/lp.lower_bound``); the certificate is the theorem's, or
+that bound (``certificate``). docs/verification.md states every tolerance.
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
-(``pipeline/routes_mechanism.py``) and ``measure`` judges a route's table as a solve judges
+(``blocks/routes_table.py``) and ``measure`` judges a route's table as a solve judges
 its own (``blocks/common.py`` documents the interface).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -31,7 +31,21 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..backends import all_backends
-from ..blocks.common import (
+from ..closedform import sanitization as cf
+from ..core.certificate import Certificate
+from ..core.plan import Outcome
+from ..errors import VerificationError
+from ..lower.mechanism import check_budget_range, objective_scale
+from ..measures import sanitization as ms
+from ..measures.mixture import naive_mixture
+from ..measures.reduce import worst
+from ..model.linear import marginal
+from ..model.problem import Problem, Role
+from ..results import LazyTables
+from ..verification.problems import budget_set, budget_verdict, mechanism_constraints, verify_mechanism
+from ..verification.sets import achieved_eps, conditional, linear_error
+from . import routes_table
+from .common import (
     BUDGET_RTOL,
     BUDGET_ULPS,
     EXACT,
@@ -41,24 +55,8 @@ from ..blocks.common import (
     Accuracy,
     Measured,
     Route,
-    budget_slack,
     label_column,
 )
-from ..closedform import sanitization as cf
-from ..core.certificate import Certificate
-from ..errors import VerificationError
-from ..lower.mechanism import check_budget_range, objective_scale
-from ..measures import sanitization as ms
-from ..measures.mixture import naive_mixture
-from ..measures.reduce import worst
-from ..methods.lp import lower_bound, solve_lp
-from ..model.linear import marginal
-from ..model.problem import Problem, Role
-from ..results import LazyTables
-from ..verification.problems import mechanism_constraints, verify_mechanism
-from ..verification.sets import conditional, linear_error
-from . import routes_mechanism
-from .driver import Outcome
 
 CLEAN_ROUNDS = 8  # raise-and-renormalize passes of ``clean``
 ROUNDING = 2 * float(
@@ -66,84 +64,33 @@ ROUNDING = 2 * float(
 )  # a shortfall below this fraction of its floor is rounding, inside budget_slack
 
 
-class MechanismClass:
-    """The mechanism class for the driver (``pipeline/driver.py``): a closed form, Prop. 2's
-    reduced LP or the whole LP/QP; the table cleaned (``clean``) and verified (``verify``)."""
+class Table:
+    """The mechanism's table as a block kind (``privopt.blocks``): nothing to prepare; the
+    table cleaned (``clean``), verified (``verify``) and certified (``certificate``)."""
+
+    name = "mechanism"
 
     def prepare(self, problem: Problem) -> None:
         return None
 
-    def recognized(self, problem: Problem, ctx, rec, match, be, time_limit) -> Outcome:
-        """Lemma 1 or Prop. 1 (no solver), or Prop. 2's transport LP on ``be``."""
-        x, sol = rec.solve(problem, match, be, time_limit)
-        stats = {}
-        if sol is not None:
-            stats.update(
-                lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}"
-            )
-        cert = Certificate("theorem", rec.claim, data={"theorem": rec.cites, "conditions": match.why})
-        return Outcome(
-            x,
-            rec.claim,
-            be.label if be is not None else None,
-            evidence={"kind": "theorem", "source": rec.claim},
-            certificate=cert,
-            stats=stats,
-        )
-
-    def method(self, problem: Problem, ctx, route, time_limit, workers, progress) -> Outcome:
-        """The route's chain (budgets as rows) to an LP/QP, solved on its backend; the evidence
-        is its best proven bound (``methods/lp.lower_bound``, an upper bound when maximizing)."""
-        be = route.backend
-        t0 = time.perf_counter()
-        mlp, inverse = route.chain.apply(problem)
-        lower_s = time.perf_counter() - t0
-        sol = solve_lp(mlp, be, time_limit)
-        x = route.chain.invert(sol.x, inverse)
-        stats = dict(
-            lower_s=round(lower_s, 6),
-            lp_build_s=round(sol.build_s, 6),
-            lp_solve_s=round(sol.solve_s, 6),
-            lp_rows=mlp.lp.shape[0],
-            lp_cols=mlp.lp.shape[1],
-            lp_nonzeros=int(mlp.lp.A.nnz),
-            solver=f"{sol.solver} {sol.version}",
-        )
-        kind = "QP" if mlp.lp.is_qp else "LP"
-        bound_kind, bound = lower_bound(mlp, sol)
-        evidence = {
-            "kind": bound_kind,
-            "bound": mlp.in_objective_units(bound),
-            "side": "lower" if mlp.sign > 0 else "upper",
-            "scale": mlp.scale,
-        }
-        return Outcome(
-            x,
-            f"{kind} optimum reported by {sol.solver} (termination '{sol.termination}')",
-            be.label,
-            claimed=float(mlp.objective_value(sol.x)),
-            evidence=evidence,
-            stats=stats,
-        )
-
-    def clean(self, problem: Problem, ctx, outcome: Outcome) -> Outcome:
+    def clean(self, problem: Problem, prepared, outcome: Outcome) -> Outcome:
         outcome.point, outcome.context = clean(problem, outcome.point)
         return outcome
 
-    def verify(self, problem: Problem, ctx, outcome: Outcome) -> dict:
+    def verify(self, problem: Problem, prepared, outcome: Outcome) -> dict:
         x = outcome.point
         verification = verify(problem, x, outcome.claimed, outcome.optimality, outcome.evidence)
         verification["cleaning"] = outcome.context
         if not verification["passed"]:
-            failing = [b for b in problem.budgets if not _holds(b, verification["budgets_achieved"][b.text])]
+            failing = [b for b in problem.budgets if not budget_verdict(b, x).passed]
             check_budget_range(failing)  # a failing budget beyond double precision's range: SpecError (exit 2)
             raise VerificationError(
                 "the returned table failed privopt's verification: " + "; ".join(verification["failures"])
             )
         return verification
 
-    def certificate(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> Certificate:
-        """A theorem's, or the LP/QP's dual bound with its side and gap (``_check_evidence``)."""
+    def certificate(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> Certificate:
+        """A theorem's, or the LP/QP's dual bound with its side and gap (the verified evidence)."""
         if outcome.certificate is not None:
             return outcome.certificate
         ev = verification["evidence"]
@@ -157,7 +104,7 @@ class MechanismClass:
             data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"], "scale": ev["scale"]},
         )
 
-    def fields(self, problem: Problem, ctx, outcome: Outcome, verification: dict) -> dict:
+    def fields(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> dict:
         x = outcome.point
         return {
             "objective": verification["objective"],
@@ -165,11 +112,11 @@ class MechanismClass:
             "measures": report(problem, x),
         }
 
-    def infeasible_backend(self, route) -> str | None:
-        return route.label
+    def routes(self, problem: Problem, analysis, tol: float) -> list[Route]:
+        return routes(problem, analysis, tol)
 
 
-CLASS = MechanismClass()
+KIND = Table()
 
 
 # ------------------------------------------------------------------ verification
@@ -222,11 +169,6 @@ def _feasibility(problem: Problem, x: np.ndarray) -> dict:
     the tolerances (``failures``)."""
     v = mechanism_constraints(problem, x)
     return v.values | {"failures": v.failures}
-
-
-def _constraint_error(c, x: np.ndarray) -> float:
-    """Largest violation of a linear constraint, relative to max(1, |A| |x| + |b|) of its cell."""
-    return linear_error(c.expr, c.sense, x)
 
 
 # ------------------------------------------------------------------ cleaning
@@ -319,14 +261,10 @@ def _pool_tiny_budgets(problem: Problem, x: np.ndarray, lifts) -> tuple[np.ndarr
     return x, False
 
 
-def _holds(b, achieved: float) -> bool:
-    """A budget holds when the eps the table achieves is at most ``eps + budget_slack(eps)``:
-    relative to the budget, a few ulps at eps = 0. NaN never holds."""
-    return achieved <= b.eps + budget_slack(b.eps)
-
-
 def _budgets_hold(problem: Problem, x: np.ndarray) -> bool:
-    return all(_holds(b, _achieved(b, *conditional(b.cond, x))) for b in problem.budgets)
+    """Every budget holds on ``x``: the eps the table achieves is at most ``eps +
+    budget_slack(eps)`` (``verification.sets.budget``; NaN never holds)."""
+    return all(budget_verdict(b, x).passed for b in problem.budgets)
 
 
 def _mix_toward_constant(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -347,7 +285,8 @@ def _mix_toward_constant(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, f
     width = int(np.prod(problem.shape(problem.design.targets), dtype=np.int64))
     rows = x.reshape(-1, width)
     x0 = np.broadcast_to(rows.mean(axis=0), rows.shape).ravel()
-    if any(not _constraint_error(c, x0) <= VERIFY_TOL for c in problem.constraints) or not _budgets_hold(problem, x0):
+    breaks = any(not linear_error(c.expr, c.sense, x0) <= VERIFY_TOL for c in problem.constraints)
+    if breaks or not _budgets_hold(problem, x0):
         return x, 0.0
     lo, hi = -300.0, 0.0  # log10 theta: fails at lo (checked below), holds at hi (x0 itself)
     if _budgets_hold(problem, (1 - 1e-300) * x + 1e-300 * x0):
@@ -390,24 +329,17 @@ def _shortfall(b, cond: np.ndarray, live: np.ndarray) -> np.ndarray:
     return ms.pairwise_shortfall(cond, live, b.eps, b.delta, b.pairs)
 
 
-def _achieved(b, cond: np.ndarray, live: np.ndarray) -> float:
-    """The smallest eps the table satisfies for this budget (at its delta)."""
-    if b.kind == "loglift":
-        return ms.loglift(cond, np.where(live, b.weights, 0.0))
-    return ms.pairwise_eps(cond, live, b.delta, b.pairs)
-
-
 # ------------------------------------------------------------------ routes, for privopt check
 
 
 def routes(problem: Problem, analysis, tol: float) -> list[Route]:
-    """Every route for ``problem`` (``pipeline/routes_mechanism.py``): the closed form or
+    """Every route for ``problem`` (``blocks/routes_table.py``): the closed form or
     Prop. 2 where they apply, the envelope LP/QP on every backend and the pairwise LP on
     HiGHS, all exact and compared on the objective, each measured by ``measure``. The absolute
     part of the accuracy is scaled with the costs when they are small (costs of 1e-9 make an
     absolute 1e-7 meaningless). A route's runner is looked up when it runs, so a test can
-    replace it in ``routes_mechanism``."""
-    R = routes_mechanism
+    replace it in ``routes_table``."""
+    R = routes_table
     exact = EXACT.at_least(tol)
     scale = objective_scale(problem)
     if scale < 1.0:
@@ -575,7 +507,7 @@ def _budgets_achieved(problem: Problem, x: np.ndarray) -> dict:
             key += (" over adjacent pairs" if b.pairs is not None else "") + (
                 f" at delta={b.delta:g}" if b.delta else ""
             )
-        out[key] = _achieved(b, *conditional(b.cond, x))
+        out[key] = achieved_eps(budget_set(b), *conditional(b.cond, x), b.weights, b.pairs)
     return out
 
 

@@ -1,4 +1,4 @@
-"""The routes of a transparency report that ``pipeline.atr.routes`` lists for ``privopt check``.
+"""The routes of a transparency report that ``blocks.report.routes`` lists for ``privopt check``.
 
 * ``closed-form``: Theorem 1 (corrected), binary outcomes only;
 * ``lfp`` on every LP backend (highs, scipy, cvxpy with each inner solver, pyomo);
@@ -9,7 +9,7 @@
   cold HiGHS solves.
 
 Each ``run`` is ``(inst, backend, time_limit) -> Answer`` over the lowered instance; every
-table is measured by ``pipeline.atr.measure``. The closed form and the LFP minimize every
+table is measured by ``blocks.report.measure``. The closed form and the LFP minimize every
 group (Lemma 3) and are compared group by group; the bisections minimize only the largest
 confidence over groups.
 """
@@ -23,12 +23,12 @@ import numpy as np
 
 from .. import solverlog
 from ..backends.base import Backend
-from ..blocks.common import GAP_TOL, Accuracy, Answer, RouteSkipped, RouteStopped
 from ..closedform.atr import solve_binary
 from ..errors import PrivoptError
 from ..lower.atr import ATRInstance
 from ..measures.confidence import conditional_prior, group_max_confidence
 from ..methods.lfp import feasible_start, solve_lfp
+from .common import GAP_TOL, Accuracy, Answer, RouteSkipped, RouteStopped
 
 DQCP_MAX_RATIOS = 5_000  # the DQCP route builds one scalar ratio atom per (record, outcome)
 DQCP_S_PER_RATIO = 0.03  # measured: 0.8 s for 36 ratio atoms, 25 s for 990, 178 s for 4,800

@@ -1,8 +1,21 @@
-"""Transparency reports (Chen et al.): lower -> Theorem 1 or the LFP method -> verify, as the
-driver's class object ``CLASS`` (``pipeline/driver.py``).
+"""The block kind "atr": a transparency report's table (Chen et al.), ``KIND``.
+
+A transparency report publishes D~(a | public, private), one row per record and an outcome
+distribution per row. Its program separates by QID group (Lemma 3), so ``prepare`` lowers it
+once into per-group blocks (``lower.reductions.QIDGroups``: an ``ATRInstance`` with the prior
+p (G, m) and the bounds L <= D~ <= U of eq. 11 per cell). A route answers it (Theorem 1,
+``closedform.atr.THEOREM_1.answer``; or the LFP method, ``methods.lfp.RUNNER``) with the point
+``(table (G, m, A), beta per group, binding case per group or None)``; then
+
+* ``clean`` moves the rows that lie off their bounds or off sum 1 onto both (``onto_bounds``);
+* ``verify`` recomputes everything from the table and the spec (``verify``): rows, cells, every
+  fidelity bound, the max confidence per group (Def. 3) against the method's, Lemma 5's floor;
+* ``certificate`` is the route's (the theorem's, or the LFP's brackets per group);
+* ``fields``: the objective at the largest beta, the groups frame (``objective``, ``beta``,
+  ``beta_min``, ``c_star``, ``case``) and the released table in the design's axes.
 
 For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
-(``pipeline/routes_atr.py``) and ``measure`` is privopt's measure of a route's table
+(``blocks/routes_report.py``) and ``measure`` is privopt's measure of a route's table
 (``blocks/common.py`` documents the interface)."""
 
 from __future__ import annotations
@@ -11,11 +24,24 @@ import numpy as np
 import pandas as pd
 
 from ..backends import all_backends
-from ..blocks.common import (
+from ..classify import Analysis
+from ..closedform.atr import CASES
+from ..core.certificate import Certificate
+from ..core.plan import Outcome
+from ..errors import VerificationError
+from ..lower.atr import ATRInstance, lower_atr
+from ..lower.reductions import QIDGroups
+from ..measures.confidence import beta_min, c_star, conditional_prior
+from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
+from ..methods.lfp import repair_rows
+from ..model.problem import Problem
+from ..results import LazyTables
+from ..verification.problems import transparency_constraints, verify_transparency
+from . import routes_report
+from .common import (
     CONF_RTOL,
     CONS_RTOL,
     EXACT,
-    GAP_TOL,
     ROW_ULPS,
     VERIFY_TOL,
     Accuracy,
@@ -24,96 +50,18 @@ from ..blocks.common import (
     label_column,
     row_tol,
 )
-from ..classify import Analysis
-from ..closedform.atr import CASES
-from ..core.certificate import Certificate
-from ..errors import SolverError, VerificationError
-from ..lower.atr import ATRInstance, lower_atr
-from ..lower.reductions import QIDGroups
-from ..measures.confidence import (
-    beta_min,
-    c_star,
-    conditional_prior,
-)
-from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
-from ..methods.lfp import repair_rows, solve_lfp
-from ..model.problem import Problem
-from ..results import LazyTables
-from ..verification.problems import transparency_constraints, verify_transparency
-from . import routes_atr
-from .driver import Outcome
 
 
-class ATRClass:
-    """The transparency-report class for the driver (``pipeline/driver.py``): lowered to
-    per-group blocks once, answered by Theorem 1 or the LFP method, moved onto its bounds,
-    verified from the returned table."""
+class Report:
+    """The transparency report's table as a block kind (``privopt.blocks``): lowered to
+    per-group blocks once, moved onto its bounds, verified from the returned table."""
+
+    name = "atr"
 
     def prepare(self, problem: Problem) -> ATRInstance:
+        """The per-group blocks (Lemma 3); ``InfeasibleError`` when the bounds are empty."""
         inst, _ = QIDGroups().apply(problem)
         return inst
-
-    def recognized(self, problem: Problem, inst: ATRInstance, rec, match, be, time_limit) -> Outcome:
-        """Theorem 1: the table D~_0 exact where it is the small side, beta* per group."""
-        sol = rec.solve(problem, match, inst)
-        counts = np.bincount(sol.case[live_groups(inst)], minlength=len(CASES))
-        cases = {name: int(n) for name, n in zip(CASES, counts)}
-        cert = Certificate(
-            "theorem",
-            "Theorem 1 (Chen et al., with Lemma 5's floor beta_min): in every group the table attains the lower "
-            "bound beta* = max(beta_0, beta_1, beta_p, beta_min)",
-            data={
-                "theorem": rec.cites,
-                "conditions": match.data["conditions"],
-                "binding_case_groups": cases,
-                "checked": "each group's max confidence, recomputed from the table, equals beta* (relative 1e-8)",
-            },
-        )
-        return Outcome(
-            (sol.table, sol.beta, sol.case),
-            "certified: closed-form lower bound attained",
-            None,
-            certificate=cert,
-            stats={"binding_case_groups": cases},
-        )
-
-    def method(self, problem: Problem, inst: ATRInstance, route, time_limit, workers, progress) -> Outcome:
-        """The LFP method on the route's backend: every group certified within ``GAP_TOL``."""
-        be = route.backend
-        sol = solve_lfp(
-            inst.p,
-            inst.lower,
-            inst.upper,
-            be,
-            inst.reference,
-            time_limit=time_limit,
-            workers=workers,
-            progress=progress,
-        )
-        rel_gap = sol.gap / np.maximum(sol.beta, 1e-300)
-        uncertified = ~(rel_gap <= GAP_TOL)  # NaN is uncertified
-        if np.any(uncertified):
-            raise SolverError(_uncertified_message(inst, sol, rel_gap, uncertified))
-        stats = dict(
-            steps=sol.steps,
-            lp_solves=sol.lp_solves,
-            lp_build_s=round(sol.lp_build_s, 6),
-            lp_solve_s=round(sol.lp_solve_s, 6),
-            lp_rows=sol.lp_shape[0],
-            lp_cols=sol.lp_shape[1],
-            max_relative_gap=float(rel_gap.max(initial=0.0)),
-            chunks=sol.chunks,
-            workers=sol.workers,
-            solver=f"{sol.solver} {sol.version}",
-        )
-        table = route.chain.invert(sol.table, [inst])
-        return Outcome(
-            (table, sol.beta, None),
-            f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)",
-            be.label,
-            certificate=lfp_certificate(sol.beta, sol.beta - sol.gap, stats["max_relative_gap"]),
-            stats=stats,
-        )
 
     def clean(self, problem: Problem, inst: ATRInstance, outcome: Outcome) -> Outcome:
         table, beta_g, case = outcome.point
@@ -130,6 +78,7 @@ class ATRClass:
         return verification
 
     def certificate(self, problem: Problem, inst: ATRInstance, outcome: Outcome, verification: dict) -> Certificate:
+        """The route's: Theorem 1's attained lower bound, or the LFP's brackets per group."""
         return outcome.certificate
 
     def fields(self, problem: Problem, inst: ATRInstance, outcome: Outcome, verification: dict) -> dict:
@@ -145,31 +94,11 @@ class ATRClass:
             "details": {"no_records": [nr.to_dict() for nr in problem.no_records]} if problem.no_records else {},
         }
 
-    def infeasible_backend(self, route) -> None:
-        return None  # the bounds are empty before any method runs
+    def routes(self, problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
+        return routes(problem, analysis, tol)
 
 
-CLASS = ATRClass()
-
-
-def lfp_certificate(beta: np.ndarray, lower: np.ndarray, max_relative_gap: float) -> Certificate:
-    """The LFP's brackets [lower_g, beta_g] per group (Lemma 3: groups are independent), with
-    the largest relative gap; the bound on the largest confidence is the largest lower bound."""
-    return Certificate(
-        "lfp-brackets",
-        "every group's max confidence lies in a proven bracket [lower bound, beta] no wider than the gap",
-        bound=float(lower.max()) if lower.size else 0.0,
-        side="lower",
-        gap=max_relative_gap,
-        data={
-            "units": "max confidence (beta)",
-            "groups": int(beta.size),
-            "max_relative_gap": max_relative_gap,
-            "lower": lower,
-            "upper": beta,
-            "tolerance": GAP_TOL,
-        },
-    )
+KIND = Report()
 
 
 def onto_bounds(inst: ATRInstance, table: np.ndarray) -> np.ndarray:
@@ -183,31 +112,6 @@ def onto_bounds(inst: ATRInstance, table: np.ndarray) -> np.ndarray:
     if not off.any():
         return table
     return np.where(off, repair_rows(table, inst.lower, inst.upper), table)
-
-
-def _uncertified_message(inst: ATRInstance, sol, rel_gap: np.ndarray, uncertified: np.ndarray) -> str:
-    """Which groups the LFP left open, their brackets and why (up to five, widest first)."""
-    order = np.argsort(-np.nan_to_num(np.where(uncertified, rel_gap, -np.inf), nan=np.inf), kind="stable")
-    shown = [int(g) for g in order[: min(5, int(uncertified.sum()))]]
-    lines = [
-        f"{inst.group_key(g)}: best table {sol.beta[g]:.12g}, proven lower bound {sol.beta[g] - sol.gap[g]:.12g} "
-        f"(relative gap {rel_gap[g]:.2g} > {GAP_TOL:g})"
-        for g in shown
-    ]
-    more = int(uncertified.sum()) - len(shown)
-    return (
-        f"the linear-fractional method could not certify {int(uncertified.sum())} group(s) of {inst.n_groups}: "
-        + "; ".join(lines)
-        + (f"; and {more} more" if more > 0 else "")
-        + ". Why: a step's LP (tolerance 1e-10) was feasible at a level inside the bracket yet gave no better "
-        "table, so the bracket cannot be narrowed at the LP's accuracy (bounds or masses finer than ~1e-9?); "
-        "no optimum is reported"
-    )
-
-
-def live_groups(inst: ATRInstance) -> np.ndarray:
-    """Groups with positive mass (the others have no adversary inference to bound)."""
-    return inst.p.sum(axis=1) > 0
 
 
 def verify(problem: Problem, inst: ATRInstance, table: np.ndarray, beta_g: np.ndarray, optimality: str) -> dict:
@@ -285,10 +189,10 @@ def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> pd
 
 
 def routes(problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
-    """Every route for ``problem`` (``pipeline/routes_atr.py``): the closed form where it
+    """Every route for ``problem`` (``blocks/routes_report.py``): the closed form where it
     applies, the LFP on every backend, DQCP (cvxpy:HIGHS) and the Pyomo bisection, each
     measured by ``measure``. Raises ``InfeasibleError`` when the bounds are empty. A route's
-    runner is looked up when it runs, so a test can replace it in ``routes_atr``."""
+    runner is looked up when it runs, so a test can replace it in ``routes_report``."""
     inst = lower_atr(problem)
 
     def measured(table, accuracy):
@@ -305,22 +209,22 @@ def routes(problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
             Route(
                 "closed-form",
                 None,
-                lambda b, t: routes_atr.closed_form(inst, b, t),
+                lambda b, t: routes_report.closed_form(inst, b, t),
                 accuracy=exact,
                 per_group=True,
                 **common,
             )
         )
     out += [
-        Route("lfp", b, lambda b, t: routes_atr.lfp(inst, b, t), accuracy=exact, per_group=True, **common)
+        Route("lfp", b, lambda b, t: routes_report.lfp(inst, b, t), accuracy=exact, per_group=True, **common)
         for b in all_backends()
     ]
-    dqcp_accuracy = routes_atr.DQCP_ACCURACY.at_least(tol)
+    dqcp_accuracy = routes_report.DQCP_ACCURACY.at_least(tol)
     out.append(
         Route(
             "dqcp",
-            routes_atr.backend("cvxpy", "HIGHS"),
-            lambda b, t: routes_atr.dqcp(inst, b, t),
+            routes_report.backend("cvxpy", "HIGHS"),
+            lambda b, t: routes_report.dqcp(inst, b, t),
             accuracy=dqcp_accuracy,
             **common,
         )
@@ -328,8 +232,8 @@ def routes(problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
     out.append(
         Route(
             "bisection",
-            routes_atr.backend("pyomo"),
-            lambda b, t: routes_atr.bisection(inst, b, t),
+            routes_report.backend("pyomo"),
+            lambda b, t: routes_report.bisection(inst, b, t),
             accuracy=exact,
             **common,
         )

@@ -1,6 +1,5 @@
-"""The ways to solve a mechanism problem: the solvers ``pipeline.mechanism.run`` uses
-(``solve_closed_form``, ``solve_reduced``, ``use_pairwise``) and the route runners that
-``pipeline.mechanism.routes`` lists for ``privopt check``:
+"""The route runners that ``blocks.table.routes`` lists for ``privopt check``, each a way to
+solve a mechanism problem:
 
 * ``closed_form``: Lemma 1 or Prop. 1, where they apply;
 * ``reduced``: Prop. 2's transport LP, where it applies;
@@ -17,13 +16,12 @@ import time
 import numpy as np
 
 from ..backends.base import Backend
-from ..blocks.common import Answer, RouteSkipped
 from ..closedform.registry import recognize
 from ..lower.mechanism import lower_mechanism
-from ..methods.lp import solve_lp
+from ..methods.lp import PAIRWISE_MAX_ROWS, solve_lp, use_pairwise
 from ..model.problem import Problem
+from .common import Answer, RouteSkipped
 
-PAIRWISE_MAX_ROWS = 2_000_000  # the pairwise form has |A|^2 |Y| rows per budget
 PAIRWISE_CHECK_ROWS = 200_000  # beyond this the check's pairwise route is skipped before it is built
 OSQP_NOTE = "OSQP (ADMM) does not reach 1e-9 on these LPs; run it with --backends cvxpy:OSQP"
 
@@ -42,14 +40,6 @@ def solve_reduced(problem: Problem, backend, time_limit) -> tuple[np.ndarray, ob
     """(the design, the transport LP's solution or None): Prop. 2's reduced LP on ``backend``."""
     rec, match = recognize(problem, "reduced-lp")
     return rec.solve(problem, match, backend, time_limit)
-
-
-def use_pairwise(problem: Problem, backend) -> bool:
-    """The pairwise form for a backend that stalls on envelopes, when it is not too large."""
-    if not backend.stalls_on_envelopes:
-        return False
-    rows = sum(b.source_cells**2 * b.cond.shape[-1] for b in problem.budgets if b.pairs is None)
-    return rows <= PAIRWISE_MAX_ROWS
 
 
 # ------------------------------------------------------------------ route runners
