@@ -1,7 +1,8 @@
 """Cross-checking: solve one problem by every applicable route and compare, each route within
 its own accuracy and only on what it optimizes.
 
-The routes come from the problem's family (``privopt.pipeline.FAMILIES[problem.family]``):
+The routes come from the problem's block kind (``privopt.blocks.kind_of(problem)``), or its family
+(``privopt.pipeline.FAMILIES[problem.family]``) for a class not yet a block kind:
 its ``routes(problem, analysis, tol)`` lists them, each with how to run it and how privopt
 measures its answer (``blocks/common.py`` documents the interface; ``pipeline/routes_atr.py``
 and ``pipeline/routes_mechanism.py`` hold the routes of transparency reports and mechanisms).
@@ -172,9 +173,13 @@ def run_check(
     step per route on stderr (only when stderr is a terminal). Raises ``InfeasibleError`` when
     the problem is infeasible, ``UsageError`` for an unknown backend or a family without
     routes."""
+    from . import blocks
     from .pipeline import FAMILIES
 
-    family = FAMILIES.get(problem.family)
+    try:  # a block kind lists its routes; a problem class not yet a block kind, its family module
+        family = blocks.kind_of(problem)
+    except (KeyError, ModuleNotFoundError):
+        family = FAMILIES.get(problem.family)
     listing = getattr(family, "routes", None)
     if listing is None:
         raise UsageError(f"privopt check does not cover {problem.family} problems yet")

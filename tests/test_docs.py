@@ -27,10 +27,10 @@ from click.testing import CliRunner
 
 import privopt
 from privopt.backends import BACKENDS
+from privopt.blocks import MODULES as FAMILIES  # every problem family is a block kind (privopt.blocks)
 from privopt.classify import METHODS
 from privopt.cli import main
 from privopt.language.parser import parse
-from privopt.pipeline import FAMILIES
 from tests.conftest import ROOT, SPECS
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
@@ -674,7 +674,7 @@ def test_the_errors_the_language_page_quotes_are_privopts(tmp_path, monkeypatch)
 # ---------------------------------------------------------------------------------------------
 # docs/api.md documents every problem class, method and objective kind the code has (issue 19,
 # item 8). Methods are privopt.classify.METHODS; classes and objective kinds are what the code
-# says for the shipped specs, which cover every family of privopt.pipeline.FAMILIES.
+# says for the shipped specs, which cover every family (block kind) of privopt.blocks.MODULES.
 # ---------------------------------------------------------------------------------------------
 
 

@@ -22,9 +22,9 @@ import pytest
 import privopt
 from privopt.core.certificate import Certificate
 from privopt.core.sets import SETS, Budget, GaussianDP, Leakage, LogLift, SimplexRows
+from privopt.methods import conic as pnoise
 from privopt.pipeline import atr as patr
 from privopt.pipeline import mechanism as pm
-from privopt.pipeline import noise as pnoise
 from privopt.pipeline import obfuscation as pobf
 from privopt.verification import certificate as vcert
 from privopt.verification import sets as vsets

@@ -4,7 +4,7 @@ verifies answers at, and the route interface ``privopt check`` uses.
 Routes (the interface a family implements for ``privopt check``)
 -----------------------------------------------------------------
 
-A family module (``pipeline/atr.py``, ``pipeline/mechanism.py``, ``pipeline/noise.py``) exposes
+A family module (``pipeline/atr.py``, ``pipeline/mechanism.py``, ``blocks/noise.py``) exposes
 
     routes(problem, analysis, tol) -> list[Route]
 

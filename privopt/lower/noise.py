@@ -34,8 +34,9 @@ import scipy.linalg
 
 from ..core.canonical import CanonicalProgram, ProgramBuilder, psd_layout
 from ..errors import SpecError
-from ..measures.gaussian import max_sensitivity
+from ..measures.gaussian import max_sensitivity, sensitivities_of_factor
 from ..model.noise import NoiseModel
+from ..verification.sets import factor
 
 FORMS = ("soc", "psd")
 
@@ -76,6 +77,33 @@ class ConicProgram:
             "inputs that move the release": int(self.F.shape[1]),
             "noise coordinates": int(sum(b.size for b in self.blocks)),
         }
+
+    def real(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The solver's variances (scaled units, by block) in real units: times ``unit``."""
+        return {b.name: values[b.name] * self.unit for b in self.blocks}
+
+    def clean(self, model: NoiseModel, cov: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """A solver's (co)variances ``cov`` (real units) made exactly feasible: negative
+        variances clipped to 0, correlated blocks projected onto the PSD cone (negative
+        eigenvalues to 0), then every (co)variance scaled by ``kappa = max(1, max_j Delta_j^2 /
+        Delta_max^2)``, the least factor that brings the largest Mahalanobis sensitivity
+        ``Delta_j = w_j |H^+ f_j|`` (``H H' = Sigma``) to the calibration's bound: every
+        constraint scales as 1/kappa, so the scaled point is feasible to the last bit and costs
+        a relative ``kappa - 1`` more."""
+        out = {}
+        for name, S in cov.items():
+            S = np.nan_to_num(np.asarray(S, dtype=float), nan=0.0)
+            if S.ndim == 1:
+                out[name] = np.maximum(S, 0.0) + 0.0
+            else:
+                lam, V = np.linalg.eigh((S + S.T) / 2)
+                out[name] = (V * np.maximum(lam, 0.0)) @ V.T
+        H = factor({b.name: b.G for b in self.blocks}, out, model.answers)
+        worst = float(np.max(sensitivities_of_factor(H, model.F, model.input.widths), initial=0.0))
+        if worst > self.sensitivity_bound and math.isfinite(worst):
+            kappa = (worst / self.sensitivity_bound) ** 2 * (1 + 1e-12)
+            out = {name: S * kappa for name, S in out.items()}
+        return out
 
     def to_cvxpy(self, form: str = "soc"):
         """(cvxpy Problem, {block name: its cvxpy variable}, {name: cvxpy constraint}) in scaled

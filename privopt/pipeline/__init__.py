@@ -8,7 +8,8 @@ problem class only through its class object (``CLASSES``), one per family module
 
 * ``atr``: transparency reports (Chen et al.): Theorem 1 or the LFP method;
 * ``mechanism``: mechanism tables (Ding et al., Ramon & Basu Sec. 3.3): closed forms, LP, QP;
-* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program;
+* ``noise``: Gaussian noise placement (Ramon & Basu Sec. 3.2): a conic program (a block kind:
+  ``privopt.blocks.noise``, run by the driver's generic path);
 * ``obfuscation``: rank-preserving obfuscation (Shariatnasab et al.): Corollary 2 or the
   certified global method.
 
@@ -31,9 +32,9 @@ from ..errors import UsageError, did_you_mean
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
-from . import atr, driver, mechanism, noise, obfuscation, planner
+from . import atr, driver, mechanism, obfuscation, planner
 
-FAMILIES = {"atr": atr, "mechanism": mechanism, "noise": noise, "obfuscation": obfuscation}
+FAMILIES = {"atr": atr, "mechanism": mechanism, "obfuscation": obfuscation}
 CLASSES = {name: module.CLASS for name, module in FAMILIES.items()}  # the driver's class objects
 
 
@@ -55,7 +56,7 @@ def solve(
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
     result = driver.run(
-        CLASSES[problem.family], problem, analysis, route, time_limit, workers=workers, progress=progress
+        CLASSES.get(problem.family), problem, analysis, route, time_limit, workers=workers, progress=progress
     )
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
