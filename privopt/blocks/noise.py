@@ -31,7 +31,7 @@ from ..core.plan import Outcome
 from ..errors import SolverError, VerificationError
 from ..lower.noise import Block, lower_noise
 from ..measures.gaussian import DELTA_RTOL, max_sensitivity
-from ..methods.conic import CONIC_TOLS, solve_verified, verify
+from ..methods.conic import CONIC_TOLS, solve_canonical, solve_verified, verify
 from ..model.noise import NoiseModel
 from ..model.problem import Problem
 from ..verification.tolerances import CONIC_RTOL
@@ -180,20 +180,25 @@ def measures(model: NoiseModel, verification: dict) -> dict[str, float]:
 
 
 def routes(problem: Problem, analysis, tol: float) -> list[Route]:
-    """Both lowerings on each conic solver of cvxpy: the SOC form on Clarabel first (the
-    reference), then SCS, then the PSD form (the paper's matrix-fractional constraints, skipped
-    beyond ``PSD_MAX_ANSWERS`` answers). Every answer is cleaned to exact feasibility and
-    measured by its loss; accurate to ``CONIC_RTOL`` (relative)."""
+    """The program on each conic solver of cvxpy: modelled directly in cvxpy
+    (``lower.noise.ConicProgram.to_cvxpy``), its soc form first, on Clarabel (the reference)
+    then SCS; then its canonical program (``methods.conic.solve_canonical``, the generic cone
+    solve of ``core.canonical``); then the psd form (the paper's matrix-fractional
+    constraints, skipped beyond ``PSD_MAX_ANSWERS`` answers). Every answer is cleaned to exact
+    feasibility and measured by its loss; accurate to ``CONIC_RTOL`` (relative)."""
     model = problem.noise
     program = lower_noise(model)
     accuracy = Accuracy(
         EXACT.abs, CONIC_RTOL, DELTA_RTOL, f"interior-point accuracy ({CONIC_RTOL:g} relative)"
     ).at_least(tol)
 
-    def runner(form):
+    def runner(form, canonical=False):
         def run(backend, time_limit):
             t0 = time.perf_counter()
-            sol = backend.solve_conic(program, form=form, time_limit=time_limit, tol=CONIC_TOLS[0])
+            if canonical:
+                sol = solve_canonical(program, backend, form, time_limit, CONIC_TOLS[0])
+            else:
+                sol = backend.solve_conic(program, form=form, time_limit=time_limit, tol=CONIC_TOLS[0])
             if sol.termination in ("time_limit", "user_limit", "inaccurate"):
                 raise RouteStopped("time" if sol.termination != "inaccurate" else "accuracy", sol.message)
             if not sol.ok:
@@ -208,13 +213,14 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
         excess = math.expm1(check["log_delta_achieved"] - math.log(model.requirement.delta))
         return Measured(check["objective"], max(0.0, excess))
 
-    out = []
-    for solver in ("CLARABEL", "SCS"):
+    solvers = ("CLARABEL", "SCS")
+    out = [Route("conic (soc)", get_backend("cvxpy", s), runner("soc"), measured, accuracy) for s in solvers]
+    out += [
+        Route("conic (canonical)", get_backend("cvxpy", s), runner("soc", True), measured, accuracy) for s in solvers
+    ]
+    skip = f"the psd form has one ({model.answers}+1)^2 block per input: skipped beyond {PSD_MAX_ANSWERS} answers"
+    for solver in solvers:
         be = get_backend("cvxpy", solver)
-        out.append(Route("conic (soc)", be, runner("soc"), measured, accuracy))
-    for solver in ("CLARABEL", "SCS"):
-        be = get_backend("cvxpy", solver)
-        skip = f"the psd form has one ({model.answers}+1)^2 block per input: skipped beyond {PSD_MAX_ANSWERS} answers"
         out.append(
             Route(
                 "conic (psd)",

@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import solverlog
+from ..backends.base import ConicSolution
 from ..core.plan import Outcome
 from ..errors import SolverError
 from ..lower.noise import ConicProgram
@@ -131,6 +132,36 @@ def solve(
             f"(termination '{sol.termination}': {sol.message})"
         )
     return program.clean(model, (real or program.real)(sol.values)), sol
+
+
+def solve_canonical(
+    program: ConicProgram, backend, form: str = "soc", time_limit=None, tol: float = CONIC_TOLS[0]
+) -> ConicSolution:
+    """The program's canonical form (``ConicProgram.lowered``: ``core.canonical``, the one
+    form every LP, QP and conic route solves) on ``backend`` (``Backend.solve``: a backend
+    without cones refuses it), its answer by the program's names: the noise's values in the
+    program's scaled units (``CanonicalLayout.values``) and the soc form's multipliers
+    (``CanonicalLayout.duals``: the budgets', and the reach rows' or the cones' on z, from the
+    row multipliers), which ``lower_bound`` turns into a point of the Lagrange dual. The
+    lowering's time counts as building."""
+    t0 = time.perf_counter()
+    canonical, layout = program.lowered(form)
+    lower_s = time.perf_counter() - t0
+    sol = backend.solve(canonical, time_limit=time_limit, tol=tol)
+    values = layout.values(sol.x) if sol.ok else None
+    return ConicSolution(
+        sol.termination,
+        sol.status,
+        values,
+        sol.objective,
+        solve_s=sol.solve_s,
+        build_s=lower_s + sol.build_s,
+        iterations=sol.iterations,
+        solver=sol.solver,
+        version=sol.version,
+        message=sol.message,
+        duals=layout.duals(sol.row_dual) if sol.ok else {},
+    )
 
 
 class _Inaccurate(SolverError):
