@@ -17,6 +17,12 @@ The certificate (``lower_bound``) is a point (Y, mu) of the program's Lagrange d
 (``ConicProgram.dual_bound``: weak duality, made feasible exactly by a rescaling): first the
 multipliers the primal solve returned (free), only when they do not reach the loss within
 ``CONIC_RTOL`` the dual program solved on its own (``ConicProgram.dual_cvxpy``).
+
+``solve_canonical`` solves the same program as the canonical program (``core.canonical``, the
+form of every LP and QP route) on the backend's generic cone solve, with the dual point read
+off its row multipliers (``lower.noise.CanonicalLayout``); ``privopt check`` runs it. The
+method solves the backend's direct model (``Backend.solve_conic``): the canonical form's cones
+over columns double the interior-point system (docs/noise-placement.md).
 """
 
 from __future__ import annotations
