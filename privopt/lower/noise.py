@@ -214,7 +214,7 @@ class ConicProgram:
         for b in corr:
             i, j, scale = psd_layout(b.size)
             C[b.name] = columns[b.name] = out.cones("psd", 1, i.size, cost=(b.G.T @ b.G)[i, j] * scale)[0]
-        layout = CanonicalLayout(self, form, columns)
+        layout = CanonicalLayout(self, columns)
         if n == 0:  # nothing to protect: no noise is needed
             return out.build(), layout
         if form == "psd":
@@ -451,7 +451,6 @@ class CanonicalLayout:
     ``fixed`` (n x N, ``b = 2 (z0 + K c_j) / zeta`` where the equalities are solved)."""
 
     program: ConicProgram = field(repr=False)
-    form: str
     columns: dict[str, np.ndarray] = field(repr=False)
     budget: np.ndarray | None = field(default=None, repr=False)
     reach: np.ndarray | None = field(default=None, repr=False)
@@ -487,8 +486,8 @@ class CanonicalLayout:
         * ``pull``, the equalities solved: the cones' multipliers beta_j on their coordinates
           ``b = 2 z_j / zeta``. Each such coordinate enters its fixed row alone, with
           coefficient 1 and no cost, so the cone's stationarity ``c_b - A_b' lambda = s_b``
-          gives ``s_b = -lambda_fix``: beta_j = ``row_dual[fixed_j]`` up to the sign, which
-          ``dual_point`` tries both ways.
+          (lambda = ``row_dual``) gives beta_j = s_b = ``-row_dual[fixed_j]`` (``dual_point``
+          offers both signs of the resulting y in any case).
 
         Empty for the psd form and for a solve without multipliers (the dual is then solved)."""
         if row_dual is None or self.budget is None:
@@ -498,7 +497,7 @@ class CanonicalLayout:
         if self.reach is not None:
             return out | {"reach": -row_dual[self.reach]}
         if self.fixed is not None:
-            return out | {"pull": row_dual[self.fixed]}
+            return out | {"pull": -row_dual[self.fixed]}
         return {}
 
 
