@@ -164,12 +164,7 @@ def _block_kind(problem):
     to solve it."""
     from . import blocks
 
-    try:
-        return blocks.kind_of(problem)
-    except (KeyError, ModuleNotFoundError):  # transitional: a kind not yet moved to privopt.blocks
-        from .pipeline import FAMILIES
-
-        return FAMILIES.get(problem.kind)
+    return blocks.kind_of(problem)
 
 
 def run_check(

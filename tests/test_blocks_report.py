@@ -77,7 +77,7 @@ def test_the_driver_runs_the_kind_without_a_class_object(method):
     """``driver.run`` takes the block path for "atr": no class object is needed."""
     problem = _problem()
     analysis, route = privopt.pipeline.resolve(problem, method)
-    result = driver.run(None, problem, analysis, route, None, workers=1)
+    result = driver.run(problem, analysis, route, None, workers=1)
     assert result.status == "optimal" and result.objective == pytest.approx(0.675, abs=1e-9)
     assert result.certificate["kind"] == ("theorem" if method == "closed-form" else "lfp-brackets")
 

@@ -96,5 +96,5 @@ def test_the_driver_runs_the_kind_without_a_class_object(spec):
     """``driver.run`` takes the block path for "mechanism": no class object is needed."""
     problem = _problem(spec)
     analysis, route = privopt.pipeline.resolve(problem)
-    result = driver.run(None, problem, analysis, route, None)
+    result = driver.run(problem, analysis, route, None)
     assert result.status == "optimal" and result.objective == pytest.approx(problem.solve().objective, abs=1e-12)

@@ -83,9 +83,9 @@ def test_noise_canonical_solve_matches_the_conic_path(spec, form, problems):
     a symmetric variable) has the optimum of ``to_cvxpy(form)`` solved by the conic path, for
     the spec's noise and both one-sided baselines. Each is solved at the pipeline's first
     tolerance, or its looser ones where the solver calls that one inaccurate (as
-    pipeline/noise.py does: Clarabel stalls at 1e-9 on the classic spec's psd baseline)."""
+    methods/conic.py does: Clarabel stalls at 1e-9 on the classic spec's psd baseline)."""
     from privopt.lower.noise import Block
-    from privopt.pipeline.noise import CONIC_LOOSER, CONIC_TOLS
+    from privopt.methods.conic import CONIC_LOOSER, CONIC_TOLS
 
     def first_ok(solve):
         for tol in (CONIC_TOLS[0],) + CONIC_LOOSER:

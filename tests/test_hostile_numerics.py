@@ -18,9 +18,10 @@ from click.testing import CliRunner
 from scipy import optimize, special
 
 from privopt import api
+from privopt.backends import get_backend
 from privopt.cli import main
 from privopt.lower.noise import lower_noise
-from privopt.pipeline import noise as pnoise
+from privopt.methods import conic as pnoise
 from tests.conftest import SPECS
 
 PRIVOPT = str(Path(sys.executable).with_name("privopt"))
@@ -158,7 +159,7 @@ def test_verifier_rejects_the_point_of_a_too_small_bound():
     wrong = type(right)(
         right.F, right.t, right.blocks, right.unit * (right.sensitivity_bound / small) ** 2, right.offset, small
     )
-    be = pnoise.get_backend("cvxpy", None)
+    be = get_backend("cvxpy", None)
     cov, sol = pnoise.solve(model, wrong, be)
     check = pnoise.verify(model, cov, wrong, sol.objective, backend=be, duals=sol.duals)
     assert not check["passed"]
@@ -176,7 +177,7 @@ def test_verifier_rejects_a_slightly_worse_point_at_every_scale(width):
     text = (SPECS / "noise_placement.priv").read_text().replace("in [0, 1]", f"in [0, {width}]")
     model = _problem(text)
     program = lower_noise(model)
-    be = pnoise.get_backend("cvxpy", None)
+    be = get_backend("cvxpy", None)
     cov, sol = pnoise.solve(model, program, be)
     good = pnoise.verify(model, cov, program, sol.objective, backend=be, duals=sol.duals)
     assert good["passed"], good["failures"]

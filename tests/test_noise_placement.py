@@ -233,7 +233,7 @@ def test_lp_backend_refused():
 def test_psd_form_agrees_with_soc_form():
     from privopt.backends import get_backend
     from privopt.lower.noise import lower_noise
-    from privopt.pipeline import noise as pn
+    from privopt.methods import conic as pn
 
     model = privopt.load(SPECS / "noise_placement.priv").noise
     program = lower_noise(model)
@@ -290,7 +290,7 @@ def test_equalities_solved_or_kept_give_the_same_optimum():
     """The soc form solves G z_j = f_j through G's null space when it can; keeping the equalities
     (what correlated noise needs) gives the same optimum, and both certify from their multipliers."""
     from privopt.backends import get_backend
-    from privopt.pipeline import noise as pn
+    from privopt.methods import conic as pn
 
     A = np.random.default_rng(3).normal(size=(12, 5))
     be = get_backend("cvxpy", "CLARABEL")

@@ -25,7 +25,7 @@ from privopt.blocks import report as patr
 from privopt.blocks import table as pm
 from privopt.core.certificate import Certificate
 from privopt.core.sets import SETS, Budget, GaussianDP, Leakage, LogLift, SimplexRows
-from privopt.pipeline import noise as pnoise
+from privopt.methods import conic as pnoise
 from privopt.verification import certificate as vcert
 from privopt.verification import sets as vsets
 from privopt.verification.checks import Check, Verdict, compare, fold

@@ -212,23 +212,31 @@ class CvxpyBackend(Backend):
 
 
 def _cones(x, cones) -> list:
-    """The cvxpy constraints putting slices of ``x`` in their cones (``core.canonical``): a soc
-    as ``cp.SOC(t, u)``; a psd cone of order n as a symmetric n x n variable X, ``X >> 0``, with
-    the slice equal to X's lower triangle by column, off-diagonal entries times sqrt(2)."""
+    """The cvxpy constraints putting slices of ``x`` in their cones (``core.canonical``): the
+    second-order cones of one size k together as ``cp.SOC(t, U, axis=1)`` (t their first
+    columns, U their other k - 1 by row: one constraint, as a lowering written in cvxpy by
+    hand would vectorize it, not one Python object per cone); a psd cone of order n as a
+    symmetric n x n variable X, ``X >> 0``, with the slice equal to X's lower triangle by
+    column, off-diagonal entries times sqrt(2)."""
     import cvxpy as cp
     import scipy.sparse as sp
 
     out = []
+    soc: dict[int, list[int]] = {}
     for cone in cones:
-        part = x[cone.start : cone.start + cone.size]
         if cone.kind == "soc":
-            out.append(cp.SOC(part[0], part[1:]))
+            soc.setdefault(cone.size, []).append(cone.start)
             continue
+        part = x[cone.start : cone.start + cone.size]
         n = cone.order
         i, j, scale = psd_layout(n)
         X = cp.Variable((n, n), symmetric=True)
         pick = sp.csr_array((scale, (np.arange(i.size), j * n + i)), shape=(i.size, n * n))  # vec(X) by column
         out += [X >> 0, part == pick @ cp.vec(X, order="F")]
+    for size, starts in soc.items():
+        starts = np.asarray(starts)
+        rest = (starts[:, None] + np.arange(1, size)[None, :]).ravel()
+        out.append(cp.SOC(x[starts], cp.reshape(x[rest], (starts.size, size - 1), order="C"), axis=1))
     return out
 
 

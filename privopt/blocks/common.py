@@ -1,17 +1,17 @@
-"""What every family's stages share: labelled long tables, timings, the tolerances privopt
+"""What every block kind's stages share: labelled long tables, timings, the tolerances privopt
 verifies answers at, and the route interface ``privopt check`` uses.
 
-Routes (the interface a family implements for ``privopt check``)
------------------------------------------------------------------
+Routes (the interface a block kind implements for ``privopt check``)
+---------------------------------------------------------------------
 
-A block kind (``blocks/report.py``, ``blocks/table.py``) or family module (``pipeline/noise.py``) exposes
+A block kind (``blocks/report.py``, ``table.py``, ``noise.py``, ``channel.py``) exposes
 
     routes(problem, analysis, tol) -> list[Route]
 
 every way it can solve ``problem`` (``analysis`` is ``privopt.classify.analyse(problem)``):
 one ``Route`` per method and backend, for every backend of ``privopt.backends.all_backends()``
 the method runs on (the check keeps those ``--backends`` selects; see ``Route.selectable``).
-The first route should be the family's most exact one: the first route that answers is the
+The first route should be the kind's most exact one: the first route that answers is the
 reference the others are compared with. ``tol`` is ``--tol``: an exact route's accuracy is
 never finer (``Accuracy.at_least``). ``routes`` may raise ``InfeasibleError`` (the check exits
 3); anything else it raises is a usage error or a bug.
@@ -28,7 +28,7 @@ Each ``Route`` carries:
   privopt's own measure of the candidate, never the solver's report: the objective the point
   achieves, its largest violation of the spec (compared with ``accuracy.cells``), the value
   per group when ``per_group`` (else None) and any extra objective allowance the route's
-  accuracy implies (0.0 if none). The family's public ``measure`` function, bound to the
+  accuracy implies (0.0 if none). The kind's public ``measure`` function, bound to the
   problem, is the usual choice.
 * ``accuracy``: within what the route's answer is exact (``Accuracy``, already ``at_least(tol)``).
 * ``per_group`` and ``group_name``: whether the route optimizes every group separately (then
@@ -39,9 +39,8 @@ Each ``Route`` carries:
   when the reason is ""). ``selectable=False``: a fixed reference route on a fixed backend
   that runs whichever backends are selected.
 
-The check (``privopt.crosscheck``) finds the block kind (``privopt.blocks.kind_of``; until
-every kind moves, else the family module in ``privopt.pipeline.FAMILIES``) and knows nothing
-else about it.
+The check (``privopt.crosscheck``) finds the block kind (``privopt.blocks.kind_of``) and knows
+nothing else about it.
 
 Tolerances
 ----------

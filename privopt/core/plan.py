@@ -99,9 +99,10 @@ class Recognizer(Protocol):
 
     def solve(self, problem, match: Match) -> Any: ...
 
-    # and (issue 20, tranche 2; added to the protocol once every recognizer has it):
-    # answer(problem, match, prepared, backend, time_limit) -> Outcome: the closed form's answer
-    # as the driver takes it, the point in the block kind's own form with the theorem's certificate
+    def answer(self, problem, match: Match, prepared, backend, time_limit) -> Outcome:
+        """The closed form's answer as the driver takes it: the point in the block kind's own
+        form, with the theorem's certificate (``prepared``: what the kind's ``prepare`` made)."""
+        ...
 
 
 @runtime_checkable

@@ -34,8 +34,9 @@ import scipy.linalg
 
 from ..core.canonical import CanonicalProgram, ProgramBuilder, psd_layout
 from ..errors import SpecError
-from ..measures.gaussian import max_sensitivity
+from ..measures.gaussian import max_sensitivity, sensitivities_of_factor
 from ..model.noise import NoiseModel
+from ..verification.sets import factor
 
 FORMS = ("soc", "psd")
 
@@ -76,6 +77,33 @@ class ConicProgram:
             "inputs that move the release": int(self.F.shape[1]),
             "noise coordinates": int(sum(b.size for b in self.blocks)),
         }
+
+    def real(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The solver's variances (scaled units, by block) in real units: times ``unit``."""
+        return {b.name: values[b.name] * self.unit for b in self.blocks}
+
+    def clean(self, model: NoiseModel, cov: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """A solver's (co)variances ``cov`` (real units) made exactly feasible: negative
+        variances clipped to 0, correlated blocks projected onto the PSD cone (negative
+        eigenvalues to 0), then every (co)variance scaled by ``kappa = max(1, max_j Delta_j^2 /
+        Delta_max^2)``, the least factor that brings the largest Mahalanobis sensitivity
+        ``Delta_j = w_j |H^+ f_j|`` (``H H' = Sigma``) to the calibration's bound: every
+        constraint scales as 1/kappa, so the scaled point is feasible to the last bit and costs
+        a relative ``kappa - 1`` more."""
+        out = {}
+        for name, S in cov.items():
+            S = np.nan_to_num(np.asarray(S, dtype=float), nan=0.0)
+            if S.ndim == 1:
+                out[name] = np.maximum(S, 0.0) + 0.0
+            else:
+                lam, V = np.linalg.eigh((S + S.T) / 2)
+                out[name] = (V * np.maximum(lam, 0.0)) @ V.T
+        H = factor({b.name: b.G for b in self.blocks}, out, model.answers)
+        worst = float(np.max(sensitivities_of_factor(H, model.F, model.input.widths), initial=0.0))
+        if worst > self.sensitivity_bound and math.isfinite(worst):
+            kappa = (worst / self.sensitivity_bound) ** 2 * (1 + 1e-12)
+            out = {name: S * kappa for name, S in out.items()}
+        return out
 
     def to_cvxpy(self, form: str = "soc"):
         """(cvxpy Problem, {block name: its cvxpy variable}, {name: cvxpy constraint}) in scaled
@@ -149,7 +177,13 @@ class ConicProgram:
 
     def canonical(self, form: str = "soc") -> CanonicalProgram:
         """The program ``to_cvxpy(form)`` builds, as a ``core.canonical.CanonicalProgram`` in
-        the same scaled units (same optimum; the loss is ``offset + unit * optimum``).
+        the same scaled units (same optimum; the loss is ``offset + unit * optimum``); its
+        layout (which columns hold the noise, which rows the budgets) is ``lowered``'s."""
+        return self.lowered(form)[0]
+
+    def lowered(self, form: str = "soc") -> tuple[CanonicalProgram, CanonicalLayout]:
+        """(the canonical program, its ``CanonicalLayout``): ``canonical``'s program and where
+        in it the noise's columns and the budget, reach and fixed rows are.
 
         Columns: the variances over ``sigma`` (``r = s / sigma >= 0``, cost ``sigma |g_i|^2``)
         and, per correlated block, its covariance C as a psd cone (cost ``tr(G'G C)``). Then
@@ -174,28 +208,27 @@ class ConicProgram:
         diag = [b for b in self.blocks if not b.correlated]
         corr = [b for b in self.blocks if b.correlated]
         sigma, nu = self.balance
-        r = (
-            np.concatenate([out.columns(b.size, lower=0.0, cost=sigma * b.weights) for b in diag])
-            if diag
-            else np.zeros(0, int)
-        )
+        columns = {b.name: out.columns(b.size, lower=0.0, cost=sigma * b.weights) for b in diag}
+        r = np.concatenate([columns[b.name] for b in diag]) if diag else np.zeros(0, int)
         C = {}
         for b in corr:
             i, j, scale = psd_layout(b.size)
-            C[b.name] = out.cones("psd", 1, i.size, cost=(b.G.T @ b.G)[i, j] * scale)[0]
+            C[b.name] = columns[b.name] = out.cones("psd", 1, i.size, cost=(b.G.T @ b.G)[i, j] * scale)[0]
+        layout = CanonicalLayout(self, columns)
         if n == 0:  # nothing to protect: no noise is needed
-            return out.build()
+            return out.build(), layout
         if form == "psd":
             self._canonical_psd(out, r, C, diag, corr)
         else:
-            self._canonical_soc(out, r, C, diag, corr)
-        return out.build()
+            self._canonical_soc(out, r, C, diag, corr, layout)
+        return out.build(), layout
 
-    def _canonical_soc(self, out: ProgramBuilder, r, C, diag, corr) -> None:
-        """The soc form's cones and rows (``canonical``)."""
+    def _canonical_soc(self, out: ProgramBuilder, r, C, diag, corr, layout: CanonicalLayout) -> None:
+        """The soc form's cones and rows (``canonical``); the budget, reach and fixed rows
+        recorded in ``layout``."""
         m, n = self.F.shape
         sigma, nu = self.balance
-        budget = out.rows(n, -np.inf, self.t)
+        budget = layout.budget = out.rows(n, -np.inf, self.t)
         reach_terms = []  # (rows (n, m, 1), cols (n, 1, p), values (1, m, p)) of reach[j, l]
         keep_reach = True
         if diag:
@@ -216,7 +249,7 @@ class ConicProgram:
             else:  # b = 2 (z0 + K c_j) / zeta
                 z0, K = free
                 keep_reach = False
-                fix = out.rows(n * N, 2 * z0.T.ravel() / zeta, 2 * z0.T.ravel() / zeta).reshape(n, N)
+                fix = layout.fixed = out.rows(n * N, 2 * z0.T.ravel() / zeta, 2 * z0.T.ravel() / zeta).reshape(n, N)
                 out.terms(fix, z2, 1.0)
                 if K.shape[1]:
                     cj = out.columns(n * K.shape[1]).reshape(n, 1, K.shape[1])
@@ -237,6 +270,7 @@ class ConicProgram:
             reach_terms.append((cones[:, None, last[:-1]], b.G[None, :, :] / scale[last[:-1]]))
         if keep_reach:
             reach = out.rows(n * m, self.F.T.ravel(), self.F.T.ravel()).reshape(n, m, 1)
+            layout.reach = reach[..., 0]
             for cols, values in reach_terms:
                 out.terms(reach, cols, values)
 
@@ -301,24 +335,26 @@ class ConicProgram:
 
     def dual_point(self, duals: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Candidate points (Y, mu) of the Lagrange dual (``dual_cvxpy``) from the soc form's
-        multipliers; mu_j is the budget's. With the equalities ``G z_j = f_j`` kept (``reach``,
-        multiplier lambda_j), minimizing the Lagrangian over z gives ``y_j = lambda_j / 2``. With
-        them solved (``cone``: the multiplier (alpha, beta) of the cones, beta's first row on
-        ``2 z / zeta``), stationarity over the free coordinates says the cones' pull on z_j,
-        ``-2 beta_j / zeta``, lies in G's row space: it is ``G' lambda_j``, so y_j solves
-        ``G' y_j = -beta_j / zeta`` (least squares). Signs follow the modelling layer's
-        conventions, so both are offered; each is only a candidate: ``dual_bound`` makes it
-        feasible before it bounds anything."""
+        multipliers by name: mu_j the budget's (``budget``, n). With the equalities ``G z_j =
+        f_j`` kept (``reach``, n x m, multiplier lambda_j), minimizing the Lagrangian over z
+        gives ``y_j = lambda_j / 2``. With them solved, the cones' multipliers beta_j on their
+        coordinates ``2 z_j / zeta`` (``pull``, n x N; or ``cone``, ``to_cvxpy``'s multiplier
+        (alpha, beta) of its cones, beta's first row): stationarity over the free coordinates
+        says the cones' pull on z_j, ``-2 beta_j / zeta``, lies in G's row space: it is ``G'
+        lambda_j``, so y_j solves ``G' y_j = -beta_j / zeta`` (least squares). Signs follow the
+        solver's conventions, so both are offered; each is only a candidate: ``dual_bound`` makes
+        it feasible before it bounds anything (and does not depend on the scale of Y or of mu)."""
         if "budget" not in duals:
             return []
         n, m = self.F.shape[1], self.F.shape[0]
         mu = np.asarray(duals["budget"], dtype=float).reshape(n)
         if "reach" in duals:
             y = np.asarray(duals["reach"], dtype=float).reshape(n, m) / 2
-        elif "cone" in duals and self.reach_free is not None:
+        elif ("pull" in duals or "cone" in duals) and self.reach_free is not None:
             sigma, nu = self.balance
             G = np.hstack([b.G for b in self.blocks])
-            beta = np.asarray(duals["cone"][1], dtype=float)[0].reshape(n, G.shape[1])
+            beta = duals["pull"] if "pull" in duals else np.asarray(duals["cone"][1], dtype=float)[0]
+            beta = np.asarray(beta, dtype=float).reshape(n, G.shape[1])
             y = np.linalg.lstsq(G.T, (beta / math.sqrt(sigma * nu)).T, rcond=None)[0].T
         else:
             return []
@@ -403,6 +439,66 @@ class ConicProgram:
                 cons.append(cp.bmat([[b.G.T @ b.G, Wk], [Wk.T, cp.diag(mu)]]) >> 0)
         objective = 2 * cp.sum(cp.multiply(Y, self.F.T)) - self.t @ mu
         return cp.Problem(cp.Maximize(objective), cons), Y, mu
+
+
+@dataclass(eq=False)
+class CanonicalLayout:
+    """Where the noise and the soc form's rows are in ``ConicProgram.lowered``'s canonical
+    program: ``columns`` by block (a diagonal block's variances over ``sigma``, ``r = s /
+    sigma``; a correlated block's covariance C as its psd cone's svec columns,
+    ``core.canonical.psd_layout``) and, for the soc form, the rows of the budgets (n), of the
+    kept equalities ``reach`` (n x m, ``G z_j = f_j``) and of the fixed cone coordinates
+    ``fixed`` (n x N, ``b = 2 (z0 + K c_j) / zeta`` where the equalities are solved)."""
+
+    program: ConicProgram = field(repr=False)
+    columns: dict[str, np.ndarray] = field(repr=False)
+    budget: np.ndarray | None = field(default=None, repr=False)
+    reach: np.ndarray | None = field(default=None, repr=False)
+    fixed: np.ndarray | None = field(default=None, repr=False)
+
+    def values(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """The noise's (co)variances in the program's scaled units (``to_cvxpy``'s values) from
+        the canonical solution ``x``: ``sigma r`` for a diagonal block, C unpacked from its
+        svec (``C[i, j] = C[j, i] = x_k / scale_k``) for a correlated one."""
+        sigma, _ = self.program.balance
+        out = {}
+        for b in self.program.blocks:
+            cols = x[self.columns[b.name]]
+            if not b.correlated:
+                out[b.name] = sigma * cols
+                continue
+            i, j, scale = psd_layout(b.size)
+            C = np.zeros((b.size, b.size))
+            C[i, j] = cols / scale
+            C[j, i] = cols / scale
+            out[b.name] = C
+        return out
+
+    def duals(self, row_dual: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The soc form's multipliers by the names ``ConicProgram.dual_point`` takes, from the
+        canonical solve's row multipliers (``backends.base``: ``row_dual`` = d objective / d
+        row bound):
+
+        * ``budget``: mu_j = ``-row_dual[budget_j]``: a budget ``... <= t_j`` loosened lowers
+          the loss, so its Lagrange multiplier is minus the derivative (>= 0);
+        * ``reach``, the equalities kept: lambda_j = ``-row_dual[reach_j]`` (the same rows, in
+          the same units, as ``to_cvxpy``'s ``reach``);
+        * ``pull``, the equalities solved: the cones' multipliers beta_j on their coordinates
+          ``b = 2 z_j / zeta``. Each such coordinate enters its fixed row alone, with
+          coefficient 1 and no cost, so the cone's stationarity ``c_b - A_b' lambda = s_b``
+          (lambda = ``row_dual``) gives beta_j = s_b = ``-row_dual[fixed_j]`` (``dual_point``
+          offers both signs of the resulting y in any case).
+
+        Empty for the psd form and for a solve without multipliers (the dual is then solved)."""
+        if row_dual is None or self.budget is None:
+            return {}
+        row_dual = np.asarray(row_dual, dtype=float)
+        out = {"budget": -row_dual[self.budget]}
+        if self.reach is not None:
+            return out | {"reach": -row_dual[self.reach]}
+        if self.fixed is not None:
+            return out | {"pull": -row_dual[self.fixed]}
+        return {}
 
 
 def lower_noise(model: NoiseModel, blocks: tuple[Block, ...] | None = None) -> ConicProgram:

@@ -4,8 +4,8 @@
 it is, which methods apply and why), plans the route (``planner``: one recognizer, or one
 chain of reductions ending in a method and a backend; ``plan`` returns it as a
 ``core.plan.Plan``) and runs it with the one driver (``driver.run``), which reaches what the
-problem designs through its block kind (``privopt.blocks.kind_of``; until every kind has moved
-there, the class objects ``CLASSES`` of the family modules, by ``problem.kind``).
+problem designs through its block kind (``privopt.blocks.kind_of``) and solves through the
+plan's recognizer or method (``privopt.methods.runner``).
 
 Nothing here branches on the problem class: the methods come from the program's structure
 (``classify``), and the default backend is ``backends.pick`` over what the program's canonical
@@ -32,10 +32,7 @@ from ..lower.reductions import chain_needs
 from ..model.problem import Problem
 from ..results import Result, versions
 from ..sections import spec_facts
-from . import driver, noise, planner
-
-FAMILIES = {"noise": noise}
-CLASSES = {name: module.CLASS for name, module in FAMILIES.items()}  # the driver's class objects
+from . import driver, planner
 
 
 def solve(
@@ -55,9 +52,7 @@ def solve(
     called from this process as the LFP's groups finish (other methods do not call it)."""
     t0 = time.perf_counter()
     analysis, route = resolve(problem, method, backend, solver, workers)
-    result = driver.run(
-        CLASSES.get(problem.kind), problem, analysis, route, time_limit, workers=workers, progress=progress
-    )
+    result = driver.run(problem, analysis, route, time_limit, workers=workers, progress=progress)
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
     return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
 

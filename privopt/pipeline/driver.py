@@ -1,21 +1,11 @@
 """The one driver: a plan's route -> an ``Outcome`` -> clean -> verify -> certificate -> ``Result``.
 
-A problem class takes part through one small object (``pipeline.CLASSES[problem.family]``,
-one per family module) with
-
-* ``prepare(problem)``: what every route of the class reads (the lowered instance of a
-  transparency report; None elsewhere); may raise ``InfeasibleError``;
-* ``recognized(problem, ctx, recognizer, match, backend, time_limit) -> Outcome``: the answer
-  of a closed form (``closedform.registry``);
-* ``method(problem, ctx, route, time_limit, workers, progress) -> Outcome``: the answer of the
-  route's chain of reductions, method and backend;
-* ``clean(problem, ctx, outcome) -> Outcome``: solver noise removed (the class's own rule);
-* ``verify(problem, ctx, outcome) -> dict``: the verification (raises ``VerificationError``
-  or ``SolverError`` when the answer cannot be reported);
-* ``certificate(problem, ctx, outcome, verification) -> Certificate``;
-* ``fields(problem, ctx, outcome, verification) -> dict``: the Result's class-specific fields
-  (objective, beta, groups, tables, measures, details);
-* ``infeasible_backend(route)``: the backend label an infeasible Result names.
+Nothing here knows a problem class. What the problem designs takes part through its block
+kind (``privopt.blocks.kind_of(problem)``: ``prepare``, ``clean``, ``verify``, ``certificate``,
+``fields``; the ``privopt.blocks`` docstring states them); how it is solved, through the
+plan's recognizer (``answer``, ``privopt.closedform``) or the method's runner
+(``privopt.methods.runner(route.method).run``, a ``core.plan.Method``). Each returns a
+``core.plan.Outcome``.
 
 ``result`` is the one place a ``Result`` is built (the dask engine calls it too).
 """
@@ -34,48 +24,14 @@ from ..errors import InfeasibleError
 from ..results import LazyTables, Result
 
 
-def run(cls, problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
-    """Solve ``problem`` along ``route`` (``pipeline.planner.Route``).
-
-    Transitional (issue 20, tranche 2): a problem whose block kind is registered in
-    ``privopt.blocks`` runs the generic path (the block kind, the recognizer's ``answer`` or the
-    method's runner); otherwise the class object ``cls``."""
-    try:
-        kind = blocks.kind_of(problem)
-    except (KeyError, ModuleNotFoundError):
-        kind = None
-    if kind is not None:
-        return run_block(kind, problem, analysis, route, time_limit, workers, progress)
-    t_start = time.perf_counter()
-    t0 = None
-    try:
-        ctx = cls.prepare(problem)
-        t0 = time.perf_counter()
-        if route.recognizer is not None:
-            outcome = cls.recognized(problem, ctx, route.recognizer, route.match, route.backend, time_limit)
-        else:
-            outcome = cls.method(problem, ctx, route, time_limit, workers, progress)
-        outcome.solve_s = time.perf_counter() - t0
-    except InfeasibleError as e:
-        spent = timings(problem.parse_s, 0.0 if t0 is None else time.perf_counter() - t0, t_start)
-        return result(
-            status="infeasible",
-            method=route.method,
-            backend=cls.infeasible_backend(route),
-            problem_class=analysis.problem_class,
-            objective_kind=problem.objective.kind,
-            timings=spent,
-            reasons=list(e.reasons),
-        )
-    return _finish(cls, problem, ctx, analysis, route, outcome, t_start)
-
-
-def run_block(kind, problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
-    """The generic path: ``kind.prepare`` -> the recognizer's ``answer`` or the method's runner
+def run(problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
+    """Solve ``problem`` along ``route`` (``pipeline.planner.Route``): its block kind's
+    (``blocks.kind_of``) ``prepare`` -> the recognizer's ``answer`` or the method's runner
     (``methods.runner``) -> ``kind.clean`` -> ``kind.verify`` -> certificate -> ``result``.
 
     An ``InfeasibleError`` from ``prepare`` (no table satisfies the spec before any method runs)
     names no backend; one from the route names the route's backend (``"none"`` without one)."""
+    kind = blocks.kind_of(problem)
     t_start = time.perf_counter()
     t0 = None
     try:
