@@ -241,7 +241,7 @@ def test_result_is_built_in_one_function():
 
 def test_the_driver_knows_no_problem_class():
     """No ``problem.family`` and no method name in the driver's code: it reaches a block kind
-    only through ``blocks.kind_of`` (or, transitionally, the class object it is given), and a
+    only through ``blocks.kind_of``, and a
     route only through what the plan chose."""
     tree = ast.parse((PKG / "pipeline" / "driver.py").read_text())
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "family"]
