@@ -31,6 +31,7 @@ from rich.table import Table as RichTable
 from . import api, outdir, solverlog
 from .builder.params import CommandLineParams
 from .classify import METHODS
+from .composite import Composite
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
 from .pipeline import plan
@@ -330,6 +331,8 @@ def solve(
             )
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
+            if out_dir is not None and isinstance(problem, Composite):  # issue 21: no files per block yet
+                raise UsageError("--out does not write a composite's files yet: use --json")
             with _progress() as bar:
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(
@@ -618,6 +621,9 @@ def explain(spec, sets, allow_paths, method, backend, solver, as_json):
     (a theorem), or a chain of reductions ending in a method and a backend."""
     try:
         problem = api.load(spec, _params(sets), allow_paths)
+        if isinstance(problem, Composite):  # issue 21: a composite explains its blocks and method
+            click.echo(problem.explain_text(as_json))
+            return
         analysis = problem.explain()
         the_plan = plan(problem, method, backend, solver)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001

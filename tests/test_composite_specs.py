@@ -1,0 +1,170 @@
+"""The composite specs in specs/blocks_*.priv (docs/blocks.md): golden answers, the JSON keys,
+explain, and each number against an independent reference (a closed form, the blocks solved
+alone, a scipy LP written here)."""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import privopt
+from privopt.cli import main
+from tests.conftest import SPECS
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("PRIVOPT_UPDATE_GOLDEN") == "1"
+COMPOSITES = sorted(SPECS.glob("blocks_*.priv"))
+KEYS = {"status", "objective", "blocks", "accountant", "even_split", "optimality", "choice", "verification"}
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def strict(text: str):
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def answers():
+    out = {}
+    for spec in COMPOSITES:
+        r = invoke("solve", spec, "--json")
+        assert r.exit_code == 0, r.output
+        out[spec.stem] = strict(r.stdout)
+    return out
+
+
+def _rounded(x, digits=6):
+    return None if x is None else float(f"{x:.{digits}g}")
+
+
+def golden_view(data: dict) -> dict:
+    return {
+        "status": data["status"],
+        "objective": _rounded(data["objective"]),
+        "accountant": data["accountant"],
+        "choice": data["choice"],
+        "even_split": None if data["even_split"] is None else _rounded(data["even_split"]["objective"]),
+        "blocks": {
+            n: {"status": b["status"], "params": {k: _rounded(v) for k, v in b["params"].items()}}
+            for n, b in data["blocks"].items()
+        },
+    }
+
+
+@pytest.mark.parametrize("spec", COMPOSITES, ids=lambda p: p.stem)
+def test_golden(spec, answers):
+    path = GOLDEN / f"{spec.stem}.composite.json"
+    text = json.dumps(golden_view(answers[spec.stem]), indent=1) + "\n"
+    if UPDATE:
+        path.write_text(text)
+    assert path.exists(), f"no golden file {path.name}; run with PRIVOPT_UPDATE_GOLDEN=1 and review it"
+    assert text == path.read_text(), f"{path.name} changed"
+
+
+@pytest.mark.parametrize("spec", COMPOSITES, ids=lambda p: p.stem)
+def test_json_keys_and_certificate(spec, answers):
+    data = answers[spec.stem]
+    assert KEYS <= set(data)
+    assert data["verification"]["passed"]
+    assert data["status"] in ("optimal", "feasible")
+    bound = data["optimality"]["lower_bound"]
+    assert bound <= data["objective"] and data["optimality"]["gap"] >= 0
+    if data["status"] == "optimal":
+        assert data["optimality"]["gap"] <= 1e-6
+    for b in data["blocks"].values():
+        assert set(b) >= {"params", "objective", "status", "file", "sha256"}
+        assert len(b["sha256"]) == 64
+
+
+@pytest.mark.parametrize("spec", COMPOSITES, ids=lambda p: p.stem)
+def test_explain_json(spec):
+    r = invoke("explain", spec, "--json")
+    assert r.exit_code == 0, r.output
+    data = strict(r.stdout)
+    assert list(data) == ["class", "plan", "canonical"] and data["class"] == "composite" and data["canonical"] is None
+    assert data["plan"] and all(set(s) == {"step", "kind", "why"} for s in data["plan"])
+    assert [s["kind"] for s in data["plan"]].count("method") == 1
+
+
+def test_text_shows_budgets_values_and_the_gain(answers):
+    r = invoke("solve", SPECS / "blocks_means.priv")
+    assert r.exit_code == 0
+    assert "block arith" in r.output and "budget eps=" in r.output and "gain of the optimized split" in r.output
+
+
+def test_means_split_against_the_blocks_alone(answers):
+    """Each block solved alone at its share gives its value; the even split is the blocks at
+    0.5 each; no split on a coarse grid beats the proven bound."""
+    data = answers["blocks_means"]
+    total = 0.0
+    for name, file in (("arith", "arithmetic_mean"), ("harm", "harmonic_mean")):
+        b = data["blocks"][name]
+        alone = privopt.load(SPECS / "blocks" / f"{file}.priv", {"eps": b["params"]["eps"]}).solve()
+        assert alone.objective == pytest.approx(b["objective"], rel=1e-9)
+        total += alone.objective
+    assert data["objective"] == pytest.approx(total, rel=1e-9)
+    assert sum(b["params"]["eps"] for b in data["blocks"].values()) <= 1.0
+    even = sum(
+        privopt.load(SPECS / "blocks" / f"{f}.priv", {"eps": 0.5}).solve().objective
+        for f in ("arithmetic_mean", "harmonic_mean")
+    )
+    assert data["even_split"]["objective"] == pytest.approx(even, rel=1e-9)
+    assert data["objective"] < even
+    bound = data["optimality"]["lower_bound"]
+    for e in np.linspace(0.1, 0.9, 5):
+        a = privopt.load(SPECS / "blocks" / "arithmetic_mean.priv", {"eps": e}).solve()
+        h = privopt.load(SPECS / "blocks" / "harmonic_mean.priv", {"eps": 1 - e}).solve()
+        if a.status == h.status == "optimal":
+            assert a.objective + h.objective >= bound
+
+
+def ordered_release_tv(eps: float, k: int = 5) -> float:
+    """An independent LP (scipy): min tv = 1 - sum_n P(n) G(n | n) over row-stochastic G with
+    G(y | n) <= e^eps G(y | n') for |n - n'| = 1, uniform prior."""
+    from scipy.optimize import linprog
+
+    idx = lambda n, y: n * k + y  # noqa: E731
+    c = np.zeros(k * k)
+    for n in range(k):
+        c[idx(n, n)] = -1.0 / k
+    a_ub, b_ub = [], []
+    for n in range(k):
+        for m in (n - 1, n + 1):
+            if 0 <= m < k:
+                for y in range(k):
+                    row = np.zeros(k * k)
+                    row[idx(n, y)], row[idx(m, y)] = 1.0, -math.exp(eps)
+                    a_ub.append(row)
+                    b_ub.append(0.0)
+    a_eq = np.zeros((k, k * k))
+    for n in range(k):
+        a_eq[n, n * k : (n + 1) * k] = 1.0
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(k), bounds=(0, 1), method="highs")
+    return 1.0 + res.fun
+
+
+def test_design_choice_against_closed_forms(answers):
+    data = answers["blocks_choice"]
+    rr = 4 / (math.e + 4)  # (k - 1) / (e^eps + k - 1), k = 5, eps = 1
+    ordered = ordered_release_tv(1.0)
+    assert ordered < rr
+    assert data["choice"] == "ordered" and data["blocks"]["rr"]["status"] == "not chosen"
+    assert data["objective"] == pytest.approx(ordered, rel=1e-6)
+    assert data["blocks"]["ordered"]["params"]["eps"] == pytest.approx(1.0)
+
+
+def test_accuracy_first_against_the_closed_form(answers):
+    data = answers["blocks_accuracy"]
+    least = math.log(4 / 0.3 - 4)  # 4 / (e^eps + 4) <= 0.3
+    assert data["optimality"]["lower_bound"] <= least * (1 + 1e-9) and data["objective"] >= least * (1 - 1e-9)
+    assert data["objective"] == pytest.approx(least, rel=1e-6)
+    assert data["blocks"]["rr"]["objective"] <= 0.3
