@@ -520,7 +520,8 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         if name not in problem.params:
             declared = ", ".join(sorted(problem.params)) or "none"
             raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
-        plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
+        if not isinstance(problem, Composite):  # a composite's blocks plan their own routes
+            plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
         with _progress() as progress:
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:

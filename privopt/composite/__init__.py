@@ -5,7 +5,8 @@ share a privacy budget privopt splits with a certificate, design choices, accura
 split core over abstract value oracles, ``solve`` runs the program, ``result`` is its answer.
 """
 
-from .model import Composite, build, is_composite, refuse_attrs
+from .model import is_composite, refuse_attrs
 from .result import CompositeResult
+from .solve import Composite, build
 
 __all__ = ["Composite", "CompositeResult", "build", "is_composite", "refuse_attrs"]

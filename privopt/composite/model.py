@@ -15,6 +15,7 @@ Gaussian input it perturbs. Blocks are solved later, at each point, by a loader 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import hashlib
 import math
 from collections.abc import Callable
@@ -63,6 +64,7 @@ class Linear:
 
     const: float = 0.0
     coefs: dict[str, float] = field(default_factory=dict)
+    text: str | None = None  # as written (the objective's, for sweep tables and plots)
 
     def scaled(self, c: float) -> Linear:
         return Linear(self.const * c, {k: v * c for k, v in self.coefs.items()})
@@ -135,8 +137,8 @@ class Target:
 
 
 @dataclass
-class Composite:
-    """The model of a composite spec; ``solve`` (privopt.composite.solve) runs it."""
+class Model:
+    """The model of a composite spec (``solve.Composite`` adds solving and explaining)."""
 
     spec: ast.SpecFile
     title: str | None
@@ -163,40 +165,11 @@ class Composite:
         path = None if self.source_name == "<spec>" else self.source_name
         return {"path": path, "title": self.title, "sha256": self.sha256, "params": dict(self.params)}
 
-    def solve(self, method: str = "auto", backend: str = "auto", time_limit=None, solver=None, workers=None, **_):
-        """Solve the composite (privopt.composite.solve): each block by its own route, the split
-        certified by monotonicity. ``method`` applies to the blocks."""
-        from .solve import solve
-
-        return solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers)
-
-    def explain_dict(self) -> dict:
-        """``privopt explain --json`` of a composite: its blocks and the method, no canonical program."""
-        from .solve import plan_steps
-
-        return {"class": "composite", "plan": plan_steps(self), "canonical": None}
-
-    def explain_text(self, as_json: bool = False) -> str:
-        """What ``privopt explain`` prints: the JSON of ``explain_dict``, or its lines."""
-        import json
-
-        data = self.explain_dict()
-        if as_json:
-            return json.dumps(data, indent=2, allow_nan=False)
-        lines = [f"spec:    {self.title or self.source_name}  ({self.source_name})", "class:   composite"]
-        for v in self.vars.values():
-            lines.append(f"  choose {v.key} in [{v.lo:g}, {v.hi:g}]")
-        if self.choice:
-            lines.append(f"  choose one of {', '.join(self.choice)}")
-        lines.append("plan:")
-        lines += [f"  {s['step']} ({s['kind']}): {s['why']}" for s in data["plan"]]
-        return "\n".join(lines)
-
 
 # ---------------------------------------------------------------- building
 
 
-def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Composite:
+def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Model:
     """The composite's model; ``load_block(spec, params)`` returns a solvable block (the API's loader)."""
     return _Builder(spec, params or {}, allow_paths, load_block).run()
 
@@ -215,7 +188,7 @@ class _Builder:
         self.choice_span: Span | None = None
         self.accountants: list[str] = []
 
-    def run(self) -> Composite:
+    def run(self) -> Model:
         """The model, with this spec's own file on the stack of files being loaded (cycles)."""
         own = self.spec.source.path
         token = LOADING.set((*LOADING.get(), own.resolve()) if own is not None else LOADING.get())
@@ -224,7 +197,7 @@ class _Builder:
         finally:
             LOADING.reset(token)
 
-    def _run(self) -> Composite:
+    def _run(self) -> Model:
         st = self.spec.statements
         declared = {s.name.name for s in st if isinstance(s, ast.ParamDecl)}
         unknown = [k for k in self.overrides if k not in declared]
@@ -268,9 +241,9 @@ class _Builder:
                 "add: minimize a.objective + b.objective",
                 file=self.spec.source.name,
             )
-        linear = self._linear(objective.expr, objective=True)
+        linear = dataclasses.replace(self._linear(objective.expr), text=objective.expr.span.text())
         titles = [s for s in st if isinstance(s, ast.SpecTitle)]
-        return Composite(
+        return Model(
             spec=self.spec,
             title=titles[0].title if titles else None,
             sha256=hashlib.sha256(self.spec.source.text.encode("utf-8")).hexdigest(),
@@ -568,9 +541,9 @@ class _Builder:
             raise SpecError("this must be a number (params allowed), not a chosen value", e.span, "write a constant")
         return form.const
 
-    def _linear(self, e: ast.Expr, objective: bool = False) -> Linear:
-        """An affine expression over params (constants), chosen variables and, where allowed,
-        blocks' objectives; anything else is a located error."""
+    def _linear(self, e: ast.Expr) -> Linear:
+        """An affine expression over params (constants), chosen variables and blocks' objectives
+        (``a.objective``); anything else is a located error."""
         if isinstance(e, ast.Number):
             return Linear(e.value)
         if isinstance(e, ast.Name):
@@ -600,12 +573,12 @@ class _Builder:
                 f"write {block.name}.objective, or choose {key} above this line",
             )
         if isinstance(e, ast.Neg):
-            return self._linear(e.operand, objective).scaled(-1.0)
+            return self._linear(e.operand).scaled(-1.0)
         if isinstance(e, ast.BinOp) and e.op in "+-":
-            right = self._linear(e.right, objective)
-            return self._linear(e.left, objective).plus(right.scaled(-1.0 if e.op == "-" else 1.0))
+            right = self._linear(e.right)
+            return self._linear(e.left).plus(right.scaled(-1.0 if e.op == "-" else 1.0))
         if isinstance(e, ast.BinOp) and e.op in "*/":
-            left, right = self._linear(e.left, objective), self._linear(e.right, objective)
+            left, right = self._linear(e.left), self._linear(e.right)
             if e.op == "*" and not left.coefs:
                 return right.scaled(left.const)
             if not right.coefs and (e.op == "*" or right.const != 0):

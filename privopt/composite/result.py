@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..render import visible
+from .split import RTOL
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,6 @@ class CompositeResult:
 
     @classmethod
     def build(cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons):
-        from .solve import RTOL
-
         blocks = {}
         for name, b in c.blocks.items():
             a = answers.get(name)
@@ -84,7 +83,9 @@ class CompositeResult:
             reasons=list(reasons) if objective is None else [],
         )
 
-    def to_dict(self, tables: bool = True) -> dict[str, Any]:  # noqa: ARG002 - a composite has no tables of its own
+    sections = ()  # a composite's answer is its blocks' entries, not sections of one program
+
+    def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:  # noqa: ARG002 - no tables of its own
         return {
             "status": self.status,
             "objective": self.objective,

@@ -17,17 +17,54 @@ the unchosen blocks count 0 and spend no budget; the bound is the least over the
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InfeasibleError, SpecError, UsageError
-from .model import Composite, Row
+from ..language import ast
+from . import model
+from .model import Row
 from .result import BlockAnswer, CompositeResult
-from .split import Split, Term, relative_gap, split
+from .split import RTOL, Split, Term, relative_gap, split
 
-RTOL = 1e-6  # the relative gap a certified optimum reaches
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
+
+
+@dataclass
+class Composite(model.Model):
+    """A loaded composite spec: its model (``model.Model``) plus ``solve`` and ``explain``."""
+
+    def solve(self, method: str = "auto", backend: str = "auto", time_limit=None, solver=None, workers=None, **_):
+        """Solve the composite (module docstring): each block by its own route (``method``,
+        ``backend``, ``solver`` and ``time_limit`` apply to every block solve)."""
+        return solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers)
+
+    def explain_dict(self) -> dict:
+        """``privopt explain --json`` of a composite: its blocks and the method, no canonical program."""
+        return {"class": "composite", "plan": plan_steps(self), "canonical": None}
+
+    def explain_text(self, as_json: bool = False) -> str:
+        """What ``privopt explain`` prints: the JSON of ``explain_dict``, or its lines."""
+        data = self.explain_dict()
+        if as_json:
+            return json.dumps(data, indent=2, allow_nan=False)
+        lines = [f"spec:    {self.title or self.source_name}  ({self.source_name})", "class:   composite"]
+        lines += [f"  choose {v.key} in [{v.lo:g}, {v.hi:g}]" for v in self.vars.values()]
+        if self.choice:
+            lines.append(f"  choose one of {', '.join(self.choice)}")
+        lines.append("plan:")
+        lines += [f"  {s['step']} ({s['kind']}): {s['why']}" for s in data["plan"]]
+        return "\n".join(lines)
+
+
+def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Composite:
+    """The loaded composite (``model.build``); ``load_block(spec, params)`` loads a block."""
+    m = model.build(spec, params, allow_paths, load_block)
+    return Composite(**{f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
 
 
 @dataclass

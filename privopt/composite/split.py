@@ -35,6 +35,7 @@ import numpy as np
 RESOLUTION = 52  # budget numerators are integers over 2^52 (exact sums in int64)
 ONE = 1 << RESOLUTION
 TINY = 1e-12  # the floor of |objective| in a relative gap
+RTOL = 1e-6  # the relative gap of a certified optimum
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def _least(f: _Frontier, limit: float) -> float:
     return float(f.v.min()) if f.v.size else limit
 
 
-def split(terms: Sequence[Term], budget: float, rtol: float = 1e-6, max_calls: int = 400, grid: int = 8) -> Split:
+def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: int = 400, grid: int = 8) -> Split:
     """Minimize ``sum_i g_i(y_i)`` over ``sum_i y_i <= budget``, ``0 <= y_i <= width_i`` (module
     docstring): the best split found, with a proven lower bound. ``grid`` (a power of two) is
     the first uniform grid; ``max_calls`` bounds the oracle calls of the refinement."""
