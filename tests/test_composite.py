@@ -66,10 +66,14 @@ def test_split_of_randomized_response_is_certified(ks, budget):
     assert s.lower_bound <= truth * (1 + 1e-12)  # never above the optimum
 
 
-def test_split_reaches_the_target_gap_on_cheap_oracles():
-    s = split([Term(gaussian(1.0)), Term(gaussian(8.0))], 1.0, max_calls=100_000)
-    assert s.gap <= 1e-6
-    assert s.objective == pytest.approx(gaussian_optimum([1, 1], [1.0, 8.0], 1.0), rel=1e-9)
+def test_the_gap_closes_with_more_oracle_calls():
+    """With monotonicity alone the bound closes as the cells shrink where the objective is flat."""
+    terms = [Term(gaussian(1.0)), Term(gaussian(8.0))]
+    best = gaussian_optimum([1, 1], [1.0, 8.0], 1.0)
+    coarse, fine = split(terms, 1.0, max_calls=200), split(terms, 1.0, max_calls=2000)
+    assert fine.gap < coarse.gap / 50
+    assert coarse.lower_bound <= fine.lower_bound <= best <= fine.objective <= coarse.objective
+    assert fine.objective == pytest.approx(best, rel=1e-9)
 
 
 def test_corners_of_randomized_response():
@@ -77,7 +81,7 @@ def test_corners_of_randomized_response():
     k = 50
     s = split([Term(rr(k)), Term(rr(k))], 0.5, max_calls=2000)
     corner = rr(k)(0.5) + rr(k)(0.0)
-    assert s.objective == pytest.approx(corner, rel=1e-9)
+    assert s.objective == pytest.approx(corner, rel=1e-9) and s.gap <= 1e-6  # certified at a corner
     assert sorted(s.shares) == pytest.approx([0.0, 0.5])
     assert s.lower_bound <= corner
 
@@ -184,3 +188,76 @@ def test_gaussian_blocks_over_the_same_input_are_refused(tmp_path):
 def test_a_block_name_outside_a_composite_is_located():
     with pytest.raises(SpecError, match="names a block"):
         privopt.loads("var X : data {a, b}\nminimize q.objective\n")
+
+
+# ------------------------------------------------------------------ composites end to end
+
+
+def two_blocks(tmp_path, sense_line: str):
+    return composite(
+        tmp_path,
+        'use "blocks/randomized_response.priv" as a\nuse "blocks/ordered_release.priv" as b\n'
+        f"choose a.eps, b.eps\nsubject to a.eps + b.eps <= 2\n{sense_line}\n",
+        blocks=("randomized_response.priv", "ordered_release.priv"),
+    )
+
+
+def test_maximize_mirrors_minimize(tmp_path):
+    low = privopt.load(two_blocks(tmp_path, "minimize a.objective + 2 * b.objective")).solve()
+    high = privopt.load(two_blocks(tmp_path, "maximize -1 * a.objective - 2 * b.objective")).solve()
+    assert high.objective == pytest.approx(-low.objective, rel=1e-12)
+    assert high.optimality["upper_bound"] == pytest.approx(-low.optimality["lower_bound"], rel=1e-12)
+    assert high.optimality["upper_bound"] >= high.objective
+    # the corner: randomized response gets nothing (tv 0.8 = 1 - 1/5), the ordered release all of it
+    assert low.blocks["a"]["params"]["eps"] == 0.0 and low.blocks["a"]["objective"] == pytest.approx(0.8)
+
+
+def test_a_block_may_be_a_composite(tmp_path):
+    composite(tmp_path, "", blocks=("randomized_response.priv", "ordered_release.priv"))
+    shutil.copy(SPECS / "blocks_choice.priv", tmp_path / "inner.priv")
+    outer = tmp_path / "outer.priv"
+    outer.write_text(
+        'use "inner.priv" as inner with eps = 2\nuse "blocks/randomized_response.priv" as rr with eps = 1\n'
+        "minimize inner.objective + rr.objective\n"
+    )
+    r = privopt.load(outer).solve()
+    inner = privopt.load(SPECS / "blocks_choice.priv", {"eps": 2}).solve()
+    assert r.status == "optimal" and r.verification["passed"] and r.method == "evaluate"
+    assert r.blocks["inner"]["objective"] == pytest.approx(inner.objective, rel=1e-12)
+    assert r.objective == pytest.approx(inner.objective + 4 / (math.e + 4), rel=1e-6)
+
+
+def test_a_block_infeasible_at_a_point_does_not_stop_the_run():
+    """The arithmetic-mean block has no answer at a tiny budget; the split still solves."""
+    assert privopt.load(SPECS / "blocks" / "arithmetic_mean.priv", {"eps": 1e-6}).solve().status == "infeasible"
+    r = privopt.load(SPECS / "blocks_choice.priv", {"eps": 0.25}).solve()
+    assert r.status == "optimal" and r.objective is not None
+
+
+COMPOSITE_TEXTS = {p.name: p.read_text() for p in sorted(SPECS.glob("blocks_*.priv"))}
+INSERTS = ["use", "choose", "one of", "with", "as", ".", ",", "dp(", "objective", "eps", "(", ")", "[", "]", '"', "<="]
+
+
+@st.composite
+def mutated(draw):
+    name = draw(st.sampled_from(sorted(COMPOSITE_TEXTS)))
+    words = COMPOSITE_TEXTS[name].split(" ")
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(words) - 1))
+        if draw(st.booleans()):
+            del words[i]
+        else:
+            words.insert(i, draw(st.sampled_from(INSERTS)))
+    return name, " ".join(words)
+
+
+@settings(max_examples=60, deadline=None)
+@given(mutated())
+def test_mutated_composites_load_or_give_located_errors(case):
+    """A mutated composite loads and explains, or is refused by a PrivoptError (never a crash)."""
+    name, text = case
+    try:
+        problem = privopt.loads(text, path=SPECS / name)
+    except privopt.PrivoptError:
+        return
+    problem.explain_text(as_json=True)
