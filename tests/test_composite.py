@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import privopt
 from privopt.cli import main
-from privopt.composite.split import Term, split
+from privopt.composite.split import Term, inverse_square_split, split
 from privopt.errors import SpecError
 from tests.conftest import SPECS
 
@@ -42,6 +42,28 @@ def test_split_matches_the_gaussian_closed_form(cs, ws, budget):
     assert s.objective == pytest.approx(best, rel=1e-6)
     assert s.lower_bound <= best * (1 + 1e-12)
     assert sum(s.shares) <= budget * (1 + 1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=6), st.floats(0.05, 10))
+def test_the_inverse_square_closed_form(ks, budget):
+    """Uncapped: eps_i proportional to k_i^(1/3); the dual bound closes the gap."""
+    s = inverse_square_split(ks, [math.inf] * len(ks), budget)
+    best = gaussian_optimum([1.0] * len(ks), ks, budget)
+    assert s.objective == pytest.approx(best, rel=1e-9)
+    assert s.lower_bound <= best * (1 + 1e-12) and s.gap <= 1e-9
+    assert sum(s.shares) <= budget * (1 + 1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0.1, 10), min_size=2, max_size=3), st.lists(st.floats(0.05, 2), min_size=3, max_size=3))
+def test_the_inverse_square_closed_form_with_caps_against_the_core(ks, caps):
+    caps = caps[: len(ks)]
+    exact = inverse_square_split(ks, caps, 1.0)
+    core = split([Term(gaussian(k), cap) for k, cap in zip(ks, caps)], 1.0, max_calls=600)
+    assert exact.objective <= core.objective * (1 + 1e-9)  # the closed form is at least as good
+    assert core.lower_bound <= exact.objective * (1 + 1e-9) and exact.lower_bound <= core.objective * (1 + 1e-9)
+    assert exact.gap <= 1e-9 and all(y <= cap * (1 + 1e-15) for y, cap in zip(exact.shares, caps))
 
 
 def rr(k: int):

@@ -168,3 +168,17 @@ def test_accuracy_first_against_the_closed_form(answers):
     assert data["optimality"]["lower_bound"] <= least * (1 + 1e-9) and data["objective"] >= least * (1 - 1e-9)
     assert data["objective"] == pytest.approx(least, rel=1e-6)
     assert data["blocks"]["rr"]["objective"] <= 0.3
+
+
+def test_gaussian_split_against_the_cube_root_law(answers):
+    """Each classic-calibration block's error is k / eps^2 (k from the block alone at eps = 0.5);
+    the optimum puts eps_i in proportion to k_i^(1/3): value (sum k_i^(1/3))^3 / E^2."""
+    data = answers["blocks_gaussian"]
+    ks = [privopt.load(SPECS / "blocks" / f"gaussian_{f}.priv").solve().objective * 0.25 for f in ("pairs", "totals")]
+    roots = [k ** (1 / 3) for k in ks]
+    assert data["objective"] == pytest.approx(sum(roots) ** 3 / 0.8**2, rel=1e-6)
+    for name, r in zip(("pairs", "totals"), roots):
+        assert data["blocks"][name]["params"]["eps"] == pytest.approx(0.8 * r / sum(roots), rel=1e-6)
+        assert data["blocks"][name]["params"]["delta"] == pytest.approx(1e-6)
+    assert data["accountant"] == "basic" and data["status"] == "optimal"
+    assert data["even_split"]["objective"] == pytest.approx(sum(k / 0.4**2 for k in ks), rel=1e-6)

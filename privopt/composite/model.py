@@ -87,6 +87,13 @@ class Budget:
     eps: str | float
     delta: str | float | None
     choosable: frozenset[str]
+    calibration: str | None = None  # Gaussian noise: "classic" when the spec asks for it
+
+    def classic(self, param: str) -> bool:
+        """The param is the eps of a Gaussian budget under the classic calibration (Ramon & Basu
+        Sec. 3.2: sigma = sqrt(2 ln(1.25 / delta)) Delta / eps), whose optimal value is exactly
+        ``V(eps0) (eps0 / eps)^2``: the allowed sensitivities scale with eps, the variances with 1/eps^2."""
+        return self.calibration == "classic" and param == self.eps
 
 
 @dataclass
@@ -648,7 +655,15 @@ def _budget(spec: ast.SpecFile) -> tuple[Budget | None, str]:
             elsewhere |= ast.names_in(s.expr)
         elif not isinstance(s, ast.SpecTitle):
             elsewhere |= ast.names_in(s)
-    return Budget(kind, eps, delta, frozenset(in_bound - elsewhere)), measure
+    calibration = next(
+        (
+            k.value.name
+            for k in ast.nodes_in(stmt.exprs[0], kind=ast.KwArg)
+            if k.name.name == "calibration" and isinstance(k.value, ast.Name)
+        ),
+        None,
+    )
+    return Budget(kind, eps, delta, frozenset(in_bound - elsewhere), calibration), measure
 
 
 def _gaussian_input(spec: ast.SpecFile) -> tuple | None:

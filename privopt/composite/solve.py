@@ -29,7 +29,7 @@ from ..language import ast
 from . import model
 from .model import Row
 from .result import BlockAnswer, CompositeResult
-from .split import RTOL, Split, Term, relative_gap, split
+from .split import RTOL, Split, Term, inverse_square_split, relative_gap, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
 
@@ -296,7 +296,7 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
                 f"a block that {block.sense}s is weighted {'+' if block.sense == 'minimize' else '-'} when the composite "
                 f"{c.sense}s",
             )
-    value, bound = _objective(c, {}, {}, []), _objective(c, {}, {}, [])  # the constant part
+    bound = _objective(c, {}, {}, [])  # the constant part
     values: dict[str, float] = {}
     for row in rows:
         keys = [k for k in row.coefs if k in active_vars]
@@ -307,18 +307,15 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
             return _Outcome(math.inf, math.inf, {}, active, ["a composition row cannot hold with the chosen ranges"])
         for k, x in zip(keys, result.shares):
             values[k] = active_vars[k].lo + x / row.coefs[k]
-        value += result.objective
         bound += result.lower_bound
+    # the answer: every block solved at its budget (a closed form's point is solved here)
     answers = {n: oracle.answer(n, {k: v for k, v in values.items() if k.startswith(n + ".")}) for n in active}
     fixed = [n for n in active if not any(v.block == n for v in active_vars.values())]
     for n in fixed:
         a = answers[n]
-        add = math.inf if a.value is None else weights.get(n, 0.0) * a.value
-        value += add
-        bound += add
-    if any(answers[n].value is None for n in active):
-        value = math.inf
-    return _Outcome(value, bound, answers, active, _reasons(answers))
+        bound += math.inf if a.value is None else weights.get(n, 0.0) * a.value
+    value = _objective(c, answers, values, active)
+    return _Outcome(value, min(bound, value), answers, active, _reasons(answers))
 
 
 def _active_row(row: Row, active_vars: dict) -> Row:
@@ -336,6 +333,8 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
     def term(v):
         scale = row.coefs[v.key]
         w = weights.get(v.block, 0.0)
+        if _classic(c, v):
+            return _classic_term(oracle, v, scale, w)
 
         def g(y: float) -> float:
             a = oracle.answer(v.block, {v.key: v.lo + y / scale})
@@ -343,11 +342,55 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
 
         return Term(g, scale * (v.hi - v.lo))
 
+    classic = [_classic(c, v) for v in row_vars]
+    if all(classic) and all(v.lo == 0 for v in row_vars):
+        return _classic_split(oracle, row, row_vars, weights, room)
     if room == 0:
         values = [term(v).oracle(0.0) for v in row_vars]
         total = math.fsum(values)
         return Split(tuple(0.0 for _ in row_vars), tuple(values), total, total, len(row_vars))
     return split([term(v) for v in row_vars], room, rtol=RTOL, max_calls=MAX_CALLS * len(row_vars))
+
+
+CLASSIC_EPS_MAX = 1.0  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
+
+
+def _classic(c: Composite, v) -> bool:
+    budget = c.blocks[v.block].budget
+    return budget is not None and budget.classic(v.param)
+
+
+def _classic_k(oracle: _Oracle, v) -> tuple[float, float]:
+    """``(k, cap)``: the block's value is ``k / eps^2`` exactly (``Budget.classic``), ``k = V(eps0)
+    eps0^2`` from one verified solve; eps is searched up to ``cap``, where the calibration is proven."""
+    cap = min(v.hi, CLASSIC_EPS_MAX)
+    eps0 = max(v.lo, cap / 2)
+    a = oracle.answer(v.block, {v.key: eps0}) if eps0 > 0 else None
+    return (math.inf if a is None or a.value is None else a.value * eps0**2), cap
+
+
+def _classic_split(oracle: _Oracle, row: Row, row_vars: list, weights: dict, room: float) -> Split:
+    """Every block of the row is Gaussian under the classic calibration: ``split.inverse_square_split``
+    on ``y_i = c_i eps_i`` (``w k / eps^2 = w k c^2 / y^2``)."""
+    ks = [_classic_k(oracle, v) for v in row_vars]
+    if any(not math.isfinite(k) for k, _ in ks):
+        return Split(tuple(0.0 for _ in row_vars), (), math.inf, math.inf, 0)
+    scales = [row.coefs[v.key] for v in row_vars]
+    a = [weights.get(v.block, 0.0) * k * s**2 for v, (k, _), s in zip(row_vars, ks, scales)]
+    return inverse_square_split(a, [s * cap for s, (_, cap) in zip(scales, ks)], room)
+
+
+def _classic_term(oracle: _Oracle, v, scale: float, w: float) -> Term:
+    """A Gaussian block under the classic calibration (``_classic_k``) beside other blocks: its
+    closed form as the value oracle. The answer's blocks are solved again at their budgets, so
+    the reported values are the blocks' own."""
+    k, hi = _classic_k(oracle, v)
+
+    def g(y: float) -> float:
+        eps = v.lo + y / scale
+        return w * k / eps**2 if eps > 0 and math.isfinite(k) else math.inf
+
+    return Term(g, scale * max(0.0, hi - v.lo))
 
 
 def _even(c: Composite, oracle: _Oracle, active: list[str]) -> float:

@@ -248,3 +248,39 @@ def _refine(curves: list[_Curve], lb_items, upper: float, rtol: float) -> bool:
         for j in sorted(alive, reverse=True):  # from the top: earlier indices stay valid
             halved |= c.refine(int(j))
     return halved
+
+
+def inverse_square_split(a: Sequence[float], width: Sequence[float], budget: float) -> Split:
+    """The closed form for values ``a_i / y_i^2`` (Gaussian blocks under the classic calibration):
+    minimize ``sum_i a_i / y_i^2`` over ``sum_i y_i <= E``, ``0 < y_i <= u_i``, a convex program.
+    KKT: ``y_i(lam) = min(u_i, (2 a_i / lam)^(1/3))`` with ``sum_i y_i(lam) = E`` (so, without
+    caps, ``y_i`` is proportional to ``a_i^(1/3)``); ``lam`` is found by bisection. The lower
+    bound is the Lagrangian dual ``sum_i min_y (a_i / y^2 + lam y) - lam E`` at the bracket's
+    ends (weak duality: a proof for any ``lam >= 0``)."""
+    a = np.asarray(a, dtype=float)
+    u = np.minimum(np.asarray(width, dtype=float), budget)
+
+    def shares(lam: float) -> np.ndarray:
+        return np.minimum(u, np.cbrt(2.0 * a / lam)) if lam > 0 else u.copy()
+
+    def value(y: np.ndarray) -> float:
+        return math.fsum(np.where(a > 0, a / np.maximum(y, 1e-300) ** 2, 0.0))
+
+    def dual(lam: float) -> float:
+        y = shares(lam)
+        return value(y) + lam * (float(y.sum()) - budget)
+
+    if u.sum() <= budget:
+        y = u
+        return Split(tuple(map(float, y)), tuple(map(float, a / y**2)), value(y), value(y), 0)
+    lo, hi = 1e-300, 1.0
+    while shares(hi).sum() > budget:
+        hi *= 2.0
+    for _ in range(200):  # geometric bisection to the last bit
+        mid = math.sqrt(lo * hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if shares(mid).sum() > budget else (lo, mid)
+    y = shares(hi)  # sum(y) <= E: feasible
+    y = y * min(1.0, budget / float(y.sum()))
+    return Split(tuple(map(float, y)), tuple(map(float, a / y**2)), value(y), max(dual(lo), dual(hi)), 0)
