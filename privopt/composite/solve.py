@@ -94,7 +94,12 @@ class _Oracle:
         try:
             problem = self.composite.load_block(block.spec, params)
             result = problem.solve(**self.options)
-        except (InfeasibleError, UsageError) as e:  # e.g. a budget outside the block's param domain
+        except InfeasibleError as e:
+            return BlockAnswer(params, None, "infeasible", str(e).splitlines()[0], None)
+        except UsageError as e:
+            if not str(e).startswith("params="):  # a bad --method or --backend: the run's error
+                raise UsageError(f"block {name} ({block.file}): {e}") from None
+            # a budget outside the block's param domain (eps = 0 for Gaussian noise): no release there
             return BlockAnswer(params, None, "infeasible", str(e).splitlines()[0], None)
         if result.status != "optimal":
             return BlockAnswer(params, None, result.status, "; ".join(result.reasons), result)

@@ -233,7 +233,8 @@ def _describe_terminal(name: str) -> str:
 
 
 def _expected_list(expected) -> str:
-    names = sorted({_describe_terminal(t) for t in expected})
+    # '.' continues a name only in a composite's block.name (docs/blocks.md): not offered
+    names = sorted({_describe_terminal(t) for t in expected if t != "DOT"})
     if len(names) > 8:
         names = names[:8] + ["..."]
     return ", ".join(names)
