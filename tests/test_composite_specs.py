@@ -182,3 +182,47 @@ def test_gaussian_split_against_the_cube_root_law(answers):
         assert data["blocks"][name]["params"]["delta"] == pytest.approx(1e-6)
     assert data["accountant"] == "basic" and data["status"] == "optimal"
     assert data["even_split"]["objective"] == pytest.approx(sum(k / 0.4**2 for k in ks), rel=1e-6)
+
+
+def test_explain_text_names_the_blocks_and_the_method():
+    r = invoke("explain", SPECS / "blocks_choice.priv")
+    assert r.exit_code == 0
+    assert "class:   composite" in r.output and "choose one of rr, ordered" in r.output and "split (method)" in r.output
+
+
+def test_weighted_composition_row_against_the_closed_form(tmp_path):
+    """2 * pairs.eps + totals.eps <= 0.8: with y_1 = 2 eps_1 the values are 4 k_1 / y_1^2 and
+    k_2 / y_2^2, so y_i is proportional to (4 k_1)^(1/3) and k_2^(1/3)."""
+    (tmp_path / "blocks").mkdir()
+    for f in ("pairs", "totals"):
+        (tmp_path / "blocks" / f"gaussian_{f}.priv").write_text((SPECS / "blocks" / f"gaussian_{f}.priv").read_text())
+    spec = tmp_path / "c.priv"
+    spec.write_text(
+        'use "blocks/gaussian_pairs.priv" as pairs\nuse "blocks/gaussian_totals.priv" as totals\n'
+        "choose pairs.eps, totals.eps\nsubject to 2 * pairs.eps + totals.eps <= 0.8\n"
+        "minimize pairs.objective + totals.objective\n"
+    )
+    r = privopt.load(spec).solve()
+    k1, k2 = (
+        privopt.load(SPECS / "blocks" / f"gaussian_{f}.priv").solve().objective * 0.25 for f in ("pairs", "totals")
+    )
+    roots = [(4 * k1) ** (1 / 3), k2 ** (1 / 3)]
+    assert r.objective == pytest.approx(sum(roots) ** 3 / 0.8**2, rel=1e-6)
+    assert r.blocks["pairs"]["params"]["eps"] == pytest.approx(0.8 * roots[0] / sum(roots) / 2, rel=1e-6)
+    assert r.status == "optimal" and r.accountant is None
+
+
+def test_an_unchosen_block_spends_no_budget(tmp_path):
+    (tmp_path / "blocks").mkdir()
+    for f in ("randomized_response", "ordered_release"):
+        (tmp_path / "blocks" / f"{f}.priv").write_text((SPECS / "blocks" / f"{f}.priv").read_text())
+    spec = tmp_path / "c.priv"
+    spec.write_text(
+        'use "blocks/randomized_response.priv" as rr\nuse "blocks/ordered_release.priv" as ordered\n'
+        "choose rr.eps, ordered.eps\nchoose one of rr, ordered\nsubject to rr.eps + ordered.eps <= 1\n"
+        "minimize rr.objective + ordered.objective\n"
+    )
+    r = privopt.load(spec).solve()
+    assert r.choice == "ordered" and r.blocks["rr"]["status"] == "not chosen"
+    assert r.blocks["ordered"]["params"]["eps"] == pytest.approx(1.0)
+    assert r.objective == pytest.approx(ordered_release_tv(1.0), rel=1e-6)
