@@ -115,13 +115,14 @@ def solve(
     workers: int | None = None,
     progress=None,
     **load_kw,
-) -> Result:
+) -> Result | composite.CompositeResult:
     """Load (if given a path) and solve a spec; returns a ``Result``. ``load_kw`` are ``load``'s
     ``params`` and ``allow_paths``. ``engine="dask"`` solves a transparency-report spec's groups
     on a Dask cluster (``privopt.engines.dask.solve``: ``workers=N`` for a local cluster, or
     ``scheduler=ADDRESS``); ``spec`` is then a path. Locally, ``workers`` are the processes the
     LFP method uses (None: the machine's cores; 1: this process) and ``progress(done, total)``
-    is called as its QID groups finish (``Problem.solve``)."""
+    is called as its QID groups finish (``Problem.solve``). A composite spec gives a
+    ``privopt.composite.CompositeResult`` (docs/blocks.md)."""
     if engine != "local":  # privopt.engines (dask) is imported only when asked for
         from .engines import solve_with
 
@@ -136,7 +137,9 @@ def solve(
             **({"workers": workers} if workers is not None else {}),
             **load_kw,
         )
-    problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
+    problem = spec if isinstance(spec, model.Problem | composite.Composite) else load(spec, **load_kw)
+    if isinstance(problem, composite.Composite):
+        return problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers)
     return pipeline.solve(
         problem,
         method=method,

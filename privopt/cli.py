@@ -1009,6 +1009,8 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     try:
         applying.check_out(out_file, data)  # before solving: a bad target writes nothing
         problem = _load_with_progress(spec, _params(sets), allow_paths)
+        if isinstance(problem, Composite):  # issue 21: a composite has no one design to draw from
+            raise UsageError("apply draws from one design: run it on the spec of one of the composite's blocks")
         plan(problem, method, backend)  # before reading or solving: a bad --method or --backend fails fast
         records = applying.read_records(problem, data)  # before solving: bad records fail fast
         result = problem.solve(method=method, backend=backend)

@@ -226,3 +226,20 @@ def test_an_unchosen_block_spends_no_budget(tmp_path):
     assert r.choice == "ordered" and r.blocks["rr"]["status"] == "not chosen"
     assert r.blocks["ordered"]["params"]["eps"] == pytest.approx(1.0)
     assert r.objective == pytest.approx(ordered_release_tv(1.0), rel=1e-6)
+
+
+def test_the_python_api_solves_a_composite():
+    r = privopt.solve(SPECS / "blocks_accuracy.priv")
+    assert r.status == "optimal" and r.objective == pytest.approx(math.log(4 / 0.3 - 4), rel=1e-6)
+    assert strict(json.dumps(r.to_dict()))["blocks"]["rr"]["status"] == "optimal"
+
+
+def test_commands_that_need_one_program_refuse_a_composite(tmp_path):
+    records = tmp_path / "r.csv"
+    records.write_text("X\nv1\n")
+    r = invoke("apply", SPECS / "blocks_choice.priv", "--data", records, "--out", tmp_path / "o.csv")
+    assert r.exit_code == 2 and "apply draws from one design" in r.output
+    r = invoke("solve", SPECS / "blocks_accuracy.priv", "--out", tmp_path / "out")
+    assert r.exit_code == 2 and "--out does not write a composite's files yet" in r.output
+    r = invoke("check", SPECS / "blocks_accuracy.priv")
+    assert r.exit_code == 2 and "composite" in r.output
