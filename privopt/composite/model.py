@@ -100,7 +100,6 @@ class Budget:
 class Block:
     name: str
     file: str  # the path as written in the composite
-    path: Path
     spec: ast.SpecFile
     sha256: str
     params: dict[str, float]  # the block's own params (as declared; constants only)
@@ -110,7 +109,6 @@ class Block:
     measure: str  # what its privacy measure is, for messages
     sense: str  # the block's own minimize / maximize
     gaussian_input: tuple | None  # (name, size, lo, hi) of the real vector a noise block perturbs
-    span: Span
 
 
 @dataclass(frozen=True)
@@ -230,7 +228,7 @@ class _Builder:
                     raise SpecError(
                         "a composite has one objective", s.span, "combine them: minimize a.objective + b.objective"
                     )
-                objective = s
+                objective, linear = s, self._linear(s.expr)  # names declared above it, like every line
             elif not isinstance(s, ast.SpecTitle):
                 raise SpecError(
                     "a composite spec holds only spec, param, use, choose, subject to and minimize/maximize lines",
@@ -248,7 +246,7 @@ class _Builder:
                 "add: minimize a.objective + b.objective",
                 file=self.spec.source.name,
             )
-        linear = dataclasses.replace(self._linear(objective.expr), text=objective.expr.span.text())
+        linear = dataclasses.replace(linear, text=objective.expr.span.text())
         titles = [s for s in st if isinstance(s, ast.SpecTitle)]
         return Model(
             spec=self.spec,
@@ -320,7 +318,6 @@ class _Builder:
         block = Block(
             name=name,
             file=s.path,
-            path=path,
             spec=block_spec,
             sha256=hashlib.sha256(raw).hexdigest(),
             params=own,
@@ -330,7 +327,6 @@ class _Builder:
             measure=measure,
             sense=objectives[0].sense if objectives else "minimize",
             gaussian_input=_gaussian_input(block_spec),
-            span=s.span,
         )
         for p, form in linked.items():
             if budget is None or p not in budget.choosable:
