@@ -243,3 +243,12 @@ def test_commands_that_need_one_program_refuse_a_composite(tmp_path):
     assert r.exit_code == 2 and "--out does not write a composite's files yet" in r.output
     r = invoke("check", SPECS / "blocks_accuracy.priv")
     assert r.exit_code == 2 and "composite" in r.output
+
+
+def test_sweep_over_a_composites_param():
+    r = invoke("sweep", SPECS / "blocks_choice.priv", "eps=0.5,1", "--json")
+    assert r.exit_code == 0, r.output
+    rows = strict(r.stdout)
+    assert [row["eps"] for row in rows] == [0.5, 1.0] and all(row["choice"] == "ordered" for row in rows)
+    assert rows[1]["objective"] == pytest.approx(ordered_release_tv(1.0), rel=1e-6)
+    assert rows[0]["objective"] == pytest.approx(ordered_release_tv(0.5), rel=1e-6)
