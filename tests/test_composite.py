@@ -147,6 +147,12 @@ BAD = [
     ),
     ('use "blocks/randomized_response.priv" as a with epz = 1\nminimize a.objective\n', "did you mean 'eps'", 1, 49),
     (
+        'use "blocks/randomized_response.priv" as a\nsubject to dp(a, a) <= 1\nminimize a.objective\n',
+        "block 'a' is listed twice",
+        2,
+        18,
+    ),
+    (
         'use "blocks/randomized_response.priv" as a\nchoose a.eps\nminimize a.objective * a.objective\n',
         "linearly",
         3,

@@ -468,7 +468,10 @@ class _Builder:
         for a in call.args:
             if not isinstance(a, ast.Name):
                 raise SpecError("dp(...) over blocks lists block names", a.span, "write dp(a, b) <= eps")
-            blocks.append(self._block(ast.Ident(a.name, a.span)))
+            block = self._block(ast.Ident(a.name, a.span))
+            if block in blocks:
+                raise SpecError(f"block '{a.name}' is listed twice", a.span, "list each block once")
+            blocks.append(block)
         for b, a in zip(blocks, call.args):
             if b.budget is None:
                 raise SpecError(
