@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import pipeline
+from . import composite, pipeline
 from .builder.build import build
 from .core.plan import Plan
 from .errors import UsageError
@@ -66,8 +66,11 @@ class Problem(model.Problem):
         return pipeline.plan(self, method, backend, solver)
 
 
-def load(path: str | Path, params: dict[str, str | float] | None = None, allow_paths: bool = False) -> Problem:
-    """Read, parse and check a spec file. ``params`` overrides ``param`` values (as ``--set``);
+def load(
+    path: str | Path, params: dict[str, str | float] | None = None, allow_paths: bool = False
+) -> Problem | composite.Composite:
+    """Read, parse and check a spec file (a composite spec, one with ``use`` or ``choose``
+    lines, gives a ``privopt.composite.Composite``, which solves likewise). ``params`` overrides ``param`` values (as ``--set``);
     an unknown name, a value that is not a number or one outside the param's domain is a
     ``UsageError`` naming it as ``params={'delta': 1.5}``, with a did-you-mean for a name."""
     t0 = time.perf_counter()
@@ -76,19 +79,25 @@ def load(path: str | Path, params: dict[str, str | float] | None = None, allow_p
 
 def loads(
     text: str, params: dict[str, str | float] | None = None, allow_paths: bool = False, path: str | Path | None = None
-) -> Problem:
+) -> Problem | composite.Composite:
     """Parse and check spec text; relative data paths resolve against ``path``'s folder (or the cwd)."""
     t0 = time.perf_counter()
     return _checked(parse(text, path), params, allow_paths, t0)
 
 
-def _checked(spec: SpecFile, params, allow_paths: bool, t0: float) -> Problem:
+def _checked(spec: SpecFile, params, allow_paths: bool, t0: float) -> Problem | composite.Composite:
     """The spec's ``Problem``, carrying the SHA-256 of its text as read (UTF-8, without a
-    byte-order mark: ``sha256sum FILE`` for a file without one) and the parse time."""
+    byte-order mark: ``sha256sum FILE`` for a file without one) and the parse time; or, for a
+    composite, its ``Composite``, whose blocks load through this same function."""
     if params is not None and not isinstance(params, Mapping):
         raise UsageError(
             f"params= is a dict from param names to values, like {{'delta': 0.9}}, not {type(params).__name__}"
         )
+    if composite.is_composite(spec):
+        return composite.build(
+            spec, params, allow_paths, lambda block, values: _checked(block, values, allow_paths, time.perf_counter())
+        )
+    composite.refuse_attrs(spec)
     built = build(spec, params, allow_paths)
     digest = hashlib.sha256(spec.source.text.encode("utf-8")).hexdigest()
     fields = {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}
@@ -106,13 +115,14 @@ def solve(
     workers: int | None = None,
     progress=None,
     **load_kw,
-) -> Result:
+) -> Result | composite.CompositeResult:
     """Load (if given a path) and solve a spec; returns a ``Result``. ``load_kw`` are ``load``'s
     ``params`` and ``allow_paths``. ``engine="dask"`` solves a transparency-report spec's groups
     on a Dask cluster (``privopt.engines.dask.solve``: ``workers=N`` for a local cluster, or
     ``scheduler=ADDRESS``); ``spec`` is then a path. Locally, ``workers`` are the processes the
     LFP method uses (None: the machine's cores; 1: this process) and ``progress(done, total)``
-    is called as its QID groups finish (``Problem.solve``)."""
+    is called as its QID groups finish (``Problem.solve``). A composite spec gives a
+    ``privopt.composite.CompositeResult`` (docs/blocks.md)."""
     if engine != "local":  # privopt.engines (dask) is imported only when asked for
         from .engines import solve_with
 
@@ -127,7 +137,9 @@ def solve(
             **({"workers": workers} if workers is not None else {}),
             **load_kw,
         )
-    problem = spec if isinstance(spec, model.Problem) else load(spec, **load_kw)
+    problem = spec if isinstance(spec, model.Problem | composite.Composite) else load(spec, **load_kw)
+    if isinstance(problem, composite.Composite):
+        return problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers)
     return pipeline.solve(
         problem,
         method=method,

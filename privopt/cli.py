@@ -31,6 +31,7 @@ from rich.table import Table as RichTable
 from . import api, outdir, solverlog
 from .builder.params import CommandLineParams
 from .classify import METHODS
+from .composite import Composite
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
 from .pipeline import plan
@@ -330,6 +331,8 @@ def solve(
             )
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
+            if out_dir is not None and isinstance(problem, Composite):  # issue 21: no files per block yet
+                raise UsageError("--out does not write a composite's files yet: use --json")
             with _progress() as bar:
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(
@@ -517,7 +520,8 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         if name not in problem.params:
             declared = ", ".join(sorted(problem.params)) or "none"
             raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
-        plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
+        if not isinstance(problem, Composite):  # a composite's blocks plan their own routes
+            plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
         with _progress() as progress:
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:
@@ -618,6 +622,9 @@ def explain(spec, sets, allow_paths, method, backend, solver, as_json):
     (a theorem), or a chain of reductions ending in a method and a backend."""
     try:
         problem = api.load(spec, _params(sets), allow_paths)
+        if isinstance(problem, Composite):  # issue 21: a composite explains its blocks and method
+            click.echo(problem.explain_text(as_json))
+            return
         analysis = problem.explain()
         the_plan = plan(problem, method, backend, solver)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
@@ -954,6 +961,8 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     try:
         applying.check_out(out_file, data)  # before solving: a bad target writes nothing
         problem = _load_with_progress(spec, _params(sets), allow_paths)
+        if isinstance(problem, Composite):  # issue 21: a composite has no one design to draw from
+            raise UsageError("apply draws from one design: run it on the spec of one of the composite's blocks")
         plan(problem, method, backend)  # before reading or solving: a bad --method or --backend fails fast
         records = applying.read_records(problem, data)  # before solving: bad records fail fast
         result = problem.solve(method=method, backend=backend)

@@ -57,6 +57,7 @@ LAYERS = {
     "privopt.pipeline": 6,
     "privopt.crosscheck": 7,
     "privopt.api": 7,
+    "privopt.composite": 7,
     "privopt.engines": 7,
     "privopt.audit": 7,
     "privopt.apply": 7,

@@ -20,8 +20,8 @@ SPECS = Path(__file__).resolve().parent.parent / "specs"
 MECHANISM_SPECS = [
     s
     for s in sorted(p.name for p in SPECS.glob("*.priv") if not p.name.startswith("atr_"))
-    if not s.startswith(("noise_placement", "obfuscation"))
-]  # their own tests: test_noise_placement.py, test_obfuscation.py
+    if not s.startswith(("noise_placement", "obfuscation", "blocks_"))
+]  # their own tests: test_noise_placement.py, test_obfuscation.py, test_composite_specs.py
 
 
 def _table(problem, result, name=None):

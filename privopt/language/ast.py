@@ -133,7 +133,17 @@ class TupleExpr:
     span: Span
 
 
-Expr = Number | Name | Prob | Call | KwArg | Expect | BinOp | Neg | Abs | TupleExpr
+@dataclass(frozen=True)
+class Attr:
+    """``block.name`` in a composite spec: a block's param (``age.eps``) or its optimal value
+    (``age.objective``)."""
+
+    block: Ident
+    attr: Ident
+    span: Span
+
+
+Expr = Number | Name | Prob | Call | KwArg | Expect | BinOp | Neg | Abs | TupleExpr | Attr
 
 
 # ---------------------------------------------------------------- statements
@@ -302,6 +312,57 @@ class ObjectiveDecl:
     span: Span
 
 
+@dataclass(frozen=True)
+class WithItem:
+    """``P = expr`` after ``with`` in a ``use`` statement: the block's param P set to expr."""
+
+    name: Ident
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class UseDecl:
+    """``use "FILE.priv" as NAME [with P = EXPR, ...]``: a block, a whole spec solved as part of
+    a composite (docs/blocks.md)."""
+
+    path: str
+    path_span: Span
+    name: Ident
+    withs: tuple[WithItem, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ChooseItem:
+    """``NAME.P [in [lo, hi]]`` (a block's param as a decision variable) or ``t [in [lo, hi]]``
+    (a variable of the composite itself: ``block`` is None)."""
+
+    block: Ident | None
+    name: Ident
+    lo: Expr | None
+    hi: Expr | None
+    span: Span
+
+    @property
+    def key(self) -> str:
+        return f"{self.block.name}.{self.name.name}" if self.block is not None else self.name.name
+
+
+@dataclass(frozen=True)
+class ChooseDecl:
+    items: tuple[ChooseItem, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ChooseOneDecl:
+    """``choose one of a, b``: the design choice (Ramon & Basu Sec. 3.4's pi): one block is released."""
+
+    blocks: tuple[Ident, ...]
+    span: Span
+
+
 Statement = (
     SpecTitle
     | VarDecl
@@ -314,6 +375,9 @@ Statement = (
     | ObjectiveDecl
     | NoiseDecl
     | LetDecl
+    | UseDecl
+    | ChooseDecl
+    | ChooseOneDecl
 )
 
 

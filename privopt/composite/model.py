@@ -1,0 +1,676 @@
+"""A composite spec's model (Ramon & Basu Sec. 3.4; docs/blocks.md), built from its syntax tree.
+
+A composite names whole specs as blocks (``use "FILE.priv" as NAME [with P = EXPR]``), makes
+some of their privacy budgets decision variables (``choose NAME.P``; ``choose t in [lo, hi]`` for
+a variable of its own), constrains them linearly (``subject to a.eps + b.eps <= eps``, sequential
+composition) or by an accountant (``subject to dp(a, b) <= (eps, delta)``), may pick one block of
+several (``choose one of a, b``), and optimizes an affine function of the blocks' optimal values
+(``a.objective``) and its variables. Every mistake is a located ``SpecError``.
+
+The model reads each block's syntax tree only: which params are its DP/LDP budget (those written
+only in the bound of its ``dp(...)``/``ldp(...)`` statement), its objective's sense, and the
+Gaussian input it perturbs. Blocks are solved later, at each point, by a loader the API passes in.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import SpecError, UsageError, did_you_mean
+from ..language import ast
+from ..language.datafiles import DataFiles
+from ..language.parser import parse
+from ..language.source import Span
+
+# The block files being loaded, outermost first: a ``use`` of one of them is a cycle.
+LOADING: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar("privopt_composite_loading", default=())
+
+MAX_BLOCK_BYTES = 16 * 2**20
+DP_CALLS = ("dp", "ldp")
+NOT_DP = {  # a block's privacy measure that is not a DP budget, by the call its spec constrains
+    "loglift": "a log-lift budget",
+    "mutual_info": "a leakage in bits",
+    "leakage": "a leakage in bits",
+}
+
+
+def is_composite(spec: ast.SpecFile) -> bool:
+    """The spec uses blocks or chooses variables (the statements only composites have)."""
+    return any(isinstance(s, ast.UseDecl | ast.ChooseDecl | ast.ChooseOneDecl) for s in spec.statements)
+
+
+def refuse_attrs(spec: ast.SpecFile) -> None:
+    """``a.eps`` outside a composite: a located error (only composites have blocks)."""
+    found = ast.nodes_in(*spec.statements, kind=ast.Attr)
+    if found:
+        a = found[0]
+        raise SpecError(
+            f"'{a.block.name}.{a.attr.name}' names a block, and this spec uses none",
+            a.span,
+            f'declare the block first: use "FILE.priv" as {a.block.name}',
+        )
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``const + sum coefs[k] * k`` over keys: chosen variables (``a.eps``, ``t``) and block
+    values (``a.objective``)."""
+
+    const: float = 0.0
+    coefs: dict[str, float] = field(default_factory=dict)
+    text: str | None = None  # as written (the objective's, for sweep tables and plots)
+
+    def scaled(self, c: float) -> Linear:
+        return Linear(self.const * c, {k: v * c for k, v in self.coefs.items()})
+
+    def plus(self, other: Linear) -> Linear:
+        keys = dict.fromkeys([*self.coefs, *other.coefs])
+        coefs = {k: self.coefs.get(k, 0.0) + other.coefs.get(k, 0.0) for k in keys}
+        return Linear(self.const + other.const, {k: v for k, v in coefs.items() if v != 0.0})
+
+    def at(self, values: dict[str, float]) -> float:
+        return self.const + math.fsum(c * values[k] for k, c in self.coefs.items())
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A block's privacy budget statement: ``dp``/``ldp``, its eps and delta (a param name or a
+    number), and the params written only there (the ones ``choose`` may take)."""
+
+    kind: str
+    eps: str | float
+    delta: str | float | None
+    choosable: frozenset[str]
+    calibration: str | None = None  # Gaussian noise: "classic" when the spec asks for it
+
+    def classic(self, param: str) -> bool:
+        """The param is the eps of a Gaussian budget under the classic calibration (Ramon & Basu
+        Sec. 3.2: sigma = sqrt(2 ln(1.25 / delta)) Delta / eps), whose optimal value is exactly
+        ``V(eps0) (eps0 / eps)^2``: the allowed sensitivities scale with eps, the variances with 1/eps^2."""
+        return self.calibration == "classic" and param == self.eps
+
+
+@dataclass
+class Block:
+    name: str
+    file: str  # the path as written in the composite
+    spec: ast.SpecFile
+    sha256: str
+    params: dict[str, float]  # the block's own params (as declared; constants only)
+    fixed: dict[str, float]  # set by `with P = constant`
+    linked: dict[str, Linear]  # set by `with P = expression of chosen variables`
+    budget: Budget | None
+    measure: str  # what its privacy measure is, for messages
+    sense: str  # the block's own minimize / maximize
+    gaussian_input: tuple | None  # (name, size, lo, hi) of the real vector a noise block perturbs
+
+
+@dataclass(frozen=True)
+class Var:
+    key: str  # "a.eps" or "t"
+    lo: float
+    hi: float
+    block: str | None
+    param: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Row:
+    """``sum coefs[k] * k <= rhs`` over chosen variables (sequential composition)."""
+
+    coefs: dict[str, float]
+    rhs: float
+    span: Span
+    accountant: str | None = None  # set for a dp(...) row
+
+
+@dataclass(frozen=True)
+class Target:
+    """``coef * a.objective + const (<=|>=) 0`` rewritten as ``a.objective OP bound``."""
+
+    block: str
+    op: str
+    bound: float
+    span: Span
+
+
+@dataclass
+class Model:
+    """The model of a composite spec (``solve.Composite`` adds solving and explaining)."""
+
+    spec: ast.SpecFile
+    title: str | None
+    sha256: str
+    params: dict[str, float]
+    blocks: dict[str, Block]
+    vars: dict[str, Var]
+    rows: list[Row]
+    targets: list[Target]
+    choice: tuple[str, ...]
+    choice_span: Span | None
+    sense: str
+    objective: Linear
+    objective_span: Span
+    load_block: Callable
+    accountant: str | None = None
+    family = "composite"
+
+    @property
+    def source_name(self) -> str:
+        return self.spec.source.name
+
+    def provenance(self) -> dict:
+        path = None if self.source_name == "<spec>" else self.source_name
+        return {"path": path, "title": self.title, "sha256": self.sha256, "params": dict(self.params)}
+
+
+# ---------------------------------------------------------------- building
+
+
+def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Model:
+    """The composite's model; ``load_block(spec, params)`` returns a solvable block (the API's loader)."""
+    return _Builder(spec, params or {}, allow_paths, load_block).run()
+
+
+class _Builder:
+    def __init__(self, spec: ast.SpecFile, overrides: dict, allow_paths: bool, load_block: Callable):
+        self.spec, self.overrides, self.allow_paths, self.load_block = spec, dict(overrides), allow_paths, load_block
+        path = spec.source.path
+        self.folder = path.parent if path is not None else Path.cwd()
+        self.params: dict[str, float] = {}
+        self.blocks: dict[str, Block] = {}
+        self.vars: dict[str, Var] = {}
+        self.rows: list[Row] = []
+        self.targets: list[Target] = []
+        self.choice: tuple[str, ...] = ()
+        self.choice_span: Span | None = None
+        self.accountants: list[str] = []
+
+    def run(self) -> Model:
+        """The model, with this spec's own file on the stack of files being loaded (cycles)."""
+        own = self.spec.source.path
+        token = LOADING.set((*LOADING.get(), own.resolve()) if own is not None else LOADING.get())
+        try:
+            return self._run()
+        finally:
+            LOADING.reset(token)
+
+    def _run(self) -> Model:
+        st = self.spec.statements
+        declared = {s.name.name for s in st if isinstance(s, ast.ParamDecl)}
+        unknown = [k for k in self.overrides if k not in declared]
+        if unknown:
+            raise UsageError(
+                f"params={{{unknown[0]!r}: ...}}: no param '{unknown[0]}'{did_you_mean(unknown[0], declared)}"
+            )
+        objective = None
+        for s in st:
+            if isinstance(s, ast.ParamDecl):
+                self._param(s)
+            elif isinstance(s, ast.UseDecl):
+                self._use(s)
+            elif isinstance(s, ast.ChooseDecl):
+                for item in s.items:
+                    self._choose(item)
+            elif isinstance(s, ast.ChooseOneDecl):
+                self._choose_one(s)
+            elif isinstance(s, ast.ConstraintDecl):
+                self._constraint(s)
+            elif isinstance(s, ast.ObjectiveDecl):
+                if objective is not None:
+                    raise SpecError(
+                        "a composite has one objective", s.span, "combine them: minimize a.objective + b.objective"
+                    )
+                objective, linear = s, self._linear(s.expr)  # names declared above it, like every line
+            elif not isinstance(s, ast.SpecTitle):
+                raise SpecError(
+                    "a composite spec holds only spec, param, use, choose, subject to and minimize/maximize lines",
+                    s.span,
+                    "move this statement into a block's own spec file",
+                )
+        if not self.blocks:
+            raise SpecError(
+                "a composite needs at least one block", None, 'add: use "FILE.priv" as NAME', file=self.spec.source.name
+            )
+        if objective is None:
+            raise SpecError(
+                "the composite has no objective",
+                None,
+                "add: minimize a.objective + b.objective",
+                file=self.spec.source.name,
+            )
+        linear = dataclasses.replace(linear, text=objective.expr.span.text())
+        titles = [s for s in st if isinstance(s, ast.SpecTitle)]
+        return Model(
+            spec=self.spec,
+            title=titles[0].title if titles else None,
+            sha256=hashlib.sha256(self.spec.source.text.encode("utf-8")).hexdigest(),
+            params=self.params,
+            blocks=self.blocks,
+            vars=self.vars,
+            rows=self.rows,
+            targets=self.targets,
+            choice=self.choice,
+            choice_span=self.choice_span,
+            sense=objective.sense,
+            objective=linear,
+            objective_span=objective.span,
+            load_block=self.load_block,
+            accountant=_strongest(self.accountants),
+        )
+
+    # ------------------------------------------------------------ statements
+
+    def _param(self, s: ast.ParamDecl) -> None:
+        name = s.name.name
+        if name in self.params:
+            raise SpecError(f"param '{name}' is declared twice", s.name.span, "keep one of the two lines")
+        if name in self.overrides:
+            try:
+                self.params[name] = float(self.overrides[name])
+            except (TypeError, ValueError):
+                raise UsageError(f"params={{{name!r}: {self.overrides[name]!r}}}: not a number") from None
+            return
+        self.params[name] = self._constant(s.expr)
+
+    def _use(self, s: ast.UseDecl) -> None:
+        name = s.name.name
+        if name in self.blocks or name in self.params or name in self.vars:
+            raise SpecError(f"the name '{name}' is already declared", s.name.span, "give the block another name")
+        text, path, raw = self._read_block(s)
+        stack = LOADING.get()
+        if path in stack:
+            chain = " -> ".join(p.name for p in (*stack[stack.index(path) :], path))
+            raise SpecError(
+                f"a cycle of `use`: {chain}", s.path_span, "a block cannot use, directly or not, the spec that uses it"
+            )
+        block_spec = parse(text, self.folder / s.path)
+        declared = {p.name.name: p for p in block_spec.statements if isinstance(p, ast.ParamDecl)}
+        fixed: dict[str, float] = {}
+        linked: dict[str, Linear] = {}
+        for w in s.withs:
+            if w.name.name not in declared:
+                raise SpecError(
+                    f"block '{name}' ({s.path}) has no param '{w.name.name}'{did_you_mean(w.name.name, declared)}",
+                    w.name.span,
+                    "with sets a param the block declares: " + (", ".join(declared) or "it declares none"),
+                )
+            form = self._linear(w.expr)
+            if form.coefs:
+                linked[w.name.name] = form
+            else:
+                fixed[w.name.name] = form.const
+        own = {}
+        for p, decl in declared.items():
+            try:
+                own[p] = _number_of(decl.expr)
+            except ValueError:
+                continue
+        budget, measure = _budget(block_spec)
+        objectives = [o for o in block_spec.statements if isinstance(o, ast.ObjectiveDecl)]
+        block = Block(
+            name=name,
+            file=s.path,
+            spec=block_spec,
+            sha256=hashlib.sha256(raw).hexdigest(),
+            params=own,
+            fixed=fixed,
+            linked=linked,
+            budget=budget,
+            measure=measure,
+            sense=objectives[0].sense if objectives else "minimize",
+            gaussian_input=_gaussian_input(block_spec),
+        )
+        for p, form in linked.items():
+            if budget is None or p not in budget.choosable:
+                raise SpecError(
+                    f"'{p}' of block '{name}' is set by a chosen variable, but it is not only a privacy budget of the block",
+                    next(w.span for w in s.withs if w.name.name == p),
+                    "a chosen variable may set only a param written only in the block's dp(...)/ldp(...) bound",
+                )
+            if any(c < 0 for c in form.coefs.values()):
+                raise SpecError(
+                    f"'{p}' of block '{name}' decreases as a chosen variable grows",
+                    next(w.span for w in s.withs if w.name.name == p),
+                    "write it as a nonnegative multiple of the variable (the search uses that the budget grows with it)",
+                )
+        # the block must load on its own (its data, its params; a composite block pushes its own
+        # file on LOADING): its errors show here, once
+        self.load_block(block_spec, {**fixed, **{p: _probe(self.vars, f) for p, f in linked.items()}})
+        self.blocks[name] = block
+
+    def _read_block(self, s: ast.UseDecl) -> tuple[str, Path, bytes]:
+        """The block file's text, real path and bytes, through the data files' guards (inside
+        the spec's folder unless paths are allowed; a regular file)."""
+        if not s.path.endswith(".priv"):
+            raise SpecError(f"'{s.path}' is not a spec file", s.path_span, 'a block is a spec: use "FILE.priv" as NAME')
+        try:
+            real, fh = DataFiles(self.folder, self.allow_paths).open(s.path, s.path_span)
+        except SpecError as e:
+            if "does not exist" not in e.message:
+                raise
+            raise SpecError(f"block file '{s.path}' does not exist", s.path_span, e.hint) from None
+        with fh:
+            raw = fh.read(MAX_BLOCK_BYTES + 1)
+        if len(raw) > MAX_BLOCK_BYTES:
+            raise SpecError(f"block file '{s.path}' is larger than {MAX_BLOCK_BYTES // 2**20} MB", s.path_span)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise SpecError(f"block file '{s.path}' is not UTF-8 text", s.path_span, "save it as UTF-8") from None
+        return text, real, raw
+
+    def _choose(self, item: ast.ChooseItem) -> None:
+        key = item.key
+        if key in self.vars:
+            raise SpecError(f"'{key}' is chosen twice", item.span, "keep one choose")
+        lo = self._constant(item.lo) if item.lo is not None else 0.0
+        hi = self._constant(item.hi) if item.hi is not None else math.inf
+        if not (0 <= lo <= hi):
+            raise SpecError(
+                f"the range [{lo:g}, {hi:g}] of '{key}' is empty or negative", item.span, "write 0 <= lo <= hi"
+            )
+        if item.block is None:
+            if key in self.params or key in self.blocks:
+                raise SpecError(f"the name '{key}' is already declared", item.name.span, "choose another name")
+            self.vars[key] = Var(key, lo, hi, None, key, item.span)
+            return
+        block = self._block(item.block)
+        p = item.name.name
+        self._choosable(block, p, item.name.span)
+        if any(v.block == block.name for v in self.vars.values()):
+            raise SpecError(
+                f"block '{block.name}' already has a chosen param",
+                item.span,
+                "choosing two params of one block (eps and delta) is not built yet: set delta with `with delta = ...`",
+            )
+        self.vars[key] = Var(key, lo, hi, block.name, p, item.span)
+
+    def _choosable(self, block: Block, p: str, span: Span) -> None:
+        if p in block.fixed or p in block.linked:
+            raise SpecError(f"'{block.name}.{p}' is set by `with` in its use line", span, "either set it or choose it")
+        if p not in block.params and not any(
+            isinstance(s, ast.ParamDecl) and s.name.name == p for s in block.spec.statements
+        ):
+            raise SpecError(
+                f"block '{block.name}' has no param '{p}'{did_you_mean(p, block.params)}",
+                span,
+                "choose a param the block declares",
+            )
+        if block.budget is None or p not in block.budget.choosable:
+            where = (
+                "its budget is " + block.measure
+                if block.budget is None
+                else "it is used outside the dp(...)/ldp(...) bound"
+            )
+            raise SpecError(
+                f"'{block.name}.{p}' cannot be chosen: only a privacy budget can ({where})",
+                span,
+                "choose a param written only as the bound of the block's dp(...) or ldp(...) statement",
+            )
+
+    def _choose_one(self, s: ast.ChooseOneDecl) -> None:
+        if self.choice:
+            raise SpecError(
+                "a composite has one design choice", s.span, "list every alternative in one `choose one of`"
+            )
+        names = tuple(self._block(b).name for b in s.blocks)
+        if len(set(names)) != len(names):
+            raise SpecError("a block is listed twice in the design choice", s.span, "list each block once")
+        self.choice, self.choice_span = names, s.span
+
+    def _constraint(self, s: ast.ConstraintDecl) -> None:
+        if len(s.exprs) != 2:
+            raise SpecError("a composite constraint compares two sides", s.span, "write one comparison per line")
+        left, right = s.exprs
+        op = s.ops[0]
+        if isinstance(left, ast.Call) and left.func.name == "dp":
+            self._dp(left, op, right, s.span)
+            return
+        if op == "==":
+            raise SpecError("equality constraints between blocks are not built yet", s.span, "write <= or >=")
+        form = self._linear(left).plus(self._linear(right).scaled(-1.0))
+        if op == ">=":
+            form = form.scaled(-1.0)
+        values = [k for k in form.coefs if k.endswith(".objective")]
+        if values:
+            if len(values) > 1 or len(form.coefs) > 1:
+                raise SpecError(
+                    "an accuracy target bounds one block's objective by a number",
+                    s.span,
+                    "write one target per line: subject to a.objective <= 0.05",
+                )
+            coef = form.coefs[values[0]]
+            bound = -form.const / coef
+            self.targets.append(Target(values[0].split(".")[0], "<=" if coef > 0 else ">=", bound, s.span))
+            return
+        if not form.coefs:
+            if form.const > 0:
+                raise SpecError("this constraint is false whatever is chosen", s.span, "check its numbers")
+            return
+        self.rows.append(Row(dict(form.coefs), -form.const, s.span))
+
+    def _dp(self, call: ast.Call, op: str, bound: ast.Expr, span: Span) -> None:
+        """``dp(a, b, ...) <= eps`` or ``<= (eps, delta)``: the blocks' eps become chosen
+        variables under one composition row; deltas are split evenly (documented)."""
+        if op != "<=" or call.arrow_args is not None or not call.args:
+            raise SpecError(
+                "write dp(a, b, ...) <= (eps, delta) over blocks", span, "list the blocks whose releases compose"
+            )
+        blocks = []
+        for a in call.args:
+            if not isinstance(a, ast.Name):
+                raise SpecError("dp(...) over blocks lists block names", a.span, "write dp(a, b) <= eps")
+            block = self._block(ast.Ident(a.name, a.span))
+            if block in blocks:
+                raise SpecError(f"block '{a.name}' is listed twice", a.span, "list each block once")
+            blocks.append(block)
+        for b, a in zip(blocks, call.args):
+            if b.budget is None:
+                raise SpecError(
+                    f"block '{b.name}' cannot be listed in dp(...): its budget is {b.measure}, not a DP budget",
+                    a.span,
+                    "list only blocks with a dp(...) or ldp(...) budget; constrain the others by their own params",
+                )
+            if not isinstance(b.budget.eps, str):
+                raise SpecError(
+                    f"block '{b.name}' writes its budget as a number",
+                    a.span,
+                    "write it as a param (param eps = ...) so that the composite can choose it",
+                )
+            self._choosable(b, b.budget.eps, a.span)
+        gaussian = [b for b in blocks if b.gaussian_input is not None]
+        for i, b in enumerate(gaussian):
+            for c in gaussian[i + 1 :]:
+                if b.gaussian_input == c.gaussian_input:
+                    raise SpecError(
+                        f"blocks '{b.name}' and '{c.name}' add Gaussian noise to the same input "
+                        f"'{b.gaussian_input[0]}': together they are one Gaussian mechanism",
+                        span,
+                        "the joint Gaussian accountant (one conic program for both) is not built yet: "
+                        "give each block its own budget with a linear constraint on a.eps + b.eps",
+                    )
+        if isinstance(bound, ast.TupleExpr):
+            if len(bound.items) != 2:
+                raise SpecError("the bound of dp(...) is eps or (eps, delta)", bound.span)
+            eps, delta = self._constant(bound.items[0]), self._constant(bound.items[1])
+        else:
+            eps, delta = self._constant(bound), 0.0
+        self._split_delta(blocks, delta, span)
+        for b in blocks:
+            key = f"{b.name}.{b.budget.eps}"
+            if key not in self.vars:
+                if any(v.block == b.name for v in self.vars.values()):
+                    raise SpecError(f"block '{b.name}' already has a chosen param", span, "choose only its eps")
+                self.vars[key] = Var(key, 0.0, math.inf, b.name, b.budget.eps, span)
+        accountant = "basic" if delta > 0 else "pure"
+        self.accountants.append(accountant)
+        self.rows.append(Row({f"{b.name}.{b.budget.eps}": 1.0 for b in blocks}, eps, span, accountant))
+
+    def _split_delta(self, blocks: list[Block], delta: float, span: Span) -> None:
+        """Basic composition of delta: numbers written in the blocks count; blocks whose delta is
+        a param share the rest evenly (the split of delta is not optimized)."""
+        written = math.fsum(b.budget.delta for b in blocks if isinstance(b.budget.delta, float))
+        shared = [b for b in blocks if isinstance(b.budget.delta, str)]
+        if written > delta:
+            raise SpecError(f"the blocks' own deltas add up to {written:g}, more than {delta:g}", span, "raise delta")
+        for b in shared:
+            if b.budget.delta in b.fixed:
+                raise SpecError(
+                    f"block '{b.name}' sets its delta with `with`, and dp(...) splits delta",
+                    span,
+                    "leave delta out of its `with`, or constrain a.eps + b.eps <= eps instead of dp(...)",
+                )
+            b.fixed[b.budget.delta] = (delta - written) / len(shared)
+
+    # ------------------------------------------------------------ names and expressions
+
+    def _block(self, ident: ast.Ident) -> Block:
+        if ident.name not in self.blocks:
+            raise SpecError(
+                f"no block '{ident.name}' is declared above this line{did_you_mean(ident.name, self.blocks)}",
+                ident.span,
+                f'declare it before it is used: use "FILE.priv" as {ident.name}',
+            )
+        return self.blocks[ident.name]
+
+    def _constant(self, e: ast.Expr) -> float:
+        form = self._linear(e)
+        if form.coefs:
+            raise SpecError("this must be a number (params allowed), not a chosen value", e.span, "write a constant")
+        return form.const
+
+    def _linear(self, e: ast.Expr) -> Linear:
+        """An affine expression over params (constants), chosen variables and blocks' objectives
+        (``a.objective``); anything else is a located error."""
+        if isinstance(e, ast.Number):
+            return Linear(e.value)
+        if isinstance(e, ast.Name):
+            if e.name in self.params:
+                return Linear(self.params[e.name])
+            if e.name in self.vars:
+                return Linear(0.0, {e.name: 1.0})
+            known = [*self.params, *self.vars, *self.blocks]
+            raise SpecError(
+                f"'{e.name}' is not declared above this line{did_you_mean(e.name, known)}",
+                e.span,
+                "declare a name before using it: param NAME = ..., or choose NAME in [lo, hi]",
+            )
+        if isinstance(e, ast.Attr):
+            block = self._block(e.block)
+            attr = e.attr.name
+            if attr == "objective":
+                return Linear(0.0, {f"{block.name}.objective": 1.0})
+            key = f"{block.name}.{attr}"
+            if key in self.vars:
+                return Linear(0.0, {key: 1.0})
+            if attr in block.fixed:
+                return Linear(block.fixed[attr])
+            raise SpecError(
+                f"'{key}' is neither chosen nor the block's objective",
+                e.span,
+                f"write {block.name}.objective, or choose {key} above this line",
+            )
+        if isinstance(e, ast.Neg):
+            return self._linear(e.operand).scaled(-1.0)
+        if isinstance(e, ast.BinOp) and e.op in "+-":
+            right = self._linear(e.right)
+            return self._linear(e.left).plus(right.scaled(-1.0 if e.op == "-" else 1.0))
+        if isinstance(e, ast.BinOp) and e.op in "*/":
+            left, right = self._linear(e.left), self._linear(e.right)
+            if e.op == "*" and not left.coefs:
+                return right.scaled(left.const)
+            if not right.coefs and (e.op == "*" or right.const != 0):
+                return left.scaled(right.const if e.op == "*" else 1.0 / right.const)
+        raise SpecError(
+            "a composite combines blocks' values and chosen params linearly",
+            e.span,
+            "write a sum of numbers times a.objective, a.eps or a chosen variable",
+        )
+
+
+def _strongest(accountants: list[str]) -> str | None:
+    if not accountants:
+        return None
+    return "basic" if "basic" in accountants else "pure"
+
+
+def _probe(vars: dict[str, Var], form: Linear) -> float:
+    """A point to test-load a block at: each variable at its upper bound (or lower bound + 1)."""
+    return form.at({k: (v.hi if math.isfinite(v.hi) else v.lo + 1.0) for k, v in vars.items()})
+
+
+def _number_of(e: ast.Expr) -> float:
+    if isinstance(e, ast.Number):
+        return e.value
+    if isinstance(e, ast.Neg) and isinstance(e.operand, ast.Number):
+        return -e.operand.value
+    raise ValueError("not a number")
+
+
+def _budget(spec: ast.SpecFile) -> tuple[Budget | None, str]:
+    """The block's DP/LDP budget statement (read from its syntax tree) and, when it has none,
+    what its privacy measure is. A param is choosable when it appears in the bound of the
+    budget and nowhere else (other statements, other params' definitions)."""
+    budgets = []
+    measure = "a transparency report's confidence bound"
+    for s in spec.statements:
+        if not isinstance(s, ast.ConstraintDecl):
+            continue
+        head = s.exprs[0]
+        if isinstance(head, ast.Call) and head.func.name in DP_CALLS and len(s.exprs) == 2 and s.ops[0] == "<=":
+            budgets.append((s, head.func.name, s.exprs[1]))
+        for call in ast.nodes_in(*s.exprs, kind=ast.Call):
+            if call.func.name in NOT_DP:
+                measure = NOT_DP[call.func.name]
+    if len(budgets) != 1:
+        return None, (measure if not budgets else "two DP budget statements (only one can be composed)")
+    stmt, kind, bound = budgets[0]
+    items = bound.items if isinstance(bound, ast.TupleExpr) else (bound,)
+
+    def term(e):
+        if isinstance(e, ast.Name):
+            return e.name
+        return _number_of(e)
+
+    try:
+        eps = term(items[0])
+        delta = term(items[1]) if len(items) > 1 else None
+    except ValueError:
+        return None, "a budget written as an expression (write it as a param)"
+    in_bound = ast.names_in(bound)
+    elsewhere = set()
+    for s in spec.statements:
+        if s is stmt:
+            elsewhere |= ast.names_in(stmt.exprs[0])
+        elif isinstance(s, ast.ParamDecl):
+            elsewhere |= ast.names_in(s.expr)
+        elif not isinstance(s, ast.SpecTitle):
+            elsewhere |= ast.names_in(s)
+    calibration = next(
+        (
+            k.value.name
+            for k in ast.nodes_in(stmt.exprs[0], kind=ast.KwArg)
+            if k.name.name == "calibration" and isinstance(k.value, ast.Name)
+        ),
+        None,
+    )
+    return Budget(kind, eps, delta, frozenset(in_bound - elsewhere), calibration), measure
+
+
+def _gaussian_input(spec: ast.SpecFile) -> tuple | None:
+    """``(name, size, lo, hi)`` of the real vector a noise-placement block perturbs (as written)."""
+    if not any(isinstance(s, ast.NoiseDecl) for s in spec.statements):
+        return None
+    for s in spec.statements:
+        if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainReal):
+            d = s.domain
+            return (s.name.name, d.size.span.text(), d.lo.span.text(), d.hi.span.text())
+    return None

@@ -1,0 +1,158 @@
+"""The answer of a composite: each block's params, value and status, the accountant, the even
+split, the proven bound and gap, the design choice (docs/blocks.md, "Outputs"). Strict JSON:
+non-finite numbers are null."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..render import visible
+from .split import RTOL
+
+
+@dataclass(frozen=True)
+class BlockAnswer:
+    """One block solved at one point: its params, optimal value (None: infeasible), status,
+    why it failed, and its own verified ``Result``."""
+
+    params: dict[str, float]
+    value: float | None
+    status: str
+    reason: str | None
+    result: Any
+
+
+def _finite(x):
+    return x if isinstance(x, int | float) and math.isfinite(x) else None
+
+
+@dataclass
+class CompositeResult:
+    status: str  # optimal (gap <= 1e-6) | feasible (best found, gap reported) | infeasible
+    objective: float | None
+    method: str
+    accountant: str | None
+    blocks: dict[str, dict]
+    even_split: dict | None
+    optimality: dict
+    choice: str | None
+    verification: dict
+    spec: dict
+    stats: dict
+    reasons: list[str] = field(default_factory=list)
+    problem_class: str = "composite"
+
+    @classmethod
+    def build(cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons):
+        blocks = {}
+        for name, b in c.blocks.items():
+            a = answers.get(name)
+            if name not in active:
+                entry = {"params": {}, "objective": None, "status": "not chosen"}
+            elif a is None:
+                entry = {"params": {}, "objective": None, "status": "infeasible"}
+            else:
+                entry = {"params": dict(a.params), "objective": _finite(a.value), "status": a.status}
+                if a.result is not None:
+                    entry["method"] = a.result.method
+            blocks[name] = entry | {"file": b.file, "sha256": b.sha256}
+        if objective is None:
+            status = "infeasible"
+        else:
+            status = "optimal" if gap <= RTOL else "feasible"
+        checks = _checks(c, answers, active) if objective is not None else []
+        sense_key = "lower_bound" if c.sense == "minimize" else "upper_bound"
+        return cls(
+            status=status,
+            objective=_finite(objective),
+            method=method,
+            accountant=c.accountant,
+            blocks=blocks,
+            even_split=None if method != "split" else {"objective": _finite(even)},
+            optimality={sense_key: _finite(bound), "gap": _finite(gap) if objective is not None else None},
+            choice=choice,
+            verification={
+                "passed": all(ok for _, ok in checks),
+                "checks": [{"check": t, "passed": ok} for t, ok in checks],
+            },
+            spec=c.provenance(),
+            stats={"block_solves": calls, "seconds": seconds},
+            reasons=list(reasons) if objective is None else [],
+        )
+
+    sections = ()  # a composite's answer is its blocks' entries, not sections of one program
+
+    def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:  # noqa: ARG002 - no tables of its own
+        return {
+            "status": self.status,
+            "objective": self.objective,
+            "problem_class": self.problem_class,
+            "method": self.method,
+            "accountant": self.accountant,
+            "blocks": self.blocks,
+            "even_split": self.even_split,
+            "optimality": self.optimality,
+            "choice": self.choice,
+            "verification": self.verification,
+            "spec": self.spec,
+            "stats": self.stats,
+            "reasons": self.reasons,
+        }
+
+    def write_json(self, out: TextIO, tables: bool = True, indent: int | None = 2) -> None:
+        out.write(json.dumps(self.to_dict(tables), indent=indent, allow_nan=False))
+
+    def text_lines(self) -> list[str]:
+        lines = [f"composite: {self.spec.get('title') or self.spec.get('path')}"]
+        obj = "none" if self.objective is None else f"{self.objective:.9g}"
+        lines.append(f"status: {self.status}   objective: {obj}   method: {self.method}")
+        if self.accountant:
+            lines.append(f"accountant: {self.accountant}")
+        if self.choice:
+            lines.append(f"design choice: {self.choice}")
+        for name, b in self.blocks.items():
+            params = ", ".join(f"{k}={v:.9g}" for k, v in b["params"].items()) or "-"
+            value = "-" if b["objective"] is None else f"{b['objective']:.9g}"
+            lines.append(f"  block {name} ({b['file']}): {b['status']}; budget {params}; value {value}")
+        if self.even_split is not None and self.even_split["objective"] is not None and self.objective is not None:
+            even = self.even_split["objective"]
+            gain = abs(even - self.objective)
+            lines.append(f"even split: {even:.9g}   gain of the optimized split: {gain:.6g}")
+        bound = next((v for k, v in self.optimality.items() if k.endswith("bound")), None)
+        if bound is not None and self.optimality["gap"] is not None:
+            lines.append(f"proven bound: {bound:.9g}   relative gap: {self.optimality['gap']:.3g}")
+        lines.append("verification: " + ("passed" if self.verification["passed"] else "FAILED"))
+        lines += [f"  {r}" for r in self.reasons]
+        return lines
+
+    def print(self, console, tables: bool = True) -> None:  # noqa: ARG002
+        for line in self.text_lines():
+            console.print(visible(line), markup=False)
+
+
+def _checks(c, answers: dict, active: list[str]) -> list[tuple[str, bool]]:
+    """What holds at the answer: each active block's own verification, each composition row's
+    sum (recomputed), each accuracy target."""
+    out = []
+    values: dict[str, float] = {}
+    for name in active:
+        a = answers.get(name)
+        ok = a is not None and a.result is not None and bool(a.result.verification.get("passed"))
+        out.append((f"block {name} verified by its own route", ok))
+        if a is not None:
+            for key, var in c.vars.items():
+                if var.block == name and var.param in a.params:
+                    values[key] = a.params[var.param]
+    for row in c.rows:
+        used = math.fsum(coef * values.get(k, 0.0) for k, coef in row.coefs.items())
+        tol = 1e-12 * max(1.0, abs(row.rhs))
+        out.append((f"composition {' + '.join(row.coefs)} = {used:.12g} <= {row.rhs:.12g}", used <= row.rhs + tol))
+    for t in c.targets:
+        a = answers.get(t.block)
+        v = 0.0 if t.block not in active else (a.value if a is not None else None)
+        ok = v is not None and (v <= t.bound if t.op == "<=" else v >= t.bound)
+        out.append((f"target {t.block}.objective {t.op} {t.bound:g}", ok))
+    return out

@@ -1,0 +1,411 @@
+"""Solving a composite (docs/blocks.md): every block by its own route at each point, combined
+by one of three programs, each with its certificate.
+
+* **split** (chosen block budgets under linear rows): each row ``sum_i c_i x_i <= E`` is a
+  separable program over the blocks in it, solved by ``split.split`` with ``y_i = c_i (x_i -
+  lo_i)``; its value curves are the blocks' optimal values, which do not increase with their
+  budgets. Rows are independent (a block has one chosen param, in one row), so the composite's
+  bound is the sum of the rows' bounds.
+* **bisection** (accuracy first: ``minimize t`` subject to ``a.objective <= target``, blocks'
+  budgets nondecreasing in t): the targets hold on an interval ``[t*, hi]`` of t, found by
+  bisection; the bracket ``[t_lo, t_hi]`` (t_lo fails or is ``lo``, t_hi holds) is the certificate.
+* **evaluate** (nothing chosen): the blocks are solved once.
+
+A design choice ``choose one of a, b`` enumerates the alternatives, each solved and certified;
+the unchosen blocks count 0 and spend no budget; the bound is the least over the alternatives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import InfeasibleError, SpecError, UsageError
+from ..language import ast
+from . import model
+from .model import Row
+from .result import BlockAnswer, CompositeResult
+from .split import RTOL, Split, Term, inverse_square_split, relative_gap, split
+
+MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
+
+
+@dataclass
+class Composite(model.Model):
+    """A loaded composite spec: its model (``model.Model``) plus ``solve`` and ``explain``."""
+
+    def solve(self, method: str = "auto", backend: str = "auto", time_limit=None, solver=None, workers=None, **_):
+        """Solve the composite (module docstring): each block by its own route (``method``,
+        ``backend``, ``solver`` and ``time_limit`` apply to every block solve)."""
+        return solve(self, method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers)
+
+    def explain_dict(self) -> dict:
+        """``privopt explain --json`` of a composite: its blocks and the method, no canonical program."""
+        return {"class": "composite", "plan": plan_steps(self), "canonical": None}
+
+    def explain_text(self, as_json: bool = False) -> str:
+        """What ``privopt explain`` prints: the JSON of ``explain_dict``, or its lines."""
+        data = self.explain_dict()
+        if as_json:
+            return json.dumps(data, indent=2, allow_nan=False)
+        lines = [f"spec:    {self.title or self.source_name}  ({self.source_name})", "class:   composite"]
+        lines += [f"  choose {v.key} in [{v.lo:g}, {v.hi:g}]" for v in self.vars.values()]
+        if self.choice:
+            lines.append(f"  choose one of {', '.join(self.choice)}")
+        lines.append("plan:")
+        lines += [f"  {s['step']} ({s['kind']}): {s['why']}" for s in data["plan"]]
+        return "\n".join(lines)
+
+
+def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Composite:
+    """The loaded composite (``model.build``); ``load_block(spec, params)`` loads a block."""
+    m = model.build(spec, params, allow_paths, load_block)
+    return Composite(**{f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
+
+
+@dataclass
+class _Oracle:
+    """Each block solved at a point, memoized: ``(block, params) -> BlockAnswer``."""
+
+    composite: Composite
+    options: dict
+    cache: dict = field(default_factory=dict)
+
+    def answer(self, name: str, values: dict[str, float]) -> BlockAnswer:
+        block = self.composite.blocks[name]
+        params = dict(block.fixed)
+        for key, x in values.items():
+            var = self.composite.vars[key]
+            if var.block == name:
+                params[var.param] = x
+        for p, form in block.linked.items():
+            params[p] = form.at(values)
+        key = (name, tuple(sorted(params.items())))
+        if key not in self.cache:
+            self.cache[key] = self._solve(name, params)
+        return self.cache[key]
+
+    def _solve(self, name: str, params: dict[str, float]) -> BlockAnswer:
+        block = self.composite.blocks[name]
+        try:
+            problem = self.composite.load_block(block.spec, params)
+            result = problem.solve(**self.options)
+        except InfeasibleError as e:
+            return BlockAnswer(params, None, "infeasible", str(e).splitlines()[0], None)
+        except UsageError as e:
+            if not str(e).startswith("params="):  # a bad --method or --backend: the run's error
+                raise UsageError(f"block {name} ({block.file}): {e}") from None
+            # a budget outside the block's param domain (eps = 0 for Gaussian noise): no release there
+            return BlockAnswer(params, None, "infeasible", str(e).splitlines()[0], None)
+        if result.status != "optimal":
+            return BlockAnswer(params, None, result.status, "; ".join(result.reasons), result)
+        return BlockAnswer(params, float(result.objective), "optimal", None, result)
+
+
+def plan_steps(c: Composite) -> list[dict]:
+    """The steps an automatic solve runs: each block (solved by its own plan), then the program."""
+    steps = [
+        {"step": f"block {b.name}", "kind": "block", "why": f"{b.file}: solved by its own route at each point"}
+        for b in c.blocks.values()
+    ]
+    method, why = _method(c)
+    steps.append({"step": method, "kind": "method", "why": why})
+    return steps
+
+
+def _method(c: Composite) -> tuple[str, str]:
+    if any(v.block is None for v in c.vars.values()):
+        return "bisection", "least value of the composite's variable meeting the targets (monotone in the budget)"
+    if c.vars:
+        return "split", "budget split by min-plus over refined grids, with a lower bound from monotonicity"
+    return "evaluate", "nothing is chosen: each block is solved once"
+
+
+def solve(c: Composite, **options) -> CompositeResult:
+    t0 = time.perf_counter()
+    oracle = _Oracle(c, options)
+    method, _ = _method(c)
+    choices = [(name,) for name in c.choice] if c.choice else [()]
+    outcomes = []
+    for chosen in choices:
+        active = [n for n in c.blocks if not c.choice or n not in c.choice or n in chosen]
+        runner = {"bisection": _bisection, "split": _split, "evaluate": _evaluate}[method]
+        outcomes.append(runner(c, oracle, active))
+    best = min(range(len(outcomes)), key=lambda k: outcomes[k].value)
+    out = outcomes[best]
+    lower = min(o.bound for o in outcomes)
+    even = _even(c, oracle, out.active) if method == "split" else None
+    sign = 1.0 if c.sense == "minimize" else -1.0
+    return CompositeResult.build(
+        c,
+        method=method,
+        objective=sign * out.value if math.isfinite(out.value) else None,
+        bound=sign * lower if math.isfinite(lower) or lower == math.inf else None,
+        gap=relative_gap(out.value, lower),
+        answers={n: out.answers.get(n) for n in c.blocks},
+        active=out.active,
+        choice=choices[best][0] if c.choice else None,
+        even=(sign * even if even is not None and math.isfinite(even) else None),
+        calls=len(oracle.cache),
+        seconds=time.perf_counter() - t0,
+        reasons=out.reasons,
+    )
+
+
+@dataclass
+class _Outcome:
+    value: float  # the composite's objective in the minimize sense (inf: infeasible)
+    bound: float  # proven: no feasible point is below it
+    answers: dict
+    active: list[str]
+    reasons: list[str] = field(default_factory=list)
+
+
+def _objective(c: Composite, answers: dict, values: dict[str, float], active: list[str]) -> float:
+    """The composite's objective in the minimize sense; an unchosen block counts 0."""
+    sign = 1.0 if c.sense == "minimize" else -1.0
+    total = c.objective.const
+    for key, coef in c.objective.coefs.items():
+        name, _, attr = key.rpartition(".")
+        if attr == "objective" and name in c.blocks:
+            if name not in active:
+                continue
+            a = answers[name]
+            if a.value is None:
+                return math.inf
+            total += coef * a.value
+        else:
+            total += coef * values.get(key, 0.0)
+    return sign * total
+
+
+def _evaluate(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
+    answers = {n: oracle.answer(n, {}) for n in active}
+    value = _objective(c, answers, {}, active) if _targets_hold(c, answers, active) else math.inf
+    return _Outcome(value, value, answers, active, _reasons(answers))
+
+
+def _targets_hold(c: Composite, answers: dict, active: list[str]) -> bool:
+    for t in c.targets:
+        a = answers.get(t.block)
+        v = 0.0 if t.block not in active else (a.value if a is not None else None)
+        if v is None or not (v <= t.bound if t.op == "<=" else v >= t.bound):
+            return False
+    return True
+
+
+def _reasons(answers: dict) -> list[str]:
+    return [f"block {n}: {a.reason}" for n, a in answers.items() if a is not None and a.reason]
+
+
+# ---------------------------------------------------------------- accuracy first
+
+
+def _bisection(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
+    """Least ``t`` with every target met (module docstring); the bracket is the certificate."""
+    tops = [v for v in c.vars.values() if v.block is None]
+    if len(tops) != 1 or len(c.vars) != 1 or set(c.objective.coefs) - {tops[0].key}:
+        raise SpecError(
+            "accuracy first minimizes one variable of the composite (minimize t), its blocks' budgets set by `with`",
+            c.objective_span,
+            "choose one variable t in [lo, hi], write `with eps = t` in the use lines, minimize t",
+        )
+    var = tops[0]
+    coef = c.objective.coefs.get(var.key, 0.0) * (1.0 if c.sense == "minimize" else -1.0)
+    if coef <= 0 or not c.targets or not math.isfinite(var.hi):
+        raise SpecError(
+            f"accuracy first needs minimize {var.key}, a bounded range for it and at least one target",
+            c.objective_span,
+            f"write choose {var.key} in [lo, hi], minimize {var.key} and subject to a.objective <= target",
+        )
+    for t in c.targets:
+        block = c.blocks[t.block]
+        if (t.op == "<=") != (block.sense == "minimize"):
+            raise SpecError(
+                f"this target bounds block '{t.block}' on the side its budget does not help",
+                t.span,
+                f"a block that {block.sense}s is given a target with {'<=' if block.sense == 'minimize' else '>='}",
+            )
+
+    def holds(x: float) -> tuple[bool, dict]:
+        answers = {n: oracle.answer(n, {var.key: x}) for n in active}
+        return _targets_hold(c, answers, active), answers
+
+    lo, hi = var.lo, var.hi
+    ok, answers = holds(hi)
+    if not ok:
+        return _Outcome(
+            math.inf, math.inf, answers, active, _reasons(answers) or ["a target is not met at the top of the range"]
+        )
+    ok_lo, answers_lo = holds(lo)
+    if ok_lo:
+        value = coef * lo + _sign(c) * c.objective.const
+        return _Outcome(value, value, answers_lo, active)
+    while (hi - lo) > RTOL * max(abs(hi), 1e-12) / 2:
+        mid = 0.5 * (lo + hi)
+        ok, mid_answers = holds(mid)
+        if ok:
+            hi, answers = mid, mid_answers
+        else:
+            lo = mid
+    const = _sign(c) * c.objective.const
+    return _Outcome(coef * hi + const, coef * lo + const, answers, active)
+
+
+def _sign(c: Composite) -> float:
+    return 1.0 if c.sense == "minimize" else -1.0
+
+
+# ---------------------------------------------------------------- the split
+
+
+def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
+    """Each row split by ``split.split`` (module docstring); the rows add up."""
+    if c.targets:
+        raise SpecError(
+            "accuracy targets with chosen block budgets are not built yet",
+            c.targets[0].span,
+            "use accuracy first (choose t, `with eps = t`, minimize t) or drop the target",
+        )
+    weights = {}
+    for key, coef in c.objective.coefs.items():
+        if key in c.vars:
+            raise SpecError(
+                f"the objective prices the chosen '{key}': not built yet",
+                c.objective_span,
+                "the objective of a split is a weighted sum of blocks' objectives",
+            )
+        weights[key.rpartition(".")[0]] = coef * _sign(c)
+    active_vars = {k: v for k, v in c.vars.items() if v.block in active}
+    rows = [_active_row(r, active_vars) for r in c.rows]
+    for key, var in active_vars.items():
+        owners = [r for r in rows if key in r.coefs]
+        if len(owners) != 1:
+            raise SpecError(
+                f"'{key}' must be in exactly one composition row (it is in {len(owners)})",
+                var.span,
+                "constrain it once: subject to a.eps + b.eps <= eps, or dp(a, b) <= eps",
+            )
+        if owners[0].coefs[key] <= 0:
+            raise SpecError(f"'{key}' has a nonpositive coefficient in its row", owners[0].span, "budgets add up")
+        block = c.blocks[var.block]
+        w = weights.get(var.block, 0.0)
+        if w * (1.0 if block.sense == "minimize" else -1.0) < 0:
+            raise SpecError(
+                f"with this sign, the objective grows with block '{var.block}''s budget: the split would spend nothing on it",
+                c.objective_span,
+                f"a block that {block.sense}s is weighted {'+' if block.sense == 'minimize' else '-'} when the composite "
+                f"{c.sense}s",
+            )
+    bound = _objective(c, {}, {}, [])  # the constant part
+    values: dict[str, float] = {}
+    for row in rows:
+        keys = [k for k in row.coefs if k in active_vars]
+        if not keys:
+            continue
+        result = _split_row(c, oracle, row, [active_vars[k] for k in keys], weights)
+        if result is None:
+            return _Outcome(math.inf, math.inf, {}, active, ["a composition row cannot hold with the chosen ranges"])
+        for k, x in zip(keys, result.shares):
+            values[k] = active_vars[k].lo + x / row.coefs[k]
+        bound += result.lower_bound
+    # the answer: every block solved at its budget (a closed form's point is solved here)
+    answers = {n: oracle.answer(n, {k: v for k, v in values.items() if k.startswith(n + ".")}) for n in active}
+    fixed = [n for n in active if not any(v.block == n for v in active_vars.values())]
+    for n in fixed:
+        a = answers[n]
+        bound += math.inf if a.value is None else weights.get(n, 0.0) * a.value
+    value = _objective(c, answers, values, active)
+    return _Outcome(value, min(bound, value), answers, active, _reasons(answers))
+
+
+def _active_row(row: Row, active_vars: dict) -> Row:
+    """An unchosen block's params count 0 in every row."""
+    return Row(
+        {k: v for k, v in row.coefs.items() if k in active_vars or "." not in k}, row.rhs, row.span, row.accountant
+    )
+
+
+def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights: dict) -> Split | None:
+    room = row.rhs - math.fsum(row.coefs[v.key] * v.lo for v in row_vars)
+    if room < 0:
+        return None
+
+    def term(v):
+        scale = row.coefs[v.key]
+        w = weights.get(v.block, 0.0)
+        if _classic(c, v):
+            return _classic_term(oracle, v, scale, w)
+
+        def g(y: float) -> float:
+            a = oracle.answer(v.block, {v.key: v.lo + y / scale})
+            return math.inf if a.value is None else w * a.value
+
+        return Term(g, scale * (v.hi - v.lo))
+
+    classic = [_classic(c, v) for v in row_vars]
+    if all(classic) and all(v.lo == 0 for v in row_vars):
+        return _classic_split(oracle, row, row_vars, weights, room)
+    if room == 0:
+        values = [term(v).oracle(0.0) for v in row_vars]
+        total = math.fsum(values)
+        return Split(tuple(0.0 for _ in row_vars), tuple(values), total, total, len(row_vars))
+    return split([term(v) for v in row_vars], room, rtol=RTOL, max_calls=MAX_CALLS * len(row_vars))
+
+
+CLASSIC_EPS_MAX = 1.0  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
+
+
+def _classic(c: Composite, v) -> bool:
+    budget = c.blocks[v.block].budget
+    return budget is not None and budget.classic(v.param)
+
+
+def _classic_k(oracle: _Oracle, v) -> tuple[float, float]:
+    """``(k, cap)``: the block's value is ``k / eps^2`` exactly (``Budget.classic``), ``k = V(eps0)
+    eps0^2`` from one verified solve; eps is searched up to ``cap``, where the calibration is proven."""
+    cap = min(v.hi, CLASSIC_EPS_MAX)
+    eps0 = max(v.lo, cap / 2)
+    a = oracle.answer(v.block, {v.key: eps0}) if eps0 > 0 else None
+    return (math.inf if a is None or a.value is None else a.value * eps0**2), cap
+
+
+def _classic_split(oracle: _Oracle, row: Row, row_vars: list, weights: dict, room: float) -> Split:
+    """Every block of the row is Gaussian under the classic calibration: ``split.inverse_square_split``
+    on ``y_i = c_i eps_i`` (``w k / eps^2 = w k c^2 / y^2``)."""
+    ks = [_classic_k(oracle, v) for v in row_vars]
+    if any(not math.isfinite(k) for k, _ in ks):
+        return Split(tuple(0.0 for _ in row_vars), (), math.inf, math.inf, 0)
+    scales = [row.coefs[v.key] for v in row_vars]
+    a = [weights.get(v.block, 0.0) * k * s**2 for v, (k, _), s in zip(row_vars, ks, scales)]
+    return inverse_square_split(a, [s * cap for s, (_, cap) in zip(scales, ks)], room)
+
+
+def _classic_term(oracle: _Oracle, v, scale: float, w: float) -> Term:
+    """A Gaussian block under the classic calibration (``_classic_k``) beside other blocks: its
+    closed form as the value oracle. The answer's blocks are solved again at their budgets, so
+    the reported values are the blocks' own."""
+    k, hi = _classic_k(oracle, v)
+
+    def g(y: float) -> float:
+        eps = v.lo + y / scale
+        return w * k / eps**2 if eps > 0 and math.isfinite(k) else math.inf
+
+    return Term(g, scale * max(0.0, hi - v.lo))
+
+
+def _even(c: Composite, oracle: _Oracle, active: list[str]) -> float:
+    """The same blocks with each row's right-hand side split evenly (what OpenDP and PipelineDP
+    do by default): ``x_i = rhs / (n c_i)``, clipped to the variable's range."""
+    values: dict[str, float] = {}
+    for row in c.rows:
+        keys = [k for k in row.coefs if k in c.vars and c.vars[k].block in active]
+        for k in keys:
+            v = c.vars[k]
+            values[k] = min(max(row.rhs / (len(keys) * row.coefs[k]), v.lo), v.hi)
+    answers = {n: oracle.answer(n, {k: x for k, x in values.items() if k.startswith(n + ".")}) for n in active}
+    return _objective(c, answers, values, active)
