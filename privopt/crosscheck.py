@@ -161,10 +161,10 @@ def _selected(backends: list[str] | None) -> list[Backend]:
 
 def _block_kind(problem):
     """The block kind of ``problem`` (``privopt.blocks.kind_of``), whose ``routes`` list every way
-    to solve it."""
+    to solve it; None for a program that is no one block kind (a composite of specs)."""
     from . import blocks
 
-    return blocks.kind_of(problem)
+    return blocks.kind(problem.kind) if problem.kind in blocks.MODULES else None
 
 
 def run_check(

@@ -11,12 +11,12 @@ import pytest
 
 import privopt
 from privopt.model.summary import summarize
-from tests.conftest import SPECS
+from tests.conftest import PROGRAM_SPECS
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("PRIVOPT_UPDATE_GOLDEN") == "1"
 # composites (specs/blocks_*.priv) have no single problem class: tests/test_composite_specs.py
-SPEC_FILES = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
+SPEC_FILES = PROGRAM_SPECS
 
 
 def check(path: Path, text: str) -> None:

@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 
 import privopt
-from tests.conftest import SPECS
+from tests.conftest import PROGRAM_SPECS, SPECS
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 # composites (specs/blocks_*.priv) have no single problem class: tests/test_composite_specs.py
-SPEC_FILES = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
+SPEC_FILES = PROGRAM_SPECS
 
 
 def run(*args, timeout=300, **kw) -> subprocess.CompletedProcess:

@@ -25,10 +25,10 @@ from privopt.closedform.registry import RECOGNIZERS, by_name, recognize
 from privopt.core.certificate import CERTIFICATE_KINDS
 from privopt.core.plan import STEP_KINDS, Chain, Recognizer, Reduction
 from privopt.lower.reductions import BudgetRows, GaussianCalibration, QIDGroups
-from tests.conftest import SPECS
+from tests.conftest import PROGRAM_SPECS, SPECS
 
 # composites (specs/blocks_*.priv) have no single problem class: tests/test_composite_specs.py
-SPEC_FILES = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
+SPEC_FILES = PROGRAM_SPECS
 PKG = Path(privopt.__file__).resolve().parent
 
 

@@ -23,9 +23,9 @@ from privopt.lower.reductions import BudgetRows, Dinkelbach, GaussianCalibration
 from privopt.methods.canonical import canonical_program
 from privopt.model.problem import KINDS
 from privopt.pipeline import planner
-from tests.conftest import SPECS
+from tests.conftest import PROGRAM_SPECS
 
-SPEC_FILES = sorted(SPECS.glob("*.priv"))
+SPEC_FILES = PROGRAM_SPECS
 PKG = Path(privopt.__file__).resolve().parent
 
 # what classify and the default backend said for every spec before planning read structure:

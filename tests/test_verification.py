@@ -30,11 +30,11 @@ from privopt.verification import certificate as vcert
 from privopt.verification import sets as vsets
 from privopt.verification.checks import Check, Verdict, compare, fold
 from privopt.verification.problems import verify_channel, verify_mechanism, verify_noise, verify_transparency
-from tests.conftest import SPECS
+from tests.conftest import PROGRAM_SPECS, SPECS
 
 ROOT = Path(__file__).resolve().parent.parent
 # composites (specs/blocks_*.priv) verify block by block: tests/test_composite_specs.py
-SPEC_FILES = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
+SPEC_FILES = PROGRAM_SPECS
 FAMILY_MODULES = {"atr": patr, "mechanism": pm, "noise": pnoise, "obfuscation": pobf}
 
 

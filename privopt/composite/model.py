@@ -160,7 +160,7 @@ class Model:
     objective_span: Span
     load_block: Callable
     accountant: str | None = None
-    family = "composite"
+    kind = "composite"  # not a block kind: a program of blocks (privopt.blocks has none of this name)
 
     @property
     def source_name(self) -> str:
