@@ -24,9 +24,9 @@ from privopt.builder.build import Builder, ParamContext, ReportContext
 from privopt.builder.evaluate import Evaluator
 from privopt.builder.mechanism import MechanismBuilder
 from privopt.builder.noise import NoiseBuilder
-from privopt.core.registry import Registry
 from privopt.errors import SpecError
 from privopt.language.parser import parse
+from privopt.model.registry import Registry
 
 BUILDER = Path(__file__).resolve().parent.parent / "privopt" / "builder"
 

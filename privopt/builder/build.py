@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 
-from ..core.registry import Registry
 from ..errors import SpecError, UnsupportedError, UsageError
 from ..language import ast
 from ..language.datafiles import DataFiles, count_records, distinct_labels, read_long_table
@@ -37,6 +36,7 @@ from ..model.problem import (
     Table,
     Variable,
 )
+from ..model.registry import Registry
 from . import functions
 from .evaluate import Context, Evaluator
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax

@@ -12,7 +12,7 @@ What differs by problem class is the ``Context`` it is given, not the walk: what
 (a param, the design's cells, a known table, a continuous input's entries), what ``P(Y | X)``
 means (a design cell, a distribution the design induces, not a thing in a noise placement),
 which atoms the class reads in an expression and how it refuses the others. A value is a
-``LinTable`` (model/linear.py) whose columns are the context's registry's (core/registry.py),
+``LinTable`` (model/linear.py) whose columns are the context's registry's (model/registry.py),
 ``AbsOf`` (a bound's ``|e|``), or a constant ``Matrix`` (noise placement).
 """
 

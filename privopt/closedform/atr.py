@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures.reduce import gmax, gsum, osum, shift_onto_sum
+from ..lower.atr import tighten_to_simplex
+from ..measures.reduce import gmax, gsum, shift_onto_sum
 
 CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
 ZERO_MASS = 1e-14  # joint masses below this fraction of the group are rounding crumbs
@@ -81,26 +82,6 @@ def _s_max(caps: np.ndarray, beta: np.ndarray) -> np.ndarray:
     k0 = np.argmax(g >= -1e-15 * np.maximum(1.0, suffix[:, :1]), axis=1)
     tau = suffix[np.arange(n), k0] / (inv - k0)
     return tau * inv
-
-
-TIGHTEN_TOL = 1e-12
-
-
-def tighten_to_simplex(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds on D~_a(x) implied by sum_a D~_a(x) = 1: L'_a = max(L_a, 1 - sum_{b != a} U_b) and
-    U'_a = min(U_a, 1 - sum_{b != a} L_b), over the last axis.
-
-    A bound is moved only by more than TIGHTEN_TOL: rounding in 1 - (sum U - U_a) must not turn
-    a lower bound of 0 into 1e-16, because any positive floor on a record that alone can take an
-    outcome forces confidence 1 there (Def. 3), so the error would not stay small.
-    """
-    lo_sum = osum(lower, keepdims=True)
-    hi_sum = osum(upper, keepdims=True)
-    lo = np.maximum(lower, 1.0 - (hi_sum - upper))
-    hi = np.minimum(upper, 1.0 - (lo_sum - lower))
-    lo = np.where(lo - lower > TIGHTEN_TOL, lo, lower)
-    hi = np.where(upper - hi > TIGHTEN_TOL, hi, upper)
-    return lo, hi
 
 
 def lower_bound(p: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:

@@ -57,10 +57,28 @@ class ATRInstance:
 
     def binary_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Effective bounds on D~_1 (outcome index 1) for two outcomes."""
-        from ..closedform.atr import tighten_to_simplex
-
         lo, hi = tighten_to_simplex(self.lower, self.upper)
         return lo[..., 1], hi[..., 1]
+
+
+TIGHTEN_TOL = 1e-12
+
+
+def tighten_to_simplex(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on D~_a(x) implied by sum_a D~_a(x) = 1: L'_a = max(L_a, 1 - sum_{b != a} U_b) and
+    U'_a = min(U_a, 1 - sum_{b != a} L_b), over the last axis.
+
+    A bound is moved only by more than TIGHTEN_TOL: rounding in 1 - (sum U - U_a) must not turn
+    a lower bound of 0 into 1e-16, because any positive floor on a record that alone can take an
+    outcome forces confidence 1 there (Def. 3), so the error would not stay small.
+    """
+    lo_sum = osum(lower, keepdims=True)
+    hi_sum = osum(upper, keepdims=True)
+    lo = np.maximum(lower, 1.0 - (hi_sum - upper))
+    hi = np.minimum(upper, 1.0 - (lo_sum - lower))
+    lo = np.where(lo - lower > TIGHTEN_TOL, lo, lower)
+    hi = np.where(upper - hi > TIGHTEN_TOL, hi, upper)
+    return lo, hi
 
 
 def lower_atr(problem: Problem, bounds: bool = True) -> ATRInstance:

@@ -11,7 +11,7 @@ and constraints skip such cells. A constant table has ``A = None`` (or no stored
 
 Every problem class evaluates its expressions to LinTables through the one evaluator
 (builder/evaluate.py), and ``x`` is the decision vector of the variable registry
-(core/registry.py: named blocks of columns), so a table's columns are the registry's:
+(model/registry.py: named blocks of columns), so a table's columns are the registry's:
 
 * transparency reports (``builder/build.py``): ``x`` is the design's cells (one ``table``
   block); every table is over (a subset of) the design's axes and cell ``c`` depends on

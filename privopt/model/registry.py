@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .linear import LinTable
+
 KINDS = ("table", "vector", "variance", "covariance", "scalar", "binary")
 
 
@@ -81,8 +83,6 @@ class Registry:
     def variable(self, name: str, axes=None):
         """The block's columns as a ``LinTable`` over the registry's ``n`` columns: over the
         block's own axes, or over ``axes`` (one per dimension of its shape) when given."""
-        from ..model.linear import LinTable
-
         b = self.blocks[name]
         return LinTable.variable(tuple(axes) if axes is not None else b.axes, b.shape, self.n, b.offset)
 
