@@ -206,7 +206,7 @@ def test_gaussian_blocks_over_the_same_input_are_refused(tmp_path):
     shutil.copy(SPECS / "noise_placement.priv", tmp_path / "blocks" / "g.priv")
     path = tmp_path / "c.priv"
     path.write_text(
-        'use "blocks/g.priv" as a\nuse "blocks/g.priv" as b\nsubject to dp(a, b) <= (1, 1e-5)\n'
+        'use "blocks/g.priv" as a\nuse "blocks/g.priv" as b\nsubject to dp(a, b) <= 1\n'
         "minimize a.objective + b.objective\n"
     )
     r = invoke("solve", path)

@@ -141,6 +141,16 @@ class Target:
     span: Span
 
 
+@dataclass(frozen=True)
+class Joint:
+    """``dp(a, b, ...) <= (eps, delta)`` over Gaussian blocks of one input: one Gaussian mechanism."""
+
+    blocks: tuple[str, ...]
+    eps: float
+    delta: float
+    span: Span
+
+
 @dataclass
 class Model:
     """The model of a composite spec (``solve.Composite`` adds solving and explaining)."""
@@ -160,6 +170,7 @@ class Model:
     objective_span: Span
     load_block: Callable
     accountant: str | None = None
+    joint: Joint | None = None  # the dp(...) row under the joint Gaussian accountant (gaussian.py)
     kind = "composite"  # not a block kind: a program of blocks (privopt.blocks has none of this name)
 
     @property
@@ -192,6 +203,7 @@ class _Builder:
         self.choice: tuple[str, ...] = ()
         self.choice_span: Span | None = None
         self.accountants: list[str] = []
+        self.joint: Joint | None = None
 
     def run(self) -> Model:
         """The model, with this spec's own file on the stack of files being loaded (cycles)."""
@@ -264,6 +276,7 @@ class _Builder:
             objective_span=objective.span,
             load_block=self.load_block,
             accountant=_strongest(self.accountants),
+            joint=self.joint,
         )
 
     # ------------------------------------------------------------ statements
@@ -486,23 +499,13 @@ class _Builder:
                     "write it as a param (param eps = ...) so that the composite can choose it",
                 )
             self._choosable(b, b.budget.eps, a.span)
-        gaussian = [b for b in blocks if b.gaussian_input is not None]
-        for i, b in enumerate(gaussian):
-            for c in gaussian[i + 1 :]:
-                if b.gaussian_input == c.gaussian_input:
-                    raise SpecError(
-                        f"blocks '{b.name}' and '{c.name}' add Gaussian noise to the same input "
-                        f"'{b.gaussian_input[0]}': together they are one Gaussian mechanism",
-                        span,
-                        "the joint Gaussian accountant (one conic program for both) is not built yet: "
-                        "give each block its own budget with a linear constraint on a.eps + b.eps",
-                    )
         if isinstance(bound, ast.TupleExpr):
             if len(bound.items) != 2:
                 raise SpecError("the bound of dp(...) is eps or (eps, delta)", bound.span)
             eps, delta = self._constant(bound.items[0]), self._constant(bound.items[1])
         else:
             eps, delta = self._constant(bound), 0.0
+        accountant = self._joint(blocks, call, eps, delta, span) or ("basic" if delta > 0 else "pure")
         self._split_delta(blocks, delta, span)
         for b in blocks:
             key = f"{b.name}.{b.budget.eps}"
@@ -510,9 +513,51 @@ class _Builder:
                 if any(v.block == b.name for v in self.vars.values()):
                     raise SpecError(f"block '{b.name}' already has a chosen param", span, "choose only its eps")
                 self.vars[key] = Var(key, 0.0, math.inf, b.name, b.budget.eps, span)
-        accountant = "basic" if delta > 0 else "pure"
         self.accountants.append(accountant)
         self.rows.append(Row({f"{b.name}.{b.budget.eps}": 1.0 for b in blocks}, eps, span, accountant))
+
+    def _joint(self, blocks: list[Block], call: ast.Call, eps: float, delta: float, span: Span) -> str | None:
+        """``"gaussian"`` when the listed blocks add Gaussian noise to the same input (same name,
+        length and range): together they are one Gaussian mechanism, solved as one conic program
+        (``gaussian.py``). The cases not built are refused where they are written."""
+        gaussian = [b for b in blocks if b.gaussian_input is not None]
+        shared = [
+            (b, c) for i, b in enumerate(gaussian) for c in gaussian[i + 1 :] if b.gaussian_input == c.gaussian_input
+        ]
+        if not shared:
+            return None
+        b, c = shared[0]
+        together = (
+            f"blocks '{b.name}' and '{c.name}' add Gaussian noise to the same input "
+            f"'{b.gaussian_input[0]}': together they are one Gaussian mechanism"
+        )
+        not_built = [
+            (
+                len(gaussian) != len(blocks) or len({g.gaussian_input for g in gaussian}) != 1,
+                "the joint Gaussian accountant is built for a dp(...) whose blocks all perturb the same input",
+            ),
+            (self.joint is not None, "one joint Gaussian program per composite is built"),
+            (delta <= 0, "a joint Gaussian program needs a delta > 0: write dp(a, b) <= (eps, delta)"),
+            (
+                any(not isinstance(g.budget.delta, str) for g in blocks),
+                "every block of a joint Gaussian program writes its delta as a param (param delta = ...)",
+            ),
+            (any(g.linked for g in blocks), "a block of a joint Gaussian program cannot be set by chosen variables"),
+            (
+                any(v.block in {g.name for g in blocks} for v in self.vars.values()),
+                "a block of a joint Gaussian program cannot have a chosen param besides dp(...)",
+            ),
+        ]
+        for refused, why in not_built:
+            if refused:
+                raise SpecError(
+                    together,
+                    span,
+                    f"the joint Gaussian accountant is not built yet for this ({why}); "
+                    "or give each block its own budget with a linear constraint on a.eps + b.eps",
+                )
+        self.joint = Joint(tuple(g.name for g in blocks), eps, delta, span)
+        return "gaussian"
 
     def _split_delta(self, blocks: list[Block], delta: float, span: Span) -> None:
         """Basic composition of delta: numbers written in the blocks count; blocks whose delta is
@@ -599,7 +644,10 @@ class _Builder:
 def _strongest(accountants: list[str]) -> str | None:
     if not accountants:
         return None
-    return "basic" if "basic" in accountants else "pure"
+    for name in ("gaussian", "basic"):
+        if name in accountants:
+            return name
+    return "pure"
 
 
 def _probe(vars: dict[str, Var], form: Linear) -> float:

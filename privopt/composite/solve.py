@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
-from . import model
+from . import gaussian, model
 from .model import Row
 from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, inverse_square_split, relative_gap, split
@@ -118,6 +118,8 @@ def plan_steps(c: Composite) -> list[dict]:
 
 
 def _method(c: Composite) -> tuple[str, str]:
+    if c.joint is not None:
+        return gaussian.METHOD, gaussian.WHY
     if any(v.block is None for v in c.vars.values()):
         return "bisection", "least value of the composite's variable meeting the targets (monotone in the budget)"
     if c.vars:
@@ -126,6 +128,8 @@ def _method(c: Composite) -> tuple[str, str]:
 
 
 def solve(c: Composite, **options) -> CompositeResult:
+    if c.joint is not None:  # the joint Gaussian accountant: one conic program (gaussian.py)
+        return gaussian.solve(c, options)
     t0 = time.perf_counter()
     oracle = _Oracle(c, options)
     method, _ = _method(c)
