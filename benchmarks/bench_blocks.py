@@ -12,7 +12,7 @@
 Prints one JSON line per case and appends it to benchmarks/results/blocks.jsonl (``--no-save``
 to skip).
 
-    python benchmarks/bench_blocks.py                  # --case lp closed --rtol 1e-4 --max-calls 1200
+    python benchmarks/bench_blocks.py                  # --case lp closed --rtol 1e-4 --max-calls 400
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def main() -> None:
     ap.add_argument("--blocks", type=int, default=10)
     ap.add_argument("--eps", type=float, default=10.0)
     ap.add_argument("--rtol", type=float, default=1e-4)
-    ap.add_argument("--max-calls", type=int, default=1200, help="block solves per block in the row")
+    ap.add_argument("--max-calls", type=int, default=400, help="block solves per block in the row")
     ap.add_argument("--closed-blocks", type=int, default=1000)
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args()
