@@ -397,9 +397,9 @@ def rr_split(
     d, ys = bound(*root)
     upper, best = primal(ys)
     heap, count, spent = [(d, 0, root, ys)], 1, 1
-    lower = min(d, upper)
+    lower, floor = min(d, upper), math.inf  # floor: the least bound of the boxes that cannot be split
     while heap:
-        lower = min(heap[0][0], upper)
+        lower = min(heap[0][0], floor, upper)
         if relative_gap(upper, lower) <= rtol or spent >= nodes:
             break
         d, _, (lo_y, hi_y), (ya, yb) = heapq.heappop(heap)
@@ -409,7 +409,8 @@ def rr_split(
         j = int(np.argmax(jump)) if float(jump.max()) > 0 else int(np.argmax(hi_y - lo_y))
         cut = 0.5 * (ya[j] + yb[j]) if float(jump.max()) > 0 else 0.5 * (lo_y[j] + hi_y[j])
         if not (lo_y[j] < cut < hi_y[j]):
-            continue  # nothing left to split: the box's bound is its own
+            floor = min(floor, d)  # nothing left to split: the box keeps its own bound
+            continue
         for box in (
             (lo_y, np.where(np.arange(len(top)) == j, cut, hi_y)),
             (np.where(np.arange(len(top)) == j, cut, lo_y), hi_y),
@@ -424,7 +425,7 @@ def rr_split(
                 heapq.heappush(heap, (bd, count, box, bys))
                 count += 1
     else:
-        lower = upper
+        lower = min(floor, upper)
     vals = g(best)
     return Split(tuple(map(float, best)), tuple(map(float, vals)), value(best), min(lower, upper), 0)
 
