@@ -319,3 +319,11 @@ def test_randomized_response_closed_form_at_scale():
     s = rr_split(ks, np.ones(1000), np.full(1000, math.inf), 800.0)
     assert s.calls == 0 and sum(s.shares) <= 800.0 * (1 + 1e-12)
     assert s.lower_bound <= s.objective and s.gap <= 1e-3
+
+
+def test_randomized_response_closed_form_takes_the_corner():
+    """Below ln(k - 1) the value is concave: the closed form certifies the corner, as the generic split does."""
+    s = rr_split([50, 50], [1.0, 1.0], [math.inf, math.inf], 0.5)
+    corner = rr(50)(0.5) + rr(50)(0.0)
+    assert s.objective == pytest.approx(corner, rel=1e-12) and s.gap <= 1e-6
+    assert sorted(s.shares) == pytest.approx([0.0, 0.5])
