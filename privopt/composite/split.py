@@ -284,3 +284,163 @@ def inverse_square_split(a: Sequence[float], width: Sequence[float], budget: flo
     y = shares(hi)  # sum(y) <= E: feasible
     y = y * min(1.0, budget / float(y.sum()))
     return Split(tuple(map(float, y)), tuple(map(float, a / y**2)), value(y), max(dual(lo), dual(hi)), 0)
+
+
+def rr_split(
+    k: Sequence[float],
+    weight: Sequence[float],
+    width: Sequence[float],
+    budget: float,
+    rtol: float = RTOL,
+    nodes: int = 32,
+) -> Split:
+    """The closed form for k-ary randomized response blocks under a uniform prior, whose value is
+    ``g_i(y) = w_i (k_i - 1) / (e^y + k_i - 1)`` (the least total variation at eps = y): minimize
+    ``sum_i g_i(y_i)`` over ``sum_i y_i <= E``, ``0 <= y_i <= u_i``. Each ``g_i`` is concave below
+    ``ln(k_i - 1)`` and convex above, so the program is nonconvex and corners matter.
+
+    * **Bound of a box** ``l <= y <= u`` (proven for any ``lam >= 0``, weak duality): ``D(lam) =
+      sum_i min_{l_i<=y<=u_i} (g_i(y) + lam y) - lam E``. A concave-then-convex function plus a
+      line is least at an end of the interval or at its stationary point on the convex side
+      (``-g_i'(y) = lam`` is a quadratic in ``e^y``); ``lam`` maximizes ``D`` by bisection on the
+      budget the inner minima spend.
+    * **Split**: the inner minima at both ends of the final bracket, and the KKT point of the
+      blocks they fund (all on one multiplier), each given the budget left where it helps most.
+    * **Branch and bound**: the dual gap comes from the blocks whose inner minimum jumps at
+      ``lam`` (Udell & Boyd: at most one per budget row off its convex envelope); the box is
+      split at that block's jump until the relative gap is at most ``rtol`` or ``nodes`` boxes
+      are spent. The bound is the least over the open boxes; no solve is needed (``calls = 0``).
+    """
+    import heapq
+
+    k = np.asarray(k, dtype=float)
+    w = np.asarray(weight, dtype=float)
+    top = np.minimum(np.asarray(width, dtype=float), budget)
+    if np.any(k < 2) or np.any(w < 0) or np.any(top < 0):
+        raise ValueError("k-ary randomized response needs k >= 2, weights >= 0 and widths >= 0")
+    c = w * (k - 1.0)
+    infl = np.log(k - 1.0)  # concave below, convex above
+
+    def g(y: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return c / (np.exp(y) + k - 1.0)
+
+    def stationary(lam: float) -> np.ndarray:
+        """The point on the convex side where ``-g' = lam`` (the inflection when lam is above every slope)."""
+        if lam <= 0:
+            return np.full_like(k, np.inf)
+        b = 2.0 * lam * (k - 1.0) - c
+        disc = b * b - 4.0 * lam * lam * (k - 1.0) ** 2
+        with np.errstate(over="ignore"):
+            t = (-b + np.sqrt(np.maximum(disc, 0.0))) / (2.0 * lam)
+        return np.where(disc >= 0, np.maximum(np.log(np.maximum(t, 1e-300)), infl), infl)
+
+    def inner(lam: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        ys = np.stack([lo, hi, np.clip(stationary(lam), lo, hi)])
+        vals = g(ys) + lam * ys
+        best = vals.min(axis=0)
+        tied = vals <= best + 1e-15 * np.maximum(1.0, np.abs(best))
+        return np.where(tied, ys, np.inf).min(axis=0)  # the least budget among ties
+
+    def bracket(spend) -> tuple[float, float]:
+        """``lam`` by bisection: ``spend(lo) > E >= spend(hi)``."""
+        lo, hi = 0.0, float(np.max(c, initial=0.0)) + 1.0
+        while hi - lo > 1e-14 * hi:  # either end's dual is a proof: the last bits only tighten it
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if spend(mid) > budget else (lo, mid)
+        return lo, hi
+
+    def value(y: np.ndarray) -> float:
+        return math.fsum(g(y))
+
+    def bound(lo_y: np.ndarray, hi_y: np.ndarray):
+        if math.fsum(lo_y) > budget:
+            return math.inf, None
+        if math.fsum(hi_y) <= budget:
+            return value(hi_y), (hi_y, hi_y)
+        a, b = bracket(lambda lam: float(inner(lam, lo_y, hi_y).sum()))
+        ya, yb = inner(a, lo_y, hi_y), inner(b, lo_y, hi_y)
+        d = max(value(y) + lam * (math.fsum(y) - budget) for lam, y in ((a, ya), (b, yb)))
+        return d, (ya, yb)
+
+    def rounded(ya: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        """The high end's minima, then the blocks that jump funded at the low end's one by one
+        (most value per budget first) while the budget lasts (Shapley-Folkman: one is left over)."""
+        y = yb.copy()
+        jump = np.flatnonzero(ya > yb)
+        gain = ((g(yb) - g(ya)) / np.where(ya > yb, ya - yb, 1.0))[jump]
+        left = budget - math.fsum(y)
+        for j in jump[np.argsort(-gain, kind="stable")]:
+            if ya[j] - y[j] <= left:
+                left -= ya[j] - y[j]
+                y[j] = ya[j]
+        return y
+
+    def primal(ys) -> tuple[float, np.ndarray]:
+        best_v, best_y = math.inf, np.zeros_like(top)
+        for y in (*ys, rounded(*ys)):
+            funded = y > 0
+            a, b = bracket(lambda lam, f=funded: float(np.where(f, np.minimum(stationary(lam), top), 0.0).sum()))
+            kkt = np.where(funded, np.minimum(stationary(b), top), 0.0)
+            for cand in (y, kkt):
+                if math.fsum(cand) > budget:
+                    cand = cand * (budget / math.fsum(cand)) * (1.0 - 1e-15)
+                cand = _fill(cand, top, budget, g)
+                v = value(cand)
+                if v < best_v:
+                    best_v, best_y = v, cand
+        return best_v, best_y
+
+    if math.fsum(top) <= budget:  # every block at its top
+        return Split(tuple(map(float, top)), tuple(map(float, g(top))), value(top), value(top), 0)
+    root = (np.zeros_like(top), top)
+    d, ys = bound(*root)
+    upper, best = primal(ys)
+    heap, count, spent = [(d, 0, root, ys)], 1, 1
+    lower, floor = min(d, upper), math.inf  # floor: the least bound of the boxes that cannot be split
+    while heap:
+        lower = min(heap[0][0], floor, upper)
+        if relative_gap(upper, lower) <= rtol or spent >= nodes:
+            break
+        d, _, (lo_y, hi_y), (ya, yb) = heapq.heappop(heap)
+        if d >= upper:
+            continue
+        jump = ya - yb  # the blocks whose inner minimum jumps at lam
+        j = int(np.argmax(jump)) if float(jump.max()) > 0 else int(np.argmax(hi_y - lo_y))
+        cut = 0.5 * (ya[j] + yb[j]) if float(jump.max()) > 0 else 0.5 * (lo_y[j] + hi_y[j])
+        if not (lo_y[j] < cut < hi_y[j]):
+            floor = min(floor, d)  # nothing left to split: the box keeps its own bound
+            continue
+        for box in (
+            (lo_y, np.where(np.arange(len(top)) == j, cut, hi_y)),
+            (np.where(np.arange(len(top)) == j, cut, lo_y), hi_y),
+        ):
+            bd, bys = bound(*box)
+            spent += 1
+            if bys is not None:
+                v, y = primal(bys)
+                if v < upper:
+                    upper, best = v, y
+            if bd < upper:
+                heapq.heappush(heap, (bd, count, box, bys))
+                count += 1
+    else:
+        lower = min(floor, upper)
+    vals = g(best)
+    return Split(tuple(map(float, best)), tuple(map(float, vals)), value(best), min(lower, upper), 0)
+
+
+def _fill(y: np.ndarray, u: np.ndarray, budget: float, g) -> np.ndarray:
+    """The budget left given, block by block, where it lowers the value most (never raises it)."""
+    y = y.copy()
+    for _ in range(min(len(y), 64)):
+        left = budget - float(y.sum())
+        if left <= budget * 1e-15:
+            break
+        room = np.minimum(u - y, left)
+        gain = g(y) - g(y + room)
+        i = int(np.argmax(gain))
+        if gain[i] <= 0:
+            break
+        y[i] += room[i]
+    return y
