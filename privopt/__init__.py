@@ -12,7 +12,6 @@ docs/api.md describes every function, every field of ``Result`` and the JSON it 
 """
 
 from ._version import __version__
-from .api import Problem, load, loads, solve
 from .errors import (
     InfeasibleError,
     PrivoptError,
@@ -22,7 +21,21 @@ from .errors import (
     UsageError,
     VerificationError,
 )
-from .results import Result
+
+# imported when first used (PEP 562): ``import privopt`` (and ``privopt --help``) does not pay
+# for numpy, pandas, scipy and the solvers until a spec is loaded
+_LAZY = {"Problem": "api", "load": "api", "loads": "api", "solve": "api", "Result": "results"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'privopt' has no attribute '{name}'")
+
 
 __all__ = [
     "load",

@@ -15,9 +15,9 @@ import numpy as np
 
 from .closedform.registry import recognize
 from .core.sets import GaussianDP
+from .methods import METHODS
 from .model.problem import Problem
 
-METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
 ATR_METHODS = ("closed-form", "lfp")  # what a transparency report may name (analyse_ratio decides which apply)
 
 

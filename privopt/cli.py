@@ -24,17 +24,12 @@ import sys
 from pathlib import Path
 
 import click
-import numpy as np
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from . import api, outdir, solverlog
-from .builder.params import CommandLineParams
-from .classify import METHODS
-from .composite import Composite
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
-from .pipeline import plan
+from .methods import METHODS
 from .render import fmt as _fmt
 from .render import fmt12 as _fmt12
 from .render import markup as escape
@@ -71,6 +66,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
+    from .builder.params import CommandLineParams
+
     params = CommandLineParams()  # errors about these values name them as --set NAME=VALUE
     for pair in pairs:
         name, eq, value = pair.partition("=")
@@ -96,6 +93,8 @@ def _say(text: str) -> None:
 
 def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
     """Print an error for a person and exit with its code (``stopped``: what an interrupt left)."""
+    from . import solverlog
+
     if isinstance(e, (KeyboardInterrupt, Terminated)):
         _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + f": {stopped}")
         code = EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else EXIT_TERMINATED
@@ -171,6 +170,8 @@ def _with_common(f):
     """The options every command takes; --log/--verbose configure the solver log before it runs."""
     import functools
 
+    from . import solverlog
+
     @functools.wraps(f)
     def wrapper(*args, log_file=None, verbose=False, quiet=False, **kwargs):
         try:
@@ -211,6 +212,7 @@ def _stopped_printing(e: BaseException, what: str) -> None:
 
 def _load_with_progress(spec, params, allow_paths):
     """``api.load`` with a bar over the data files read (bytes of a CSV, parts of a dataset)."""
+    from . import api
     from .language.datafiles import READING
 
     with _progress() as bar:
@@ -311,6 +313,9 @@ def solve(
     scheduler,
 ):
     """Solve SPEC and print the optimal mechanism with its verification."""
+    from . import api, outdir
+    from .composite import Composite
+
     try:
         if out_dir is not None:
             outdir.check_target(Path(os.path.abspath(out_dir)))  # before solving: fail fast
@@ -396,6 +401,7 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     agrees, 4 when any disagrees or fails; a path stopped by --time-limit or skipped (with why)
     counts for neither, and exit 1 when no path answered.
     """
+    from . import api
     from .crosscheck import run_check
 
     try:
@@ -454,6 +460,8 @@ def _number(text: str, what: str) -> float:
 
 def _sweep_values(text: str) -> tuple[str, list[float]]:
     """NAME=V1,V2,... or NAME=START:STOP:COUNT (COUNT evenly spaced values, both ends included)."""
+    import numpy as np
+
     name, eq, values = text.partition("=")
     if not eq or not name.strip() or not values.strip():
         raise UsageError(f"{visible(text)}: write NAME=V1,V2,... or NAME=START:STOP:COUNT")
@@ -506,7 +514,10 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
     value solves or is infeasible; 1 when any value failed (2 when every failure is a spec or
     usage error for that value).
     """
+    from . import api
+    from .composite import Composite
     from .errors import PrivoptError
+    from .pipeline import plan
 
     rows: list[tuple[float, object]] = []  # (value, Result or the exception that stopped it)
     try:
@@ -620,6 +631,10 @@ def _print_sweep(problem, spec, name, rows) -> None:
 def explain(spec, sets, allow_paths, method, backend, solver, as_json):
     """Say what SPEC is, which methods apply, and the plan solve would run: one recognizer
     (a theorem), or a chain of reductions ending in a method and a backend."""
+    from . import api
+    from .composite import Composite
+    from .pipeline import plan
+
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         if isinstance(problem, Composite):  # issue 21: a composite explains its blocks and method
@@ -710,6 +725,7 @@ def simulate(spec, sets, allow_paths, rows, cols, trials, seed, as_json, plot_fi
     """
     import numpy as np
 
+    from . import api
     from .measures.obfuscation import expected_distance
     from .measures.obfuscation import simulate as draw
 
@@ -831,6 +847,8 @@ def audit(spec, sets, allow_paths, release, protected, given, as_json):
 
 def _print_audit(problem, spec, report) -> None:
     """The audit as a person reads it: the attack per group, then the measures side by side."""
+    import numpy as np
+
     where = "the solved release" if report.release_from == "solved" else f"the release {report.release_from}"
     out.print(
         visible(f"{problem.title or spec}: audit of {where} ({problem.design.name}) against the true mapping"),
@@ -957,6 +975,8 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     labels, naming its row; 3 when the spec is infeasible.
     """
     from . import apply as applying
+    from .composite import Composite
+    from .pipeline import plan
 
     try:
         applying.check_out(out_file, data)  # before solving: a bad target writes nothing
@@ -1042,6 +1062,8 @@ def _explain_noise(problem) -> None:
 def _write_out(out_dir: Path, result) -> list[str]:
     """Write ``result`` to ``out_dir``, all or nothing (privopt.outdir), and return the names of
     the files written, the manifest last (``outdir.out_files`` says which files each class gets)."""
+    from . import outdir
+
     files = outdir.out_files(result)
     written: list[str] = []
 

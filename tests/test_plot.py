@@ -139,12 +139,12 @@ def test_sweep_infeasible_values_marked(tmp_path):
 
 @pytest.mark.parametrize("name", ["curve.jpg", "curve.txt", "curve"])
 def test_sweep_unknown_format_exits_2_before_solving(tmp_path, monkeypatch, name):
-    import privopt.cli
+    import privopt.api
 
     def no_solving(*a, **k):
         raise AssertionError("loaded the spec before checking --plot")
 
-    monkeypatch.setattr(privopt.cli.api, "load", no_solving)
+    monkeypatch.setattr(privopt.api, "load", no_solving)  # the CLI imports the API when a command runs
     r = invoke("sweep", TABLE4, "delta=0.9", "--plot", tmp_path / name)
     assert r.exit_code == 2, r.output
     assert ".png, .svg or .pdf" in r.output and "Traceback" not in r.output

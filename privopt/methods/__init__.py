@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import importlib
 
+# every --method privopt has (``privopt.classify`` says which apply to a problem, and why); here, in
+# a module that imports nothing, so the command line can offer them without importing a solver
+METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
+
 # --method name -> the module that defines its runner (``RUNNER``)
 RUNNERS = {
     "lfp": "privopt.methods.lfp",
