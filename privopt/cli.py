@@ -27,6 +27,7 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from . import outdir, solverlog  # standard library only: cheap at start-up
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
 from .methods import METHODS
@@ -93,7 +94,6 @@ def _say(text: str) -> None:
 
 def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
     """Print an error for a person and exit with its code (``stopped``: what an interrupt left)."""
-    from . import solverlog
 
     if isinstance(e, (KeyboardInterrupt, Terminated)):
         _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + f": {stopped}")
@@ -169,8 +169,6 @@ _common = [
 def _with_common(f):
     """The options every command takes; --log/--verbose configure the solver log before it runs."""
     import functools
-
-    from . import solverlog
 
     @functools.wraps(f)
     def wrapper(*args, log_file=None, verbose=False, quiet=False, **kwargs):
@@ -313,7 +311,7 @@ def solve(
     scheduler,
 ):
     """Solve SPEC and print the optimal mechanism with its verification."""
-    from . import api, outdir
+    from . import api
     from .composite import Composite
 
     try:
@@ -1062,7 +1060,6 @@ def _explain_noise(problem) -> None:
 def _write_out(out_dir: Path, result) -> list[str]:
     """Write ``result`` to ``out_dir``, all or nothing (privopt.outdir), and return the names of
     the files written, the manifest last (``outdir.out_files`` says which files each class gets)."""
-    from . import outdir
 
     files = outdir.out_files(result)
     written: list[str] = []

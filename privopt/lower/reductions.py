@@ -143,8 +143,8 @@ class GaussianCalibration:
         return program, program
 
     def invert(self, values: dict, program) -> dict:
-        """The solver's variances in real units, by block."""
-        return {b.name: values[b.name] * program.unit for b in program.blocks}
+        """The solver's variances in real units, by block (``ConicProgram.real``)."""
+        return program.real(values)
 
 
 def chain_needs(chain) -> frozenset[str]:

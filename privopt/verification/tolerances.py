@@ -16,7 +16,7 @@ factors, never with an absolute slack larger than the budget itself:
   fidelity bounds) ``CONS_RTOL`` relative to its own terms, with no floor (the table is on its
   bounds first); the max confidence ``CONF_RTOL`` (relative), the LFP's bracket ``GAP_TOL``
   (relative);
-* noise placement (``pipeline/noise.py``, ``measures/gaussian.py``): the delta achieved
+* noise placement (``methods/conic.py``, ``blocks/noise.py``, ``measures/gaussian.py``): the delta achieved
   ``log delta_achieved <= log delta + log1p(DELTA_RTOL)`` (log space, relative); the
   calibration's bound proven from (eps, delta) (``sensitivity_ceiling``, to 2^-40); the loss
   ``1e-9`` and its certificate ``CONIC_RTOL``, both relative to the loss with no absolute
