@@ -758,8 +758,8 @@ def test_a_label_column_behind_a_bom_or_a_spaced_header_is_text_too(tmp_path):
 
 
 def test_a_tsv_and_the_pandas_fallback_read_labels_as_text_too(tmp_path, monkeypatch):
-    """A TSV, and a CSV whose column changes type after pyarrow's first block (read by pandas):
-    the label columns are the text written there too."""
+    """A TSV, and a CSV with a quoted line break across pyarrow's blocks (read by pandas): the
+    label columns are the text written there too."""
     (tmp_path / "c.tsv").write_text(
         "code\tincome\tn\trate\n01\tlow\t1\t0.2\n01\thigh\t3\t0.8\n1\tlow\t6\t0.2\n1\thigh\t2\t0.8\n"
     )
@@ -768,14 +768,15 @@ def test_a_tsv_and_the_pandas_fallback_read_labels_as_text_too(tmp_path, monkeyp
     np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)
     from privopt.language import datafiles
 
-    # a column the spec does not read holds a number in pyarrow's first block and text after it
+    # a column the spec does not read holds a quoted line break where pyarrow splits its blocks
     (tmp_path / "c.csv").write_text(
-        "code,income,n,rate,note\n01,low,1,0.2,7\n01,high,3,0.8,7\n1,low,6,0.2,7\n1,high,2,0.8,text\n"
+        'code,income,n,rate,note\n01,low,1,0.2,7\n01,high,3,0.8,"a\nb"\n1,low,6,0.2,7\n1,high,2,0.8,7\n'
     )
     monkeypatch.setattr(datafiles, "CSV_BLOCK", 48)  # two rows a block
     read_csv, fallback = pd.read_csv, []
     monkeypatch.setattr(pd, "read_csv", lambda *a, **k: fallback.append(k) or read_csv(*a, **k))
     labels, p = prior(_written(tmp_path, codes_spec('from "c.csv"')))
-    assert fallback and fallback[0]["dtype"] == {"code": str}  # pandas read it (first for the domain), labels as text
+    assert fallback and fallback[0]["dtype"]["code"] is str  # pandas read it (once, every column used), labels as text
+    assert len(fallback) == 1 and "note" not in fallback[0]["usecols"]
     assert labels == ("01", "1")
     np.testing.assert_allclose(p, np.array([[1, 3], [6, 2]]) / 12, rtol=0, atol=1e-15)

@@ -68,6 +68,19 @@ def parse_param(name: str, raw, params=None) -> float:
     return value
 
 
+def _expect_columns(files: DataFiles, statements) -> None:
+    """Tell ``files`` which columns the spec may read from each data file, so that a CSV is read
+    once and only those columns: a column named after any of the spec's variables (labels),
+    the value column of a table (``column C``: numbers) and a domain's column (labels)."""
+    variables = [s.name.name for s in statements if isinstance(s, ast.VarDecl)]
+    for s in statements:
+        if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile):
+            files.expect(s.domain.path, labels=[s.domain.column.name if s.domain.column else s.name.name])
+        source = getattr(s, "source", None)
+        if isinstance(source, ast.FileTable):
+            files.expect(source.path, labels=variables, values=[source.column.name] if source.column else ())
+
+
 class Builder:
     def __init__(self, spec: ast.SpecFile, params: dict[str, str | float] | None = None, allow_paths: bool = False):
         self.spec = spec
@@ -96,6 +109,7 @@ class Builder:
         # a condition with a value is read only in an obfuscation's constraints: refused in a
         # known table or a design before they are read
         refuse_family_syntax([s for s in st if not isinstance(s, ast.ConstraintDecl | ast.ObjectiveDecl)])
+        _expect_columns(self.files, st)
         continuous = [s for s in st if _is_continuous(s)]
         design = next((s for s in st if isinstance(s, ast.DesignDecl)), None)
         if continuous and design is not None:  # a finite design: the continuous part is the stray

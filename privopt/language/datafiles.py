@@ -63,8 +63,8 @@ class DataFiles:
 
     folder: Path
     allow_paths: bool = False
-    _frames: dict[Path, pd.DataFrame] = field(default_factory=dict)
-    _texts: dict[Path, set[str]] = field(default_factory=dict)  # columns of a cached CSV frame read as text
+    _tables: dict[Path, CsvTable] = field(default_factory=dict)  # CSV/TSV files: the columns read so far
+    _expected: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # path -> (label, value) columns
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
     digests: dict[str, str] = field(
         default_factory=dict
@@ -130,55 +130,90 @@ class DataFiles:
         self.digests[text] = hashlib.sha256(data).hexdigest()
         return _decode(data, text, span).removeprefix("\ufeff")
 
+    def expect(self, text: str, labels=(), values=()) -> None:
+        """Columns the spec may read from the file ``text``: ``labels`` as a variable's labels
+        (text), ``values`` as numbers. The first read of a CSV/TSV file reads these (those its
+        header has) and no other column, in one pass; a column asked for later that was not
+        expected is read then, in one more pass."""
+        want = self._expected.setdefault(text, ({}, {}))
+        want[0].update(dict.fromkeys(labels))
+        want[1].update(dict.fromkeys(values))
+
     def frame(self, text: str, span: Span, labels=()) -> pd.DataFrame:
         """The whole table of a data file or a partitioned dataset (every column).
 
         ``labels`` names the columns read as a variable's labels: in a CSV/TSV they are the
         text written (``01`` is not ``1``, ``1.0`` is not ``1``), never a number guessed from
-        it; the other columns keep their guessed types (value columns are numbers). A label
-        column that an earlier read of the same file guessed as numbers is read again as text,
-        alone (the file's bytes must not have changed in between). Parquet columns keep their
-        stored types."""
+        it; the other columns keep their guessed types (value columns are numbers). Parquet
+        columns keep their stored types."""
         source = self._parquet_source(text, span)
         if source is not None:
             return source.read(source.names, span)
+        return self._csv(text, span, None, labels)
+
+    def columns(self, text: str, span: Span, names: list[str], labels=()) -> pd.DataFrame:
+        """The named columns of a data file or dataset; only these are read (with the columns
+        ``expect`` named for a CSV). A missing column is an error naming the file and the
+        closest column. ``labels``: those of ``names`` read as a variable's labels (text as
+        written in a CSV, see ``frame``)."""
+        source = self._parquet_source(text, span)
+        names = list(dict.fromkeys(names))
+        if source is None:
+            df = self._csv(text, span, names, labels)
+            return pd.DataFrame({n: df[n] for n in names}, copy=False)
+        for n in names:
+            if n not in source.names:
+                _missing_column(n, source.names, text, span)
+        return source.read(names, span)
+
+    def _csv(self, text: str, span: Span, names: list[str] | None, labels) -> pd.DataFrame:
+        """The columns ``names`` (None: every column) of a CSV/TSV file, with the columns
+        expected of it, read in one pass unless already read; ``labels`` among them as text. A
+        label column read earlier as guessed numbers is read again as text. Every pass must
+        see the same bytes (the digest of the first)."""
         real, fh = self.open(text, span)
         with fh:
-            if real not in self._frames:
-                df, self.digests[text] = _read(fh, text, span, labels)
-                self._frames[real], self._texts[real] = df, _text_columns(df)
-            df = self._frames[real]
-            again = [n for n in dict.fromkeys(labels) if n in df.columns and n not in self._texts[real]]
-            if again:
-                more, digest = _read(fh, text, span, again, only=again)
-                if digest != self.digests.get(text, digest):
+            table = self._tables.get(real)
+            if table is None:
+                table = self._tables[real] = CsvTable(_header(fh, _kind_of(text, span), text, span))
+            header = [h.strip() for h in table.header]
+            for n in names or ():
+                if n not in header:
+                    _missing_column(n, header, text, span)
+            as_labels, as_values = self._expected.get(text, ({}, {}))
+            wanted = dict.fromkeys(header if names is None else names)
+            wanted.update((n, None) for n in header if n in as_labels or n in as_values)
+            text_cols = set(labels) | (set(as_labels) - set(as_values))
+            todo = [
+                n for n in header if n in wanted and (n not in table.frame or n in text_cols and n not in table.texts)
+            ]
+            if todo:
+                more, digest = _read(fh, text, span, [n for n in todo if n in text_cols], only=todo)
+                if table.digest not in (None, digest):
                     raise SpecError(
                         f"data file '{text}' changed while it was read",
                         span,
                         "run again on a file that is not being written",
                     )
-                df = df.assign(**{n: more[n] for n in again})
-                self._frames[real] = df
-                self._texts[real] |= set(again)
-        return df
-
-    def columns(self, text: str, span: Span, names: list[str], labels=()) -> pd.DataFrame:
-        """The named columns of a data file or dataset; Parquet reads only these. A missing
-        column is an error naming the file and the closest column. ``labels``: those of
-        ``names`` read as a variable's labels (text as written in a CSV, see ``frame``)."""
-        source = self._parquet_source(text, span)
-        if source is None:
-            df = self.frame(text, span, labels)
-            return pd.DataFrame({n: _column(df, n, text, span) for n in dict.fromkeys(names)}, copy=False)
-        for n in names:
-            if n not in source.names:
-                _missing_column(n, source.names, text, span)
-        return source.read(list(dict.fromkeys(names)), span)
+                table.digest = digest
+                table.frame = (
+                    table.frame.assign(**{n: more[n] for n in more.columns}) if len(table.frame.columns) else more
+                )
+                table.texts = (table.texts - set(todo)) | _text_columns(more)
+            if table.digest is not None:
+                self.digests[text] = table.digest
+        return table.frame
 
     def columns_of(self, text: str, span: Span) -> list[str]:
         """The column names of a data file or dataset (Parquet: from the schema, no data read)."""
         source = self._parquet_source(text, span)
-        return list(source.names) if source is not None else list(self.frame(text, span).columns)
+        if source is not None:
+            return list(source.names)
+        real, fh = self.open(text, span)
+        with fh:
+            table = self._tables.get(real)
+            header = table.header if table is not None else _header(fh, _kind_of(text, span), text, span)
+        return [h.strip() for h in header]
 
     def row_text(self, text: str, span: Span, row: int) -> str:
         """'row N of FILE' for row ``row`` (0-based) of the long table ``text``: N counts data
@@ -397,13 +432,29 @@ def _real_path(fd: int, opened: Path) -> Path:
     return Path(os.path.realpath(opened))
 
 
-def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[pd.DataFrame, str]:
-    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results).
-    In a CSV/TSV the columns named in ``labels`` are read as text; ``only``: read just these
-    columns (a label column read again as text)."""
+@dataclass
+class CsvTable:
+    """The columns of one CSV/TSV file read so far (stripped names), those of them holding the
+    text written (``texts``), and the SHA-256 of the bytes they were read from."""
+
+    header: list[str]  # the header's names as written
+    frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    texts: set[str] = field(default_factory=set)
+    digest: str | None = None
+
+
+def _kind_of(text: str, span: Span) -> str:
     kind = SUFFIXES.get(Path(text).suffix.lower())
     if kind is None:
         raise SpecError(f"cannot tell the format of '{text}'", span, "use a .csv, .tsv or .parquet file")
+    return kind
+
+
+def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[pd.DataFrame, str]:
+    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results).
+    In a CSV/TSV the columns named in ``labels`` are read as text; ``only``: read just these
+    columns (stripped names), in the header's order."""
+    kind = _kind_of(text, span)
     if os.fstat(fh.fileno()).st_size == 0:
         raise SpecError(f"data file '{text}' is empty", span)
     try:
@@ -416,12 +467,11 @@ def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) ->
             _no_duplicate_columns(table.column_names, text, span)
             df = table.to_pandas()
         else:
-            digest, header = _check_text(fh, kind, text, span)
+            header = _header(fh, kind, text, span)
             fh.seek(0)
             raw = [h for h in header if h.strip() in set(labels)]
-            df = _read_text(
-                fh, kind, text, span, raw, None if only is None else [h for h in header if h.strip() in set(only)]
-            )
+            keep = None if only is None else [h for h in header if h.strip() in set(only)]
+            df, digest = _read_text(fh, kind, text, span, raw, keep)
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
@@ -433,60 +483,108 @@ def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) ->
     return df, digest
 
 
-TEXT_CHUNK = 1 << 23  # bytes hashed and checked as UTF-8 at a time
-CSV_BLOCK = 1 << 22  # bytes pyarrow parses at a time
+HEADER_BYTES = 1 << 16  # bytes read for the header (and the test for a binary file)
+CSV_BLOCK = 1 << 22  # bytes pyarrow parses at a time (in parallel, one block a thread)
 
 
-def _check_text(fh: io.BufferedReader, kind: str, text: str, span: Span) -> tuple[str, list[str]]:
-    """One pass over a CSV/TSV file in chunks: its SHA-256, and UTF-8 checked (an error names the
-    line of a bad byte) without holding the file or its text whole. Returns the digest and the
-    header's names as written."""
-    digest = hashlib.sha256()
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    first = fh.read(TEXT_CHUNK)
+def _header(fh: io.BufferedReader, kind: str, text: str, span: Span) -> list[str]:
+    """The header's names as written (a binary file refused, a name given twice refused);
+    the file's position is left where it was."""
+    first = os.pread(fh.fileno(), HEADER_BYTES, 0)
+    if not first:
+        raise SpecError(f"data file '{text}' is empty", span)
     if b"\x00" in first[:8192]:
         raise SpecError(f"data file '{text}' is binary, not {kind.upper()} text", span)
-    chunk, lines, done = first, 0, 0
-    total = os.fstat(fh.fileno()).st_size
-    while chunk:
-        done += len(chunk)
-        _report(f"check {text}", done, total)
-        digest.update(chunk)
-        try:
-            decoder.decode(chunk)
-        except UnicodeDecodeError as e:
-            _decode(chunk[: e.start + 1], text, span, lines)
-        lines += chunk.count(b"\n")
-        chunk = fh.read(TEXT_CHUNK)
-    try:
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        raise SpecError(
-            f"the last line of '{text}' ends inside a UTF-8 character", span, "save the data file as UTF-8"
-        ) from None
     sep = "\t" if kind == "tsv" else ","
-    header = next(csv.reader(io.StringIO(first[:65536].decode("utf-8-sig", errors="replace")), delimiter=sep), [])
+    header = next(csv.reader(io.StringIO(first.decode("utf-8-sig", errors="replace")), delimiter=sep), [])
     _no_duplicate_columns(header, text, span)
-    return digest.hexdigest(), header
+    return header
 
 
-def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(), only=None) -> pd.DataFrame:
-    """A CSV/TSV file (already checked by ``_check_text``) as a DataFrame, streamed: pyarrow
-    parses a block at a time and each block's integer columns are kept in the smallest integer
-    type that holds them, so a 2-million-row file of small labels costs its compact columns,
-    not int64 copies of the whole table (docs/performance.md, "Memory"). A file pyarrow cannot
-    stream (a ragged row, a column whose type changes after the first block) is read by pandas,
-    whose errors say what is wrong. Neither reads any text as missing: ``NA``, ``null``, ``None``
-    are labels like any other, and an empty cell is kept as empty text (an error where read).
-    The ``labels`` columns (names as in the header) are read as text, dictionary-encoded (a few
-    labels: int8 codes a row), never as guessed numbers; ``only`` reads just those columns."""
+class _Checked(io.RawIOBase):
+    """A file's bytes as a reader takes them, in one pass: hashed (SHA-256), checked as UTF-8
+    (an ASCII block is valid as it stands; any other goes through an incremental decoder, so
+    a character split between two blocks is read whole) and reported as read (``READING``).
+    The first bad byte is kept, not raised inside the reader: ``check`` raises it, naming
+    its line."""
+
+    def __init__(self, fh: io.BufferedReader, text: str, span: Span):
+        super().__init__()
+        self.fh, self.text, self.span = fh, text, span
+        self.sha = hashlib.sha256()
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.done, self.total = 0, os.fstat(fh.fileno()).st_size
+        self.bad: int | None = None  # offset of the first byte that is not UTF-8
+        self.hook = READING.get()  # read here: pyarrow calls ``readinto`` from threads of its own
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self.fh.readinto(buffer)
+        if n:
+            block = memoryview(buffer)[:n]
+            self.sha.update(block)
+            if self.bad is None:
+                data = bytes(block)
+                pending = len(self.decoder.getstate()[0])
+                if pending or not data.isascii():
+                    try:
+                        self.decoder.decode(data)
+                    except UnicodeDecodeError as e:
+                        self.bad = self.done - pending + e.start
+            self.done += n
+            if self.hook is not None:
+                self.hook(f"read {self.text}", self.done, self.total)
+        return n
+
+    def check(self) -> str:
+        """After the reader stopped: the first bad byte as a located error; else the rest of
+        the file read (hashed and checked too) and its SHA-256."""
+        while self.bad is None and self.read(CSV_BLOCK):
+            pass
+        if self.bad is None:
+            try:
+                self.decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                raise SpecError(
+                    f"the last line of '{self.text}' ends inside a UTF-8 character",
+                    self.span,
+                    "save the data file as UTF-8",
+                ) from None
+            return self.sha.hexdigest()
+        fd, lines, at = self.fh.fileno(), 0, 0
+        while at < self.bad:  # the error's line: newlines before the byte, counted a block at a time
+            block = os.pread(fd, min(CSV_BLOCK, self.bad - at), at)
+            lines, at = lines + block.count(b"\n"), at + len(block)
+        byte = os.pread(fd, 1, self.bad)[0]
+        raise SpecError(
+            f"line {lines + 1} of '{self.text}': byte 0x{byte:02x} is not UTF-8",
+            self.span,
+            "save the data file as UTF-8",
+        )
+
+
+def _read_text(
+    fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(), only=None
+) -> tuple[pd.DataFrame, str]:
+    """A CSV/TSV file as a DataFrame and the SHA-256 of its bytes, in one pass over the file
+    (``_Checked``): pyarrow's multithreaded reader parses blocks in parallel, only the ``only``
+    columns (names as in the header; None: every column), and each integer column is kept in
+    the smallest integer type that holds it, so 2 million rows of small labels cost 2 MB a
+    column (docs/performance.md, "Data path"). A file pyarrow cannot read (a ragged row, a row
+    longer than a block) is read by pandas, whose errors say what is wrong. Neither reads any
+    text as missing: ``NA``, ``null``, ``None`` are labels like any other, and an empty cell is
+    kept as empty text (an error where read). The ``labels`` columns are read as text,
+    dictionary-encoded (a few labels: int8 codes a row), never as guessed numbers."""
     import pyarrow as pa
     import pyarrow.csv as pc
 
     sep = "\t" if kind == "tsv" else ","
+    stream = _Checked(fh, text, span)
     try:
-        reader = pc.open_csv(
-            fh,
+        table = pc.read_csv(
+            stream,
             read_options=pc.ReadOptions(block_size=CSV_BLOCK),
             parse_options=pc.ParseOptions(delimiter=sep),
             # text labels as dictionary codes; no text means "missing" ("NA" is North America, and
@@ -500,30 +598,23 @@ def _read_text(fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(
                 include_columns=list(only) if only is not None else [],
             ),
         )
-        names = reader.schema.names
-        parts: list[list[np.ndarray]] = [[] for _ in names]
-        total = os.fstat(fh.fileno()).st_size
-        for batch in reader:
-            for k, col in enumerate(batch.columns):
-                parts[k].append(_compact(col))
-            _report(f"read {text}", min(fh.tell(), total), total)
-        columns = {}
-        for name, chunks in zip(names, parts):
-            columns[name] = _join(chunks)
-            chunks.clear()
-        return pd.DataFrame(columns, copy=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
+        stream.check()  # a byte that is not UTF-8 is the error to report, wherever the parse stopped
         fh.seek(0)
         if "columns, got" in str(e):  # a row with more or fewer fields than the header
             _ragged_row(fh, sep, text, span)
-        return pd.read_csv(
-            fh,
+        stream = _Checked(fh, text, span)
+        df = pd.read_csv(
+            io.BufferedReader(stream, CSV_BLOCK),
             sep=sep,
             keep_default_na=False,
             na_filter=False,
             dtype={n: str for n in labels},
             usecols=list(only) if only is not None else None,
         )
+        return df, stream.check()
+    digest = stream.check()
+    return pd.DataFrame({n: _compact(table.column(n)) for n in table.column_names}, copy=False), digest
 
 
 def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
@@ -554,8 +645,9 @@ def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
 
 
 def _compact(col) -> np.ndarray | pd.Series:
-    """One block's column as numpy: integers in the smallest type that holds them, other
-    numbers as float64, anything else (text, nulls) as an object Series pandas would give."""
+    """A column pyarrow read, as numpy: integers in the smallest type that holds them, other
+    numbers as float64; a dictionary column as a categorical (the blocks' dictionaries unified:
+    one code a row, each distinct label once); anything else as the Series pandas would give."""
     import pyarrow as pa
 
     t = col.type
@@ -569,18 +661,8 @@ def _compact(col) -> np.ndarray | pd.Series:
                     return v.astype(small)
         return v
     if pa.types.is_floating(t):
-        return col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        return col.to_numpy().astype(np.float64, copy=False)
     return col.to_pandas()
-
-
-def _join(chunks: list) -> np.ndarray | pd.Series:
-    """The blocks of one column joined; integer blocks of different widths join at the widest,
-    text blocks (categoricals, each block its own dictionary) into one categorical."""
-    if all(isinstance(c, np.ndarray) for c in chunks):
-        return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
-    if all(isinstance(getattr(c, "dtype", None), pd.CategoricalDtype) for c in chunks):
-        return pd.Series(pd.api.types.union_categoricals(chunks))
-    return pd.concat([pd.Series(c) for c in chunks], ignore_index=True)
 
 
 def _decode(data: bytes, text: str, span: Span, lines_before: int = 0) -> str:
