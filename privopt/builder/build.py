@@ -516,13 +516,12 @@ class Builder:
         if g and empty.any():
             pooled = n.sum(axis=tuple(range(g))) / total  # n(t) / N
             data = np.where(per == 0, pooled, data)
-            where = [tuple(int(i) for i in idx) for idx in np.argwhere(empty)]
             self.no_records[name] = NoRecords(
                 table=name,
                 path=src.path,
                 given=tuple(v.name for v in given_vars),
-                cells=tuple(tuple(v.labels[i] for v, i in zip(given_vars, idx)) for idx in where),
-                index=tuple(where),
+                labels=tuple(v.labels for v in given_vars),
+                index=np.argwhere(empty),
                 records=int(total),
                 span=src.path_span,
                 text=_prob_text(k.prob),
@@ -548,7 +547,7 @@ class Builder:
         for nr in self.no_records.values():
             prior = self.known.get(objective.measure.prior) if objective is not None else None
             where = f"{nr.text} has no record for ({nr.cell_text(0)}) in '{nr.path}'" + (
-                f" ({len(nr.cells)} combinations have none)" if len(nr.cells) > 1 else ""
+                f" ({nr.count} combinations have none)" if nr.count > 1 else ""
             )
             if prior is not None and prior.name == nr.table:  # a conditional prior: its rows must be distributions
                 joint = ", ".join(prior.given + prior.targets)
@@ -565,15 +564,16 @@ class Builder:
                     "give the rates in a value column (from FILE column C), or use the table in a transparency report, where a combination without population needs none",
                 )
             arr = prior.aligned(nr.given + tuple(a for a in prior.axes if a not in nr.given))
-            mass = arr.reshape(arr.shape[: len(nr.given)] + (-1,)).sum(axis=-1)
-            for j, idx in enumerate(nr.index):
-                if mass[idx] > 0:
-                    raise SpecError(
-                        f"{nr.text} has no record for ({nr.cell_text(j)}) in '{nr.path}', but the prior {prior.name} "
-                        f"gives it probability {mass[idx]:.6g}, so its rate would change the answer",
-                        nr.span,
-                        "read the prior from the same records, or give the rates in a value column (from FILE column C)",
-                    )
+            mass = arr.reshape(arr.shape[: len(nr.given)] + (-1,)).sum(axis=-1)[tuple(nr.index.T)]
+            with_mass = np.flatnonzero(mass > 0)
+            if with_mass.size:  # the first combination with population
+                j = int(with_mass[0])
+                raise SpecError(
+                    f"{nr.text} has no record for ({nr.cell_text(j)}) in '{nr.path}', but the prior {prior.name} "
+                    f"gives it probability {mass[j]:.6g}, so its rate would change the answer",
+                    nr.span,
+                    "read the prior from the same records, or give the rates in a value column (from FILE column C)",
+                )
 
     def _const(self, k: ast.ConstDecl) -> None:
         """``const d(X, Y) = { ... }``: a table of finite numbers; the last variable is the column."""
@@ -763,7 +763,7 @@ class Builder:
         for name in tables:
             nr = self.no_records[name]
             sub = np.zeros(tuple(self.variables[a].size for a in nr.given), dtype=bool)
-            sub[tuple(np.array(nr.index).T)] = True
+            sub[tuple(nr.index.T)] = True
             present = [a for a in axes if a in nr.given]
             sub = np.transpose(sub, [nr.given.index(a) for a in present])
             mask |= sub.reshape([self.variables[a].size if a in nr.given else 1 for a in axes])

@@ -65,6 +65,7 @@ class DataFiles:
     allow_paths: bool = False
     _tables: dict[Path, CsvTable] = field(default_factory=dict)  # CSV/TSV files: the columns read so far
     _expected: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # path -> (label, value) columns
+    _codes: dict[tuple, np.ndarray] = field(default_factory=dict)  # (path, column, labels) -> codes
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
     digests: dict[str, str] = field(
         default_factory=dict
@@ -203,6 +204,14 @@ class DataFiles:
             if table.digest is not None:
                 self.digests[text] = table.digest
         return table.frame
+
+    def codes(self, text: str, span: Span, col: pd.Series, var: Domain) -> np.ndarray:
+        """``_codes`` of the column ``var.name`` of ``text``, computed once per domain: the
+        tables of one spec read from one file share their columns' codes."""
+        key = (text, var.name, tuple(var.labels))
+        if key not in self._codes:
+            self._codes[key] = _codes(col, var, text, span, self)
+        return self._codes[key]
 
     def columns_of(self, text: str, span: Span) -> list[str]:
         """The column names of a data file or dataset (Parquet: from the schema, no data read)."""
@@ -751,7 +760,8 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
     else:
         if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: look up each category once
             cats = pd.Index(var.labels).get_indexer(col.cat.categories.astype(str).str.strip())
-            codes = np.where(col.cat.codes.to_numpy() >= 0, cats[col.cat.codes.to_numpy()], -1)
+            lut = np.append(cats, -1).astype(_code_type(var.size))  # a null's code, -1, takes the last entry
+            codes = lut[col.cat.codes.to_numpy()]
         else:  # text: a null (None) is missing, never the label 'None'
             strs = col.astype(str).str.strip().where(col.notna().to_numpy(), None)
             codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
@@ -810,10 +820,15 @@ def _integer_lookup(col: pd.Series, var: Domain):
     lo, hi = int(ints.min()), int(ints.max())
     if hi - lo >= LOOKUP_MAX:
         return None
-    dtype = np.int8 if var.size < 127 else np.int16 if var.size < 32767 else np.int32
+    dtype = _code_type(var.size)
     table = np.full(hi - lo + 1, -1, dtype=dtype)
     table[ints - lo] = np.arange(var.size, dtype=dtype)
     return lo, table
+
+
+def _code_type(size: int) -> type:
+    """The smallest signed integer type holding the codes -1 .. size - 1."""
+    return np.int8 if size < 127 else np.int16 if size < 32767 else np.int32
 
 
 def _not_coerced(col: pd.Series, name: str, text: str, span: Span, wanted: str) -> None:
@@ -910,7 +925,7 @@ def _flat_index(files: DataFiles, df: pd.DataFrame, axes: list[Domain], text: st
     flat = np.zeros(len(df), dtype=np.int64)
     for v in axes:
         flat *= v.size
-        flat += _codes(df[v.name], v, text, span, files)
+        flat += files.codes(text, span, df[v.name], v)
     return flat
 
 
@@ -944,10 +959,9 @@ def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tup
 
 def _empty_cells(col: pd.Series) -> np.ndarray:
     """Where a column of text is empty or null (a dictionary column: each category tested once)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy()
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a null's code, -1, takes the last entry
         blank = np.asarray(col.cat.categories.astype(str).str.strip() == "", dtype=bool)
-        return (codes < 0) | blank[np.maximum(codes, 0)]
+        return np.append(blank, True)[col.cat.codes.to_numpy()]
     return col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
 
 
@@ -957,8 +971,9 @@ def labels_of(col: pd.Series) -> tuple[str, ...]:
     value. A column of text gives each label as written (surrounding spaces ignored), sorted by
     value when every label is a number in the spec's syntax (``2`` before ``10``; ``01`` and
     ``1`` are two labels, in that order), else as text."""
-    if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: its categories in use
-        uniq = col.cat.categories[np.unique(col.cat.codes.to_numpy()[col.cat.codes.to_numpy() >= 0])]
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: its categories in use (one pass, no sort)
+        used = np.bincount(col.cat.codes.to_numpy().astype(np.intp) + 1, minlength=len(col.cat.categories) + 1)[1:]
+        uniq = col.cat.categories[used > 0]
     else:
         uniq = pd.unique(col)
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):

@@ -277,8 +277,8 @@ class NoRecords:
     table: str  # the known table's name
     path: str  # the file as written in the spec
     given: tuple[str, ...]  # the conditioning variables
-    cells: tuple[tuple[str, ...], ...]  # the labels of each combination without records
-    index: tuple[tuple[int, ...], ...]  # the same as label indices
+    labels: tuple[tuple[str, ...], ...]  # each conditioning variable's labels
+    index: np.ndarray  # (combinations, len(given)): each combination without records as label indices
     records: int  # records in the file
     span: Span | None = field(default=None, repr=False)
     text: str = ""  # P(...) as written
@@ -293,15 +293,23 @@ class NoRecords:
         "file is the reference they are kept near when the method breaks ties"
     )
 
+    @property
+    def count(self) -> int:
+        """The number of combinations without records."""
+        return len(self.index)
+
     def cell_text(self, j: int) -> str:
-        return ", ".join(f"{v}={lab}" for v, lab in zip(self.given, self.cells[j]))
+        return ", ".join(f"{v}={labels[i]}" for v, labels, i in zip(self.given, self.labels, self.index[j]))
 
     def to_dict(self) -> dict:
+        """Plain values; ``cells`` one {variable: label} per combination, its labels looked up a
+        column at a time."""
+        columns = [np.array(labels, dtype=object)[self.index[:, k]] for k, labels in enumerate(self.labels)]
         return {
             "table": self.table,
             "file": self.path,
             "records": self.records,
-            "cells": [dict(zip(self.given, c)) for c in self.cells],
+            "cells": [dict(zip(self.given, c)) for c in zip(*columns)],
             "rate_used": dict(self.fill),
             "treatment": self.TREATMENT,
         }
