@@ -26,6 +26,8 @@ import io
 import json
 import math
 import platform
+import re
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -265,7 +267,7 @@ class Result:
         rest is ``json.dumps`` at full precision."""
         body = self.to_dict(tables=False, groups=False)
         del body["groups"]
-        text = json.dumps(body, indent=indent, allow_nan=False)  # body is plain(): strict already
+        text = _dumps(body, indent)  # body is plain(): strict already
         sep = ",\n" + " " * (indent or 0) if indent else ", "
         head, _, tail = text.rpartition("}")
         out.write(head.rstrip() + sep + '"groups": ')
@@ -280,6 +282,29 @@ class Result:
 
 
 JSON_ROWS = 1 << 16  # rows rendered to text at a time by write_json
+LONG_LIST = 256  # write_json writes a list of more objects than this on one line (json's C encoder)
+
+
+def _dumps(body: dict, indent: int | None) -> str:
+    """``json.dumps(body, indent=indent)``, except that a list of more than ``LONG_LIST``
+    objects (the ``no_records`` cells of a record-level table, one per combination without
+    records: 700,000 at 2 million records over 2 million combinations) is written on one line,
+    as the groups are, by json's C encoder: the indenting encoder is pure Python (about 25 us
+    an object). The same JSON value."""
+    if not indent:
+        return json.dumps(body, allow_nan=False)
+    nonce, long = secrets.token_hex(8), []
+
+    def lift(x):
+        if isinstance(x, dict):
+            return {k: lift(v) for k, v in x.items()}
+        if isinstance(x, list) and len(x) > LONG_LIST and isinstance(x[0], dict):
+            long.append(json.dumps(x, allow_nan=False))
+            return f"privopt-{nonce}-{len(long) - 1}"
+        return [lift(v) for v in x] if isinstance(x, list) else x
+
+    text = json.dumps(lift(body), indent=indent, allow_nan=False)
+    return re.sub(f'"privopt-{nonce}-(\\d+)"', lambda m: long[int(m.group(1))], text)
 
 
 def json_values(column: pd.Series) -> np.ndarray:

@@ -1,0 +1,196 @@
+"""The data path at scale (issue 23, goal 2): one pass over a CSV (hashed, UTF-8-checked, parsed by
+pyarrow's multithreaded reader), only the columns the spec names, codes kept as arrays, no loop
+per combination without records, long lists of objects written by json's C encoder. Each fast
+path is checked against an independent slow one (pandas, a Python loop, json.dumps) on small
+and edge inputs: many blocks with different dictionaries, empty groups, a label seen once,
+quoted fields, spaces, bad bytes and bad rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import privopt
+from privopt.cli import main
+from privopt.errors import SpecError
+from privopt.language import datafiles
+from privopt.language.datafiles import DataFiles, count_records
+from privopt.language.source import Source, Span
+from privopt.results import LONG_LIST, _dumps
+
+SPAN = Span(Source("x", None), 0, 1)
+
+
+class _Var:
+    def __init__(self, name, labels):
+        self.name, self.labels, self.values = name, tuple(labels), None
+
+    @property
+    def size(self):
+        return len(self.labels)
+
+
+def _records(n: int, seed: int) -> pd.DataFrame:
+    """Records with a label seen once ('solo'), a label with a comma (quoted in the file), one
+    with spaces around it, an unused number column and an unused text column."""
+    rng = np.random.default_rng(seed)
+    g = np.array(["a", "b, quoted", " spaced ", "NA"], dtype=object)[rng.integers(0, 4, n)]
+    g[n // 2] = "solo"
+    h = np.array(["x", "y", "z"], dtype=object)[rng.integers(0, 3, n)]
+    h[h == "z"] = "y"  # z: a label of the domain no record has
+    return pd.DataFrame({"id": np.arange(n), "g": g, "note": rng.choice(["p", "q"], n), "h": h})
+
+
+def test_counts_equal_pandas_across_blocks_with_empty_groups_and_a_label_seen_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(datafiles, "CSV_BLOCK", 1 << 11)  # many blocks, each its own dictionary
+    df = _records(5000, 1)
+    df.to_csv(tmp_path / "r.csv", index=False)
+    assert '"b, quoted"' in (tmp_path / "r.csv").read_text()
+    g = _Var("g", ["a", "b, quoted", "spaced", "NA", "solo", "never"])
+    h = _Var("h", ["x", "y", "z"])
+    files = DataFiles(tmp_path)
+    got = count_records(files, "r.csv", SPAN, [g, h])
+    want = np.zeros((6, 3))
+    for (gl, hl), n in (
+        pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False).value_counts(["g", "h"]).items()
+    ):
+        want[g.labels.index(gl.strip()), h.labels.index(hl)] = n
+    assert np.array_equal(got, want)
+    assert got[g.labels.index("solo")].sum() == 1 and not got[g.labels.index("never")].any() and not got[:, 2].any()
+    assert files.digests["r.csv"] == hashlib.sha256((tmp_path / "r.csv").read_bytes()).hexdigest()
+
+
+def test_a_spec_reads_its_file_once_and_only_the_columns_it_names(tmp_path, monkeypatch):
+    """The credit spec names sex, housing, saving and risk: one pass reads those four, not age
+    or amount, and the answer is the golden one."""
+    from tests.conftest import SPECS
+
+    calls = []
+    read = datafiles._read_text
+    monkeypatch.setattr(datafiles, "_read_text", lambda *a, **k: calls.append(a[5]) or read(*a, **k))
+    problem = privopt.load(SPECS / "atr_credit_records.priv")
+    assert calls == [["sex", "housing", "saving", "risk"]]
+    assert (
+        problem.data_sha256["data/credit_records.csv"]
+        == hashlib.sha256((SPECS / "data" / "credit_records.csv").read_bytes()).hexdigest()
+    )
+    assert problem.solve().objective == pytest.approx(0.772609819, rel=1e-8)
+
+
+def test_a_column_not_expected_is_read_in_one_more_pass_of_the_same_bytes(tmp_path):
+    _records(300, 2).to_csv(tmp_path / "r.csv", index=False)
+    files = DataFiles(tmp_path)
+    files.expect("r.csv", labels=["g"])
+    assert list(files.columns("r.csv", SPAN, ["g"], ["g"]).columns) == ["g"]
+    assert list(files.columns("r.csv", SPAN, ["id"]).columns) == ["id"]  # read now, as numbers
+    assert files.columns("r.csv", SPAN, ["id"])["id"].tolist() == list(range(300))
+    (tmp_path / "r.csv").write_text((tmp_path / "r.csv").read_text().replace("p", "P"))
+    with pytest.raises(SpecError, match="changed while it was read"):
+        files.columns("r.csv", SPAN, ["note"])
+    with pytest.raises(SpecError, match="(?s)has no column 'hh'.*did you mean 'h'"):
+        files.columns("r.csv", SPAN, ["hh"])
+
+
+def test_a_bad_byte_in_a_column_not_read_is_named_by_its_line(tmp_path, monkeypatch):
+    """UTF-8 is checked over every byte, read or not, and a character split between two blocks
+    is read whole."""
+    monkeypatch.setattr(datafiles, "CSV_BLOCK", 64)
+    rows = [f"{'a' if i % 2 else 'b'},caf\u00e9 {i}" for i in range(200)]
+    good = ("g,note\n" + "\n".join(rows) + "\n").encode()
+    (tmp_path / "r.csv").write_bytes(good)
+    files = DataFiles(tmp_path)
+    files.expect("r.csv", labels=["g"])
+    assert files.columns("r.csv", SPAN, ["g"], ["g"])["g"].astype(str).tolist()[:2] == ["b", "a"]
+    bad = good.replace("caf\u00e9 150".encode(), b"caf\xe9 150")
+    (tmp_path / "s.csv").write_bytes(bad)
+    files = DataFiles(tmp_path)
+    files.expect("s.csv", labels=["g"])
+    with pytest.raises(SpecError, match=r"line 152 of 's.csv': byte 0xe9 is not UTF-8"):
+        files.columns("s.csv", SPAN, ["g"], ["g"])
+    (tmp_path / "t.csv").write_bytes(good[:-1] + b"\xc3")
+    with pytest.raises(SpecError, match="the last line of 't.csv' ends inside a UTF-8 character"):
+        DataFiles(tmp_path).columns("t.csv", SPAN, ["g"], ["g"])
+
+
+def test_bad_rows_stay_located_errors_across_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr(datafiles, "CSV_BLOCK", 1 << 10)
+    lines = ["g,h"] + [f"{'a' if i % 3 else 'b'},x" for i in range(400)]
+    lines[301] = "a,x,extra"
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    g, h = _Var("g", ["a", "b"]), _Var("h", ["x"])
+    with pytest.raises(SpecError, match=r"row 301 of 'r.csv' has 3 field\(s\), the header has 2"):
+        count_records(DataFiles(tmp_path), "r.csv", SPAN, [g, h])
+    lines[301] = "c,x"
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(SpecError, match=r"row 301 of 'r.csv': g = 'c' is not in its domain"):
+        count_records(DataFiles(tmp_path), "r.csv", SPAN, [g, h])
+    lines[301] = ",x"
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(SpecError, match=r"row 301 of 'r.csv': g is empty \(an empty cell\)"):
+        count_records(DataFiles(tmp_path), "r.csv", SPAN, [g, h])
+
+
+WIDE = textwrap.dedent(
+    """\
+    var a : public range(0, 9)
+    var b : public range(0, 9)
+    var s : private {0, 1, 2, 3, 4}
+    var d : outcome {no, yes}
+    known P(a, b, s) = counts from "r.csv"
+    known D = P(d = yes | a, b, s) from "r.csv"
+    design Dt = P(d | a, b, s)
+    param delta = 0.9
+    subject to |Dt - D| <= 1 - delta
+    minimize max_confidence(a, b, d -> s)
+    """
+)
+
+
+def test_combinations_without_records_equal_a_loop_over_the_cells(tmp_path):
+    """Many combinations without records (150 records over 500): the listed cells are those a
+    Python loop over every combination finds, in C order; the JSON lists them all."""
+    rng = np.random.default_rng(5)
+    n = 150
+    df = pd.DataFrame(
+        {
+            "a": rng.integers(0, 10, n),
+            "b": rng.integers(0, 10, n),
+            "s": rng.integers(0, 5, n),
+            "d": rng.choice(["no", "yes"], n),
+        }
+    )
+    df.to_csv(tmp_path / "r.csv", index=False)
+    (tmp_path / "w.priv").write_text(WIDE)
+    result = privopt.solve(tmp_path / "w.priv")
+    seen = set(zip(df["a"], df["b"], df["s"]))
+    want = [
+        {"a": str(a), "b": str(b), "s": str(s)}
+        for a in range(10)
+        for b in range(10)
+        for s in range(5)
+        if (a, b, s) not in seen
+    ]
+    assert len(want) > LONG_LIST  # written on one line by the C encoder
+    [nr] = result.details["no_records"]
+    assert nr["cells"] == want and nr["table"] == "D"
+    out = CliRunner().invoke(main, ["solve", str(tmp_path / "w.priv"), "--json", "--no-tables"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["no_records"][0]["cells"] == want
+
+
+def test_long_lists_of_objects_are_written_on_one_line_as_the_same_json():
+    cells = [{"a": str(i), "b": 'x\u00e9"y'} for i in range(LONG_LIST + 1)]
+    body = {"status": "optimal", "no_records": [{"table": "D", "cells": cells}], "few": [{"k": 1}], "n": [1.5, None]}
+    text = _dumps(body, 2)
+    assert json.loads(text) == body
+    assert json.dumps(cells) in text  # one line, by the C encoder
+    assert '"few": [\n' in text  # a short list stays indented
+    assert _dumps(body, None) == json.dumps(body)
+    decoy = {"label": f"privopt-{'0' * 16}-0", "cells": cells}
+    assert json.loads(_dumps(decoy, 2)) == decoy
