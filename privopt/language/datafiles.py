@@ -18,7 +18,9 @@ group's rows may lie in several parts). Each part is opened and checked like a s
 must stay inside the spec's folder), its SHA-256 is recorded under its own path (``digests``:
 one entry per part, keyed ``data/part-0.parquet``), and the parts must agree on their columns
 and on each column's kind of values. Parquet is read a column at a time, only the columns a
-table or a domain needs (``DataFiles.columns``); a CSV is read whole.
+table or a domain needs (``DataFiles.columns``). A CSV is read in one pass by pyarrow's
+multithreaded reader, only the columns the spec names (``DataFiles.expect``), its bytes hashed
+and checked as UTF-8 as the reader takes them (``_Checked``).
 """
 
 from __future__ import annotations
@@ -694,12 +696,6 @@ def _no_duplicate_columns(names, text: str, span: Span) -> None:
                 f"'{text}' has two columns named '{name}'", span, "give each column of the header its own name"
             )
         seen.add(name)
-
-
-def _column(df: pd.DataFrame, name: str, text: str, span: Span) -> pd.Series:
-    if name not in df.columns:
-        _missing_column(name, list(df.columns), text, span)
-    return df[name]
 
 
 def _missing_column(name: str, columns: list, text: str, span: Span):
