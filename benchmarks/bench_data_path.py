@@ -14,8 +14,8 @@ Per size and case, best of ``--repeat``:
 * ``pyarrow_read_s``: ``pyarrow.csv.read_csv(path)`` in this process (multithreaded, every
   column, types guessed), and ``pyarrow_child_s``: the same read as a whole Python process
   (``python -c "import pyarrow.csv; ..."``: start-up and import included);
-* ``privopt_s``: the CLI run's wall time, ``privopt_rss_mb`` its peak resident memory (the
-  child's ``ru_maxrss`` from ``os.wait4``), ``parse_s`` and ``solve_s`` from its own timings;
+* ``privopt_s``: the CLI run's wall time, ``privopt_rss_mb`` its peak resident memory
+  (``/usr/bin/time``), ``parse_s`` and ``solve_s`` from its own timings;
 * ``small_s``: the same command on specs/atr_credit_records.priv, 1,000 records (the CLI's fixed cost: start-up,
   imports, parser);
 * ratios ``over_read`` (privopt_s / pyarrow_read_s) and ``over_child`` (privopt_s /
@@ -62,7 +62,9 @@ def wide(n: int, seed: int = 23) -> Path:
         score = sum(c.astype(np.int16) for c in cols.values())
         cols["decision"] = np.where(rng.random(n) < score / 45.0, "approve", "deny")
         DATA.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(cols).to_csv(csv, index=False)
+        part = csv.with_suffix(".part")  # written whole, then renamed
+        pd.DataFrame(cols).to_csv(part, index=False)
+        part.replace(csv)
     names = ", ".join(f"a{k + 1}" for k in range(8))
     lines = ['spec "benchmark: record-level, 8 public attributes x 5 values, 5 private values"']
     lines += [f"var a{k + 1} : public {{0, 1, 2, 3, 4}}" for k in range(8)]
@@ -81,17 +83,18 @@ def wide(n: int, seed: int = 23) -> Path:
 
 
 def child(argv: list[str], out: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak resident MB of one child process (stdout to ``out``)."""
+    """Wall seconds and peak resident MB of one child process (stdout to ``out``). The peak is
+    ``/usr/bin/time``'s (its own child's ``ru_maxrss``): the rusage of a child this process
+    starts itself would carry this process's own peak across ``exec``, which holds pyarrow's
+    tables here."""
     with open(out or os.devnull, "wb") as sink:
         t = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], stdout=sink, stderr=subprocess.PIPE)
         wall = time.perf_counter() - t
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.decode()
     if proc.returncode != 0:
-        raise RuntimeError(f"{argv} exited {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
-    proc.stderr.close()
-    return wall, usage.ru_maxrss / 1024
+        raise RuntimeError(f"{argv} exited {proc.returncode}: {err[-2000:]}")
+    return wall, int(err.split()[-1]) / 1024
 
 
 def measure(case: str, n: int, repeat: int) -> dict:

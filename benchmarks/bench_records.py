@@ -52,8 +52,10 @@ def prepare(n: int) -> Path:
     """The records file and a copy of the spec reading it, in benchmarks/data/."""
     DATA.mkdir(parents=True, exist_ok=True)
     csv = DATA / f"credit_records_{n}.csv"
-    if not csv.exists():
-        _maker().make(n).to_csv(csv, index=False)
+    if not csv.exists():  # written whole, then renamed: a run stopped while writing leaves no short file
+        part = csv.with_suffix(".part")
+        _maker().make(n).to_csv(part, index=False)
+        part.replace(csv)
     spec = DATA / f"credit_records_{n}.priv"
     spec.write_text(SPEC.read_text().replace("data/credit_records.csv", csv.name))
     return spec
