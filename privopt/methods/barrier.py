@@ -154,14 +154,31 @@ class BarrierSolution:
     version: str = field(default_factory=lambda: f"(numpy {np.__version__}, scipy {scipy.__version__})")
 
 
-class _Point:
-    """The barrier's quantities at s: Sigma's Cholesky factor L, ``X = L^-1 F`` and ``phi``."""
+class _Columns:
+    """The noise's columns G (m x N) and, when G is square and diagonal (noise on the answers
+    alone), its diagonal: Sigma is then diagonal and every factorization elementwise."""
 
-    def __init__(self, s: np.ndarray, G: np.ndarray, F: np.ndarray):
+    def __init__(self, G: np.ndarray):
+        self.matrix = G
+        square = G.shape[0] == G.shape[1]
+        self.diagonal = np.diag(G).copy() if square and np.count_nonzero(G - np.diag(np.diag(G))) == 0 else None
+
+
+class _Point:
+    """The barrier's quantities at s: Sigma's Cholesky factor L (a vector when Sigma is
+    diagonal), ``X = L^-1 F`` and ``phi``."""
+
+    def __init__(self, s: np.ndarray, G: _Columns, F: np.ndarray):
         self.s = s
-        Sigma = (G * s) @ G.T
-        self.L = scipy.linalg.cholesky(Sigma, lower=True, check_finite=False)
-        self.X = scipy.linalg.solve_triangular(self.L, F, lower=True, check_finite=False)
+        if G.diagonal is not None:
+            sigma = G.diagonal**2 * s
+            if not np.all(sigma > 0):
+                raise np.linalg.LinAlgError("Sigma is not positive definite")
+            self.L = np.sqrt(sigma)
+        else:
+            Sigma = (G.matrix * s) @ G.matrix.T
+            self.L = scipy.linalg.cholesky(Sigma, lower=True, check_finite=False)
+        self.X = self.lower_solve(F)
         self.phi = np.einsum("ij,ij->j", self.X, self.X)
 
     def value(self, tau: float, c: np.ndarray, t: np.ndarray) -> float:
@@ -170,8 +187,16 @@ class _Point:
             return math.inf
         return float(tau * (c @ self.s) - np.sum(np.log(slack)) - np.sum(np.log(self.s)))
 
+    def lower_solve(self, M: np.ndarray) -> np.ndarray:
+        """``L^-1 M``."""
+        if self.L.ndim == 1:
+            return M / self.L[:, None]
+        return scipy.linalg.solve_triangular(self.L, M, lower=True, check_finite=False)
+
     def sigma_inv_F(self) -> np.ndarray:
         """``Sigma^-1 F`` (m x n) by two triangular solves."""
+        if self.L.ndim == 1:
+            return self.X / self.L[:, None]
         return scipy.linalg.solve_triangular(self.L, self.X, lower=True, trans="T", check_finite=False)
 
 
@@ -198,10 +223,10 @@ def solve_barrier(program: ConicProgram, rtol: float = BARRIER_RTOL, time_limit:
 def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> BarrierSolution:
     t0 = time.perf_counter()
     F, t = program.F, program.t
-    G = np.hstack([b.G for b in program.blocks])
+    G = _Columns(np.hstack([b.G for b in program.blocks]))
     c = np.concatenate([b.weights for b in program.blocks])
     m, n = F.shape
-    N = G.shape[1]
+    N = G.matrix.shape[1]
     # a strictly feasible start: equal variances twice the least that meet every constraint
     p = _Point(np.ones(N), G, F)
     p = _Point(np.full(N, 2.0 * float(np.max(p.phi / t))), G, F)
@@ -269,13 +294,16 @@ def _newton_solve(H: np.ndarray, grad: np.ndarray) -> np.ndarray:
 def _derivatives(p: _Point, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(d, V, gradient, Hessian) of ``B_tau`` at ``p`` (the module's docstring)."""
     d = 1.0 / (t - p.phi)
-    W = G.T @ p.sigma_inv_F()  # N x n
+    W = G.matrix.T @ p.sigma_inv_F()  # N x n
     V = W * W
-    R = scipy.linalg.solve_triangular(p.L, G, lower=True, check_finite=False)
-    P = R.T @ R  # G' Sigma^-1 G
     Wd = W * np.sqrt(d)
     Vd = V * d
-    H = 2.0 * P * (Wd @ Wd.T) + Vd @ Vd.T
+    if G.diagonal is not None:  # P = G' Sigma^-1 G is diagonal: only the diagonal of W D W' counts
+        H = Vd @ Vd.T
+        H[np.diag_indices_from(H)] += 2.0 * (G.diagonal / p.L) ** 2 * np.einsum("ij,ij->i", Wd, Wd)
+    else:
+        R = p.lower_solve(G.matrix)
+        H = 2.0 * (R.T @ R) * (Wd @ Wd.T) + Vd @ Vd.T  # R' R = P = G' Sigma^-1 G
     H[np.diag_indices_from(H)] += 1.0 / p.s**2
     grad = tau * c - V @ d - 1.0 / p.s
     return d, V, grad, H
