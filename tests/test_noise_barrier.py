@@ -157,3 +157,12 @@ def test_check_compares_it_with_the_conic_program():
     assert report.agree and paths["barrier"].status == "agrees" and paths["barrier"].backend is None
     skipped = {p.method: p for p in run_check(privopt.load(SPECS / "noise_placement_correlated.priv")).paths}
     assert skipped["barrier"].status == "skipped" and "diagonal noise only" in skipped["barrier"].message
+
+
+def test_no_input_moves_the_release():
+    """A zero column of A: that input needs no noise; all zero: no noise at all, loss 0."""
+    r = privopt.loads(_spec(np.zeros((3, 2)))).solve(method="barrier")
+    assert r.status == "optimal" and r.objective == 0.0
+    A = np.array([[1.0, 0.0], [2.0, 0.0], [0.5, 0.0]])
+    r, ref = (privopt.loads(_spec(A)).solve(method=m) for m in ("barrier", "conic"))
+    assert r.objective == pytest.approx(ref.objective, rel=1e-6)

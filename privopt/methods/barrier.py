@@ -223,10 +223,15 @@ def solve_barrier(program: ConicProgram, rtol: float = BARRIER_RTOL, time_limit:
 def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> BarrierSolution:
     t0 = time.perf_counter()
     F, t = program.F, program.t
-    G = _Columns(np.hstack([b.G for b in program.blocks]))
     c = np.concatenate([b.weights for b in program.blocks])
+    live = c > 0  # a zero column of G moves nothing and costs nothing: its variance stays 0
+    G = _Columns(np.hstack([b.G for b in program.blocks])[:, live])
+    c = c[live]
     m, n = F.shape
     N = G.matrix.shape[1]
+    if n == 0:  # no input moves the release: no noise is needed, and the bound is the offset
+        zero = {b.name: np.zeros(b.size) for b in program.blocks}
+        return BarrierSolution(zero, np.zeros((0, m)), np.zeros(0), 0.0, program.offset, 0, 0, time.perf_counter() - t0)
     # a strictly feasible start: equal variances twice the least that meet every constraint
     p = _Point(np.ones(N), G, F)
     p = _Point(np.full(N, 2.0 * float(np.max(p.phi / t))), G, F)
@@ -244,9 +249,11 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
         if (n + N) / tau < 1e-3 * rtol * float(c @ p.s):
             raise SolverError("the barrier method's dual point fell short of its bound at a negligible barrier gap")
         tau *= TAU_GROWTH
+    s = np.zeros(live.size)
+    s[live] = p.s
     values, start = {}, 0
     for b in program.blocks:
-        values[b.name] = p.s[start : start + b.size]
+        values[b.name] = s[start : start + b.size]
         start += b.size
     return BarrierSolution(values, Y, mu, float(c @ p.s), bound, steps, centrings, time.perf_counter() - t0)
 
