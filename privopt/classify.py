@@ -248,7 +248,8 @@ def analyse_conic(problem: Problem) -> Analysis:
             chosen = "barrier"
             why = (
                 f"the conic program has {n:,} x {coordinates:,} = {cones_n:,} rotated cones, at least "
-                f"{BARRIER_MIN_CONES:,}: the barrier method's m x m factorizations solve it faster"
+                f"{BARRIER_MIN_CONES:,}: the barrier method's m x m factorizations solve it faster (0.48 s against 46 s "
+                "end to end at n = m = 100, docs/noise-placement.md)"
             )
         else:
             why += f" ({cones_n:,} rotated cones, below the {BARRIER_MIN_CONES:,} where the barrier method is chosen)"

@@ -71,7 +71,7 @@ BARRIER_RTOL = 1e-8  # the gap the method stops at (relative): the certificate a
 TAU_GROWTH = 20.0  # the barrier parameter's factor between centrings
 CENTRED = 1e-2  # a centring stops when the Newton decrement lambda^2 / 2 is below this
 MAX_NEWTON = 400  # Newton steps in all, a guard against a stall
-BLAS_THREADS_FROM = 256  # noise coordinates from which BLAS may use threads (below: one; see solve_barrier)
+BLAS_THREADS = 1  # BLAS threads while the method runs (see solve_verified)
 
 
 class BarrierRunner:
@@ -84,7 +84,8 @@ class BarrierRunner:
 
     def run(self, problem, prepared, route, time_limit, workers, progress) -> Outcome:
         t0 = time.perf_counter()
-        program, inverse = route.chain.apply(problem)
+        with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+            program, inverse = route.chain.apply(problem)
         lower_s = time.perf_counter() - t0
 
         def real(values: dict) -> dict:
@@ -128,10 +129,16 @@ def solve_verified(model: NoiseModel, program: ConicProgram, time_limit=None, re
     """(covariances in real units, ``BarrierSolution``, verification): ``solve_barrier``, the
     variances cleaned (``ConicProgram.clean``) and verified by ``methods.conic.verify``, the
     certificate the dual point's value (``ConicProgram.dual_bound``; nothing else is solved).
-    ``real`` maps the program's variances to real units (default ``ConicProgram.real``)."""
-    sol = solve_barrier(program, time_limit=time_limit)
-    cov = program.clean(model, (real or program.real)(sol.values))
-    check = verify(model, cov, program, sol.objective, bound=lambda enough: program.dual_bound(sol.Y, sol.mu))
+    ``real`` maps the program's variances to real units (default ``ConicProgram.real``).
+
+    BLAS runs on ``BLAS_THREADS`` thread(s) meanwhile: on a shared 2-core machine OpenBLAS's
+    threads wait on each other, so a 3 x 2 placement took 6 s instead of 0.1 s and n = m = 400
+    288 s instead of 16 s (docs/noise-placement.md); one thread meets the issue's targets with
+    room, where a quiet machine would gain at most the core count."""
+    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+        sol = solve_barrier(program, time_limit=time_limit)
+        cov = program.clean(model, (real or program.real)(sol.values))
+        check = verify(model, cov, program, sol.objective, bound=lambda enough: program.dual_bound(sol.Y, sol.mu))
     return cov, sol, check
 
 
@@ -208,15 +215,12 @@ def _try_point(s, G, F) -> _Point | None:
 
 
 def solve_barrier(program: ConicProgram, rtol: float = BARRIER_RTOL, time_limit: float | None = None):
-    """(``BarrierSolution``) of ``program`` (diagonal noise, ``applies``): centrings of the log
-    barrier at growing tau until ``ConicProgram.dual_bound`` at the dual point is within
-    ``rtol`` of the loss (the module's docstring). ``SolverError`` on a time limit or a stall.
-
-    Below ``BLAS_THREADS_FROM`` noise coordinates BLAS runs on one thread: its threads' start-up
-    costs more than they save on small matrices (a 3 x 2 placement took 6 s instead of 0.1 s on
-    a loaded 2-core machine)."""
-    N = sum(b.size for b in program.blocks)
-    with threadpool_limits(limits=1 if N < BLAS_THREADS_FROM else None, user_api="blas"):
+    """(``BarrierSolution``) of ``program`` (diagonal noise with noise on every answer:
+    ``classify.barrier_refusal``): centrings of the log barrier at growing tau until
+    ``ConicProgram.dual_bound`` at the dual point is within ``rtol`` of the loss (the module's
+    docstring), BLAS on ``BLAS_THREADS`` thread(s) (``solve_verified``). ``SolverError`` on a
+    time limit or a stall."""
+    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
         return _solve(program, rtol, time_limit)
 
 
