@@ -25,6 +25,7 @@ import math
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..backends import get_backend
 from ..classify import barrier_chosen, barrier_refusal
@@ -67,7 +68,8 @@ class NoiseKind:
                 "the returned noise failed privopt's verification: " + "; ".join(verification["failures"])
             )
         t1 = time.perf_counter()
-        base = baselines(model, be, c["time_limit"])
+        with threadpool_limits(limits=barrier.BLAS_THREADS, user_api="blas"):  # as the barrier method runs
+            base = baselines(model, be, c["time_limit"])
         baseline_s = time.perf_counter() - t1
         for name, b in base.items():
             if not b["verification"]["passed"] and not all("not certified" in f for f in b["verification"]["failures"]):
