@@ -45,6 +45,7 @@ class Analysis:
 # why a method is not listed for a program whose analysis does not mention it
 _ELSEWHERE = {
     "conic": "the conic method is for Gaussian noise placement (continuous variables)",
+    "barrier": "the barrier method is for Gaussian noise placement (continuous variables)",
     "global": "the global method is for nonconvex programs (rank-preserving obfuscation); this program has an exact convex method",
 }
 
@@ -183,30 +184,82 @@ def analyse_linear(problem: Problem) -> Analysis:
     )
 
 
+# the conic program's rotated cones (inputs x noise coordinates) from which the barrier method is
+# chosen over it: measured in docs/noise-placement.md (the conic program stays for small sizes)
+BARRIER_MIN_CONES = 2_500
+
+
+def barrier_refusal(model) -> str | None:
+    """Why the barrier method (methods/barrier.py) does not apply to the noise ``model``, or
+    None when it does: it takes diagonal noise, with some noise on every answer by itself (a
+    square diagonal ``G`` with a nonzero diagonal), so that Sigma is positive definite at every
+    interior point."""
+    if any(x.correlated for x in model.noises):
+        return "it takes diagonal noise only; correlated covariances need the conic program's PSD blocks"
+    for x in model.noises:
+        G = x.G
+        if G.shape[0] == G.shape[1] and np.count_nonzero(G) == G.shape[0] and np.all(np.diag(G) != 0):
+            return None
+    return "no noise enters every answer by itself, so Sigma may be singular; the conic program handles that exactly"
+
+
+def barrier_chosen(inputs: int, coordinates: int) -> bool:
+    """The size rule: the barrier method over the conic program from ``BARRIER_MIN_CONES``
+    rotated cones (``inputs`` x noise ``coordinates``) on."""
+    return inputs * coordinates >= BARRIER_MIN_CONES
+
+
 def analyse_conic(problem: Problem) -> Analysis:
     """Gaussian noise placement (Ramon & Basu Sec. 3.2): one matrix-fractional constraint per
-    input, so a convex conic program (lower/noise.py), solved by cvxpy."""
+    input, so a convex conic program (lower/noise.py), solved by cvxpy; or, for diagonal noise
+    with noise on every answer, by the barrier method (methods/barrier.py), chosen by size
+    (``barrier_chosen``)."""
     model = problem.noise
     m, n = model.F.shape
+    coordinates = sum(x.size for x in model.noises)
     size = {
         "inputs": n,
         "answers": m,
         "noise variables": len(model.noises),
-        "noise coordinates": sum(x.size for x in model.noises),
+        "noise coordinates": coordinates,
     }
     others = "the decision variables are noise variances, not table cells"
     correlated = [x.name for x in model.noises if x.correlated]
     cones = "second-order cones" + (f" and PSD blocks (correlated: {', '.join(correlated)})" if correlated else "")
+    applicable = {
+        "conic": f"dp(x -> O) under the {model.requirement.calibration} calibration is w_j^2 f_j' Sigma^-1 f_j "
+        "<= Delta^2 for every input j (convex in the variances); the loss tr(Sigma) is linear"
+    }
+    not_applicable = {k: others for k in METHODS if k not in ("conic", "barrier")}
+    refusal = barrier_refusal(model)
+    chosen, why = (
+        "conic",
+        "the variances enter Sigma^-1: no LP or QP says this; a conic solver does (cvxpy with Clarabel)",
+    )
+    if refusal is not None:
+        not_applicable["barrier"] = refusal
+    else:
+        applicable["barrier"] = (
+            "diagonal noise with noise on every answer: Newton's method on the log barrier with m x m Cholesky "
+            "factorizations of Sigma, certified by its Lagrange dual point (gap <= 1e-6)"
+        )
+        cones_n = n * coordinates
+        if barrier_chosen(n, coordinates):
+            chosen = "barrier"
+            why = (
+                f"the conic program has {n:,} x {coordinates:,} = {cones_n:,} rotated cones, at least "
+                f"{BARRIER_MIN_CONES:,}: the barrier method's m x m factorizations solve it faster (0.48 s against 46 s "
+                "end to end at n = m = 100, docs/noise-placement.md)"
+            )
+        else:
+            why += f" ({cones_n:,} rotated cones, below the {BARRIER_MIN_CONES:,} where the barrier method is chosen)"
     return Analysis(
         problem_class="noise-placement",
         program=f"convex conic program: {cones}; one matrix-fractional constraint per input",
-        applicable={
-            "conic": f"dp(x -> O) under the {model.requirement.calibration} calibration is w_j^2 f_j' Sigma^-1 f_j "
-            "<= Delta^2 for every input j (convex in the variances); the loss tr(Sigma) is linear"
-        },
-        not_applicable={k: others for k in METHODS if k != "conic"},
-        chosen="conic",
-        why="the variances enter Sigma^-1: no LP or QP says this; a conic solver does (cvxpy with Clarabel)",
+        applicable=applicable,
+        not_applicable=not_applicable,
+        chosen=chosen,
+        why=why,
         size=size,
     )
 

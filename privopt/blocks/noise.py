@@ -1,5 +1,6 @@
 """The ``noise`` block kind: Gaussian noise variances (Ramon & Basu Sec. 3.2), solved by the
-conic method (``methods.conic``).
+conic method (``methods.conic``) or, for diagonal noise at large sizes, the barrier method
+(``methods.barrier``).
 
 Cleaning and verification are part of every attempt of the conic method (only the certificate
 says whether an attempt is good enough, ``methods.conic.solve_verified``): the (co)variances
@@ -13,8 +14,8 @@ the certificate, a point of the program's Lagrange dual made feasible exactly by
 whose value no feasible choice can beat: weak duality).
 
 The block kind adds the paper's two classic placements (``baselines``): local DP on each input
-(closed form) and the best noise on the answers alone (the same conic program with ``G = I``),
-verified the same way, and for correlated noise what correlation gains over the best diagonal
+(closed form) and the best noise on the answers alone (the same program with ``G = I``, by the
+barrier method where ``classify.barrier_chosen`` says its size calls for it), verified the same way, and for correlated noise what correlation gains over the best diagonal
 noise (``diagonal_gain``).
 """
 
@@ -24,13 +25,16 @@ import math
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..backends import get_backend
+from ..classify import barrier_chosen, barrier_refusal
 from ..core.certificate import Certificate
 from ..core.plan import Outcome
 from ..errors import SolverError, VerificationError
 from ..lower.noise import Block, lower_noise
 from ..measures.gaussian import DELTA_RTOL, max_sensitivity
+from ..methods import barrier
 from ..methods.conic import CONIC_TOLS, solve_canonical, solve_verified, verify
 from ..model.noise import NoiseModel
 from ..model.problem import Problem
@@ -64,7 +68,8 @@ class NoiseKind:
                 "the returned noise failed privopt's verification: " + "; ".join(verification["failures"])
             )
         t1 = time.perf_counter()
-        base = baselines(model, be, c["time_limit"])
+        with threadpool_limits(limits=barrier.BLAS_THREADS, user_api="blas"):  # as the barrier method runs
+            base = baselines(model, be, c["time_limit"])
         baseline_s = time.perf_counter() - t1
         for name, b in base.items():
             if not b["verification"]["passed"] and not all("not certified" in f for f in b["verification"]["failures"]):
@@ -78,7 +83,7 @@ class NoiseKind:
                 "baselines_s": round(baseline_s, 6),
                 "iterations": sol.iterations,
                 "solver": f"{sol.solver} {sol.version}",
-                "form": "soc",
+                "form": c.get("form", "soc"),
             }
             | dict(c["program"].size)
         )
@@ -127,8 +132,9 @@ def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
       is ``sum_j |f_j|^2 s_j`` (tr(A'A) c for equal ranges). The release is post-processing of
       private inputs, so it meets dp(x -> O) too, exactly, even where Sigma = F S F' is
       singular (more answers than inputs);
-    * ``output_only``: the best noise on the answers alone (``G = I``): the conic program,
-      certified by its lower bound; in closed form for a single answer.
+    * ``output_only``: the best noise on the answers alone (``G = I``): the conic program, or
+      the barrier method from the size ``classify.barrier_chosen`` names, certified by its lower
+      bound; in closed form for a single answer.
     """
     m = model.F.shape[0]
     bound = max_sensitivity(model.requirement.eps, model.requirement.delta, model.requirement.calibration)
@@ -149,6 +155,8 @@ def baselines(model: NoiseModel, backend, time_limit=None) -> dict[str, dict]:
     if m == 1:
         cov = {"output_only": np.array([float(np.max((model.input.widths * model.F[0]) ** 2)) / bound**2])}
         check = verify(model, cov, program, None, backend=backend)
+    elif backend is None or barrier_chosen(program.F.shape[1], m):  # no backend: the barrier route
+        cov, _, check = barrier.solve_verified(model, program, time_limit)
     else:
         cov, _, check = solve_verified(model, program, backend, time_limit)
     out["output_only"] = {"loss": check["objective"], "variances": cov["output_only"], "verification": check}
@@ -184,8 +192,9 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     (``lower.noise.ConicProgram.to_cvxpy``), its soc form first, on Clarabel (the reference)
     then SCS; then its canonical program (``methods.conic.solve_canonical``, the generic cone
     solve of ``core.canonical``); then the psd form (the paper's matrix-fractional
-    constraints, skipped beyond ``PSD_MAX_ANSWERS`` answers). Every answer is cleaned to exact
-    feasibility and measured by its loss; accurate to ``CONIC_RTOL`` (relative)."""
+    constraints, skipped beyond ``PSD_MAX_ANSWERS`` answers); and, for diagonal noise with
+    noise on every answer, the barrier method (``methods.barrier``, no solver). Every answer is
+    cleaned to exact feasibility and measured by its loss; accurate to ``CONIC_RTOL`` (relative)."""
     model = problem.noise
     program = lower_noise(model)
     accuracy = Accuracy(
@@ -218,6 +227,16 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
     out += [
         Route("conic (canonical)", get_backend("cvxpy", s), runner("soc", True), measured, accuracy) for s in solvers
     ]
+
+    def run_barrier(backend, time_limit):
+        sol = barrier.solve_barrier(program, time_limit=time_limit)
+        cov = program.clean(model, program.real(sol.values))
+        return Answer(cov, 0.0, sol.solve_s, "barrier")
+
+    refusal = barrier_refusal(model)
+    out.append(
+        Route("barrier", None, run_barrier, measured, accuracy, skip=None if refusal is None else f"barrier: {refusal}")
+    )
     skip = f"the psd form has one ({model.answers}+1)^2 block per input: skipped beyond {PSD_MAX_ANSWERS} answers"
     for solver in solvers:
         be = get_backend("cvxpy", solver)

@@ -4,6 +4,8 @@
   steps over block LPs (Chen et al. Sec. 6);
 * ``lp``: linear and convex quadratic programs (methods "lp" and "qp");
 * ``conic``: conic programs (second-order and PSD cones: Gaussian noise placement);
+* ``barrier``: Gaussian noise placement at large sizes: Newton's method on the log barrier,
+  m x m factorizations, certified by the dual point it carries;
 * ``obfuscation``: the certified global method for rank-preserving obfuscation.
 
 ``runner(method)`` is the ``core.plan.Method`` object the driver runs for a plan's method;
@@ -16,7 +18,7 @@ import importlib
 
 # every --method privopt has (``privopt.classify`` says which apply to a problem, and why); here, in
 # a module that imports nothing, so the command line can offer them without importing a solver
-METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "global")
+METHODS = ("closed-form", "lfp", "reduced-lp", "lp", "qp", "conic", "barrier", "global")
 
 # --method name -> the module that defines its runner (``RUNNER``)
 RUNNERS = {
@@ -24,6 +26,7 @@ RUNNERS = {
     "lp": "privopt.methods.lp",
     "qp": "privopt.methods.lp",
     "conic": "privopt.methods.conic",
+    "barrier": "privopt.methods.barrier",
     "global": "privopt.methods.obfuscation",
 }
 

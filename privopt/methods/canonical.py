@@ -9,8 +9,9 @@ solving it: what ``privopt explain`` reports in its census.
   Sec. 6, (OPT) eq. 16) over every group of positive mass, as ``methods.lfp`` builds each
   step (``_block_lp``), at the point its first step tests;
 * ``conic``: the noise-placement program (Ramon & Basu Sec. 3.2) in its default soc form;
-* ``closed-form`` / ``global``: None: a theorem, or privopt's own search, answers without a
-  canonical program.
+* ``closed-form`` / ``global`` / ``barrier``: None: a theorem, or privopt's own search or
+  Newton method (noise placement's program in its variances, ``methods.barrier``), answers
+  without a canonical program.
 
 Whether a method's program exists for a problem is its reduction's ``accepts`` (the program's
 structure: ``lower.reductions``), not the problem's kind.
@@ -29,7 +30,7 @@ from ..model.problem import Problem
 # words a refusal names that program by
 _NEEDS = {"lp": BudgetRows, "qp": BudgetRows, "reduced-lp": BudgetRows, "lfp": QIDGroups, "conic": GaussianCalibration}
 _SOLVES = {"lp": "mechanism", "qp": "mechanism", "reduced-lp": "mechanism", "lfp": "atr", "conic": "noise"}
-_NONE = ("closed-form", "global")
+_NONE = ("closed-form", "global", "barrier")
 
 
 def canonical_program(problem: Problem, method: str, pairwise: bool = False) -> CanonicalProgram | None:

@@ -182,14 +182,17 @@ def verify(
     certify: bool = True,
     backend=None,
     duals: dict | None = None,
+    bound: Callable[[float], float] | None = None,
 ) -> dict:
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``
     (``verification.problems.verify_noise``), and certify the loss against ``lower_bound``
-    (from the solver's multipliers ``duals`` when they suffice). Every comparison fails on NaN."""
+    (from the solver's multipliers ``duals`` when they suffice), or against ``bound(enough)``, a
+    method's own proven lower bound (``methods.barrier``: its dual point, nothing solved). Every
+    comparison fails on NaN."""
     req = model.requirement
 
     def program_bound(enough: float) -> float:  # the route's certificate: a point of the dual
-        return lower_bound(program, backend, duals, enough)
+        return bound(enough) if bound is not None else lower_bound(program, backend, duals, enough)
 
     v = verify_noise(model, cov, program, program_bound if certify else None)
     loss, lb, gap = v.values["loss"], v.values["lower_bound"], v.values["relative_gap"]

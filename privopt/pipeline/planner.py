@@ -9,6 +9,8 @@ in a method and a backend; and the ``Route`` the driver runs.
   (envelope or pairwise rows, per backend), the method, the backend;
 * conic (Gaussian-DP sets over noise variances): ``gaussian-calibration`` (soc / psd cones),
   the method, the backend;
+* barrier (the same program, diagonal noise, chosen by size: ``classify.analyse_conic``):
+  ``gaussian-calibration``, the method (privopt's own Newton method; no solver);
 * global (a nonconvex objective): the method (privopt's own; no solver).
 
 The census (``canonical``) is the canonical program's the chain ends in, None when a
@@ -60,8 +62,8 @@ def route(problem, method: str, be) -> Route:
     rec, match = recognize(problem, method)
     if rec is not None:
         return Route(method, be if method == "reduced-lp" else None, rec, match, label=label)
-    if method not in SOLVER_METHODS:
-        return Route(method, label=label)  # the global method: privopt's own, no solver
+    if method not in SOLVER_METHODS:  # the global and barrier methods: privopt's own, no solver
+        return Route(method, chain=chain(problem, method), label=label)
     return Route(method, be, chain=chain(problem, method, be), label=label)
 
 
@@ -73,7 +75,7 @@ def chain(problem, method: str, be=None) -> Chain:
     if method in ("lp", "qp"):
         pairwise = be is not None and use_pairwise(problem, be)
         return Chain((BudgetRows(pairwise, len(problem.budgets), problem.objective.curvature == "convex"),))
-    if method == "conic":
+    if method in ("conic", "barrier"):
         return Chain((GaussianCalibration(any(n.correlated for n in problem.noise.noises)),))
     return Chain(())
 
@@ -95,6 +97,10 @@ def census(problem, r: Route) -> dict | None:
         from ..methods.obfuscation import census as global_census
 
         return global_census(problem.obfuscation.symmetric)
+    if r.method == "barrier":
+        from ..methods.barrier import census as barrier_census
+
+        return barrier_census(problem.noise)
     from ..methods.canonical import canonical_program
 
     # lfp (its first Dinkelbach step), lp / qp (with the route's pairwise choice) and conic
