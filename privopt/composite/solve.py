@@ -29,7 +29,7 @@ from ..language import ast
 from . import gaussian, model
 from .model import Row
 from .result import BlockAnswer, CompositeResult
-from .split import RTOL, Split, Term, inverse_square_split, relative_gap, split
+from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
 
@@ -345,9 +345,11 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
         if _classic(c, v):
             return _classic_term(oracle, v, scale, w)
 
-        def g(y: float) -> float:
+        def g(y: float) -> tuple[float, float]:
             a = oracle.answer(v.block, {v.key: v.lo + y / scale})
-            return math.inf if a.value is None else w * a.value
+            if a.value is None:
+                return math.inf, math.inf
+            return w * a.value, w * _proven(a)
 
         return Term(g, scale * (v.hi - v.lo))
 
@@ -355,10 +357,22 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
     if all(classic) and all(v.lo == 0 for v in row_vars):
         return _classic_split(oracle, row, row_vars, weights, room)
     if room == 0:
-        values = [term(v).oracle(0.0) for v in row_vars]
-        total = math.fsum(values)
-        return Split(tuple(0.0 for _ in row_vars), tuple(values), total, total, len(row_vars))
+        pairs = [oracle_pair(term(v).oracle(0.0), 0.0) for v in row_vars]
+        values = tuple(value for value, _ in pairs)
+        lower = math.fsum(bound for _, bound in pairs)
+        return Split(tuple(0.0 for _ in row_vars), values, math.fsum(values), lower, len(row_vars))
     return split([term(v) for v in row_vars], room, rtol=RTOL, max_calls=MAX_CALLS * len(row_vars))
+
+
+def _proven(a: BlockAnswer) -> float:
+    """The block's proven bound at its point, on the side of its sense (a lower bound when it
+    minimizes): its certificate's ``bound``, or its value where the certificate is a theorem
+    (an exact closed form). A weight ``w`` of the block's sign keeps ``w * bound`` a lower bound."""
+    cert = a.result.certificate if a.result is not None else None
+    bound = cert.get("bound") if cert else None
+    if cert is None or (bound is None and cert.get("kind") != "theorem"):
+        raise ValueError(f"block at {a.params}: an optimal answer without a proven bound")
+    return float(a.value if bound is None else bound)
 
 
 CLASSIC_EPS_MAX = 1.0  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
