@@ -244,3 +244,25 @@ def test_blocks_means_against_dense_value_curves():
     assert r.optimality["lower_bound"] <= min(totals)
     assert r.objective <= min(totals) * (1 + 1e-12)
     assert r.optimality["gap"] <= 2e-4
+
+
+def test_warm_block_programs_equal_fresh_loads():
+    """A mechanism block's program built once and re-budgeted (``solve._Warm``) solves exactly as
+    the block loaded at that budget; a block whose param is not only its budget is loaded anew."""
+    from privopt.composite.solve import _Oracle
+
+    c = privopt.load(SPECS / "blocks_means.priv")
+    oracle = _Oracle(c, {})
+    for name in ("arith", "harm"):
+        for x in (0.3, 0.55, 0.9):
+            warm = oracle._load(name, {"eps": x})
+            fresh = c.load_block(c.blocks[name].spec, {"eps": x})
+            assert [b.eps for b in warm.budgets] == [b.eps for b in fresh.budgets] == [x]
+            a, b = warm.solve(), fresh.solve()
+            assert a.objective == b.objective and a.certificate["bound"] == b.certificate["bound"]
+        assert oracle.warm[name] is not None
+    g = privopt.load(SPECS / "blocks_gaussian.priv")
+    noise = _Oracle(g, {})
+    name = next(iter(g.blocks))
+    noise._load(name, dict(g.blocks[name].fixed) | {g.blocks[name].budget.eps: 0.5})
+    assert noise.warm[name] is None  # a noise block: its budget enters the calibration, built each time

@@ -76,6 +76,7 @@ class _Oracle:
     composite: Composite
     options: dict
     cache: dict = field(default_factory=dict)
+    warm: dict = field(default_factory=dict)  # block -> _Warm or None
 
     def answer(self, name: str, values: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
@@ -94,7 +95,7 @@ class _Oracle:
     def _solve(self, name: str, params: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
         try:
-            problem = self.composite.load_block(block.spec, params)
+            problem = self._load(name, params)
             result = problem.solve(**self.options)
         except InfeasibleError as e:
             return BlockAnswer(params, None, "infeasible", str(e).splitlines()[0], None)
@@ -106,6 +107,63 @@ class _Oracle:
         if result.status != "optimal":
             return BlockAnswer(params, None, result.status, "; ".join(result.reasons), result)
         return BlockAnswer(params, float(result.objective), "optimal", None, result)
+
+    def _load(self, name: str, params: dict[str, float]):
+        """The block's program at ``params``: its warm template at a new budget where it has one
+        (``_Warm``), else loaded (built from its parsed syntax tree)."""
+        block = self.composite.blocks[name]
+        if name not in self.warm:
+            self.warm[name] = _Warm.make(self.composite, block, params)
+        w = self.warm[name]
+        x = params.get(w.param) if w is not None else None
+        if w is None or x is None or not (math.isfinite(x) and x >= 0) or w.others != _without(params, w.param):
+            return self.composite.load_block(block.spec, params)
+        return w.at(x)
+
+
+def _without(params: dict, key: str) -> dict:
+    return {k: v for k, v in params.items() if k != key}
+
+
+@dataclass(frozen=True)
+class _Warm:
+    """A mechanism block's program built once, for every value of its chosen budget: the param is
+    written only as the eps of its budget statement (``Budget.choosable``), so the program at eps
+    ``x`` is the template with that budget's eps (and the param) set to ``x``; its domain is
+    ``eps >= 0``, checked by the caller. ``tied`` are the budgets whose eps is the param's, found
+    by building the block at two values of it (every other field must agree)."""
+
+    problem: object
+    param: str
+    tied: tuple[int, ...]
+    others: dict
+
+    @staticmethod
+    def make(c: Composite, block, params: dict[str, float]) -> _Warm | None:
+        p = block.budget.eps if block.budget is not None else None
+        if not isinstance(p, str) or p not in block.budget.choosable or block.linked or p not in params:
+            return None
+        x0 = params[p]
+        x1 = 2.0 * x0 + 1.0
+        try:
+            a = c.load_block(block.spec, params)
+            b = c.load_block(block.spec, params | {p: x1})
+        except (SpecError, UsageError):
+            return None
+        if getattr(a, "kind", None) != "mechanism" or len(a.budgets) != len(b.budgets):
+            return None
+        tied = tuple(i for i, (u, v) in enumerate(zip(a.budgets, b.budgets)) if u.eps != v.eps)
+        if not tied or any(a.budgets[i].eps != x0 or b.budgets[i].eps != x1 for i in tied):
+            return None
+        if _without(a.params, p) != _without(b.params, p) or len(a.constraints) != len(b.constraints):
+            return None
+        return _Warm(a, p, tied, _without(params, p))
+
+    def at(self, x: float):
+        budgets = tuple(
+            dataclasses.replace(u, eps=x) if i in self.tied else u for i, u in enumerate(self.problem.budgets)
+        )
+        return dataclasses.replace(self.problem, params=self.problem.params | {self.param: x}, budgets=budgets)
 
 
 def plan_steps(c: Composite) -> list[dict]:
