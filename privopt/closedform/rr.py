@@ -52,19 +52,20 @@ class RandomizedResponse:
     claim = CLAIM
 
     def in_scope(self, problem) -> bool:
-        """About a linear tv objective over a design table."""
-        obj = problem.objective
-        return problem.design is not None and getattr(obj, "atom", None) == "tv" and not obj.is_quadratic
+        """About the tv of one release ``P(Y | X)`` of one data variable over its own values (the
+        spec has no other variable), linear in the design."""
+        d, obj = problem.design, problem.objective
+        if d is None or getattr(obj, "atom", None) != "tv" or obj.is_quadratic:
+            return False
+        if len(d.given) != 1 or len(d.targets) != 1 or obj.pair != d.given + d.targets:
+            return False
+        (x,), (y,) = d.given, d.targets
+        return problem.variables[y].over == x and set(problem.variables) == {x, y}
 
     def accepts(self, problem) -> Match:
-        d, obj = problem.design, problem.objective
-        if len(d.given) != 1 or len(d.targets) != 1:
-            return Match.no("randomized response designs one release P(Y | X) of one data variable")
-        (x,), (y,) = d.given, d.targets
-        if obj.sense != "minimize" or obj.pair != (x, y):
+        (x,), (y,) = problem.design.given, problem.design.targets
+        if problem.objective.sense != "minimize":
             return Match.no(f"randomized response minimizes tv({x}, {y})")
-        if problem.variables[y].over != x or set(problem.variables) != {x, y}:
-            return Match.no(f"randomized response releases {y} over {x}'s values, with no other variable")
         k = problem.variables[x].size
         prior = problem.joint
         if k < 2 or prior is None or prior.axes != (x,) or not np.all(prior.data == prior.data[0]):
