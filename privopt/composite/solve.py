@@ -436,7 +436,13 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
 def _proven(a: BlockAnswer) -> float:
     """The block's proven bound at its point, on the side of its sense (a lower bound when it
     minimizes): its certificate's ``bound``, or its value where the certificate is a theorem
-    (an exact closed form). A weight ``w`` of the block's sign keeps ``w * bound`` a lower bound."""
+    (an exact closed form); a composite block's own proven bound. A weight ``w`` of the block's
+    sign keeps ``w * bound`` a lower bound."""
+    if isinstance(a.result, CompositeResult):
+        bound = a.result.optimality.get("lower_bound", a.result.optimality.get("upper_bound"))
+        if bound is None:
+            raise ValueError(f"block at {a.params}: an optimal composite answer without a proven bound")
+        return float(bound)
     cert = a.result.certificate if a.result is not None else None
     bound = cert.get("bound") if cert else None
     if cert is None or (bound is None and cert.get("kind") != "theorem"):
