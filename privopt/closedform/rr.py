@@ -31,13 +31,16 @@ CLAIM = "closed form: k-ary randomized response, tv = (k - 1) / (e^eps + k - 1)"
 
 
 def rr_value(k: float, eps: float) -> float:
-    """``(k - 1) / (e^eps + k - 1)``: the least ``P(Y != X)`` at budget eps (0 at eps = inf)."""
-    return (k - 1.0) / (math.exp(eps) + k - 1.0) if eps < 700 else 0.0
+    """``(k - 1) / (e^eps + k - 1)``: the least ``P(Y != X)`` at budget eps, computed as
+    ``(k - 1) e^-eps / (1 + (k - 1) e^-eps)`` (no overflow; it underflows to 0 only past eps ~ 745)."""
+    f = (k - 1.0) * math.exp(-eps)
+    return f / (1.0 + f)
 
 
 def rr_table(k: int, eps: float) -> np.ndarray:
     """Randomized response ``Q[x, y]``: ``e^eps / (e^eps + k - 1)`` on the diagonal, ``1 / (e^eps + k - 1)`` off it."""
-    off = 1.0 / (math.exp(eps) + k - 1.0) if eps < 700 else 0.0
+    t = math.exp(-eps)
+    off = t / (1.0 + (k - 1) * t)
     q = np.full((k, k), off)
     np.fill_diagonal(q, 1.0 - (k - 1) * off)
     return q
@@ -82,7 +85,8 @@ class RandomizedResponse:
         }:
             return Match.no("randomized response is optimal when every pair of values is protected")
         return Match.yes(
-            f"{CLAIM}: a uniform prior on the {k} values of {x}, one pure budget eps over all pairs, tv({x}, {y})",
+            f"k-ary randomized response is optimal, tv = (k - 1) / (e^eps + k - 1): a uniform prior on the {k} "
+            f"values of {x}, one pure budget eps over all pairs, tv({x}, {y}) and nothing else",
             data={
                 "k": k,
                 "eps": float(b.eps),
