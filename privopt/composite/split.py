@@ -25,8 +25,11 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
   - E``. It decouples the blocks: a cell whose reduced cost ``B_{j+1} + lam x_j - h_i(lam)`` is at
   least ``cutoff - D(lam)`` holds no split below ``cutoff`` (the split's value is at least
   ``D(lam)`` plus that reduced cost), so only the cells near each block's own minimizer of
-  ``g_i + lam y`` stay alive (O(log 1/gap) points per block on a convex curve). Where the curves
-  are nonconvex (randomized response below ln(k - 1)) ``D`` keeps a duality gap.
+  ``g_i + lam y`` stay alive. Each cell's item is off by about ``2 lam h`` (width h: first order),
+  while ``g_i + lam y`` rises only quadratically away from its minimizer, so the cells within
+  ``sqrt(gap)`` of it must all be about ``gap / lam`` wide: O(1 / sqrt(gap)) points per block, as
+  for the min-plus bound (monotonicity bounds no better). Where the curves are nonconvex
+  (randomized response below ln(k - 1)) ``D`` keeps a duality gap.
 * **Min-plus bound**: the merge of the alive cells' items is a relaxation of the program over
   the splits in alive cells (exact in the budget row, no duality gap): it certifies the corners
   the Lagrangian bound cannot. A cell whose items cannot reach ``cutoff`` with the best of the
