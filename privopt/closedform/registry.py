@@ -4,9 +4,7 @@ are tried: the first that accepts a problem answers it.
 * ``theorem-1``: Chen et al. Theorem 1 (binary transparency reports);
 * ``lemma-1``, ``prop-1``: Ding et al. Lemma 1 (eq. 7) and Prop. 1 (eq. 11), method "closed-form";
 * ``prop-2``: Ding et al. Prop. 2 (eq. 12), method "reduced-lp" (a transport LP remains);
-* ``corollary-2``: Shariatnasab et al. Corollary 2 (rank-preserving obfuscation);
-* ``randomized-response``: k-ary randomized response under a uniform prior (Kairouz et al.),
-  last so that the other theorems' reasons stay what ``explain`` says of their programs.
+* ``corollary-2``: Shariatnasab et al. Corollary 2 (rank-preserving obfuscation).
 
 A recognizer is "in scope" for a program whose structure its theorem is about (``in_scope``:
 the objective's atom or curvature and what the decision variables are, never the problem's
@@ -18,10 +16,9 @@ from __future__ import annotations
 
 from .atr import THEOREM_1
 from .obfuscation import COROLLARY_2
-from .rr import RANDOMIZED_RESPONSE
 from .sanitization import LEMMA_1, PROP_1, PROP_2
 
-RECOGNIZERS = (THEOREM_1, LEMMA_1, PROP_1, PROP_2, COROLLARY_2, RANDOMIZED_RESPONSE)
+RECOGNIZERS = (THEOREM_1, LEMMA_1, PROP_1, PROP_2, COROLLARY_2)
 
 
 def recognize(problem, method: str):

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..closedform.registry import by_name
+from ..closedform.rr import RANDOMIZED_RESPONSE as RR_THEOREM
 from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
@@ -127,7 +127,7 @@ def _without(params: dict, key: str) -> dict:
 
 @dataclass(frozen=True)
 class _Warm:
-    """A mechanism block's program built once, for every value of its chosen budget: the param is
+    """A design-table block's program built once, for every value of its chosen budget: the param is
     written only as the eps of its budget statement (``Budget.choosable``), so the program at eps
     ``x`` is the template with that budget's eps (and the param) set to ``x``; its domain is
     ``eps >= 0``, checked by the caller. ``tied`` are the budgets whose eps is the param's, found
@@ -150,7 +150,7 @@ class _Warm:
             b = c.load_block(block.spec, params | {p: x1})
         except (SpecError, UsageError):
             return None
-        if getattr(a, "kind", None) != "mechanism" or len(a.budgets) != len(b.budgets):
+        if getattr(a, "design", None) is None or len(a.budgets) != len(b.budgets):
             return None
         tied = tuple(i for i, (u, v) in enumerate(zip(a.budgets, b.budgets)) if u.eps != v.eps)
         if not tied or any(a.budgets[i].eps != x0 or b.budgets[i].eps != x1 for i in tied):
@@ -491,8 +491,11 @@ def _curve(c: Composite, oracle: _Oracle, v) -> _ClosedCurve | None:
         problem = c.load_block(block.spec, dict(block.fixed) | {v.param: eps0})
     except UsageError:
         return None
-    rr = by_name(RANDOMIZED_RESPONSE)
-    match = rr.accepts(problem) if getattr(problem, "design", None) is not None and rr.in_scope(problem) else None
+    match = (
+        RR_THEOREM.accepts(problem)
+        if getattr(problem, "design", None) is not None and RR_THEOREM.in_scope(problem)
+        else None
+    )
     return _ClosedCurve(RANDOMIZED_RESPONSE, float(match.data["k"]), v.hi) if match else None
 
 
