@@ -24,12 +24,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..closedform.rr import RANDOMIZED_RESPONSE as RR_THEOREM
+from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
 from . import gaussian, model
 from .model import Row
 from .result import BlockAnswer, CompositeResult
-from .split import RTOL, Split, Term, inverse_square_split, relative_gap, split
+from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
 
@@ -74,6 +76,7 @@ class _Oracle:
     composite: Composite
     options: dict
     cache: dict = field(default_factory=dict)
+    warm: dict = field(default_factory=dict)  # block -> _Warm or None
 
     def answer(self, name: str, values: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
@@ -92,7 +95,7 @@ class _Oracle:
     def _solve(self, name: str, params: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
         try:
-            problem = self.composite.load_block(block.spec, params)
+            problem = self._load(name, params)
             result = problem.solve(**self.options)
         except InfeasibleError as e:
             return BlockAnswer(params, None, "infeasible", str(e).splitlines()[0], None)
@@ -104,6 +107,63 @@ class _Oracle:
         if result.status != "optimal":
             return BlockAnswer(params, None, result.status, "; ".join(result.reasons), result)
         return BlockAnswer(params, float(result.objective), "optimal", None, result)
+
+    def _load(self, name: str, params: dict[str, float]):
+        """The block's program at ``params``: its warm template at a new budget where it has one
+        (``_Warm``), else loaded (built from its parsed syntax tree)."""
+        block = self.composite.blocks[name]
+        if name not in self.warm:
+            self.warm[name] = _Warm.make(self.composite, block, params)
+        w = self.warm[name]
+        x = params.get(w.param) if w is not None else None
+        if w is None or x is None or not (math.isfinite(x) and x >= 0) or w.others != _without(params, w.param):
+            return self.composite.load_block(block.spec, params)
+        return w.at(x)
+
+
+def _without(params: dict, key: str) -> dict:
+    return {k: v for k, v in params.items() if k != key}
+
+
+@dataclass(frozen=True)
+class _Warm:
+    """A design-table block's program built once, for every value of its chosen budget: the param is
+    written only as the eps of its budget statement (``Budget.choosable``), so the program at eps
+    ``x`` is the template with that budget's eps (and the param) set to ``x``; its domain is
+    ``eps >= 0``, checked by the caller. ``tied`` are the budgets whose eps is the param's, found
+    by building the block at two values of it (every other field must agree)."""
+
+    problem: object
+    param: str
+    tied: tuple[int, ...]
+    others: dict
+
+    @staticmethod
+    def make(c: Composite, block, params: dict[str, float]) -> _Warm | None:
+        p = block.budget.eps if block.budget is not None else None
+        if not isinstance(p, str) or p not in block.budget.choosable or block.linked or p not in params:
+            return None
+        x0 = params[p]
+        x1 = 2.0 * x0 + 1.0
+        try:
+            a = c.load_block(block.spec, params)
+            b = c.load_block(block.spec, params | {p: x1})
+        except (SpecError, UsageError):
+            return None
+        if getattr(a, "design", None) is None or len(a.budgets) != len(b.budgets):
+            return None
+        tied = tuple(i for i, (u, v) in enumerate(zip(a.budgets, b.budgets)) if u.eps != v.eps)
+        if not tied or any(a.budgets[i].eps != x0 or b.budgets[i].eps != x1 for i in tied):
+            return None
+        if _without(a.params, p) != _without(b.params, p) or len(a.constraints) != len(b.constraints):
+            return None
+        return _Warm(a, p, tied, _without(params, p))
+
+    def at(self, x: float):
+        budgets = tuple(
+            dataclasses.replace(u, eps=x) if i in self.tied else u for i, u in enumerate(self.problem.budgets)
+        )
+        return dataclasses.replace(self.problem, params=self.problem.params | {self.param: x}, budgets=budgets)
 
 
 def plan_steps(c: Composite) -> list[dict]:
@@ -335,71 +395,108 @@ def _active_row(row: Row, active_vars: dict) -> Row:
 
 
 def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights: dict) -> Split | None:
+    """One row's split: by a closed form when every block's value is a known curve of its budget
+    (``_curve``: all inverse-square, or all randomized response on unit coefficients), else by
+    ``split.split`` with each block's curve, or its verified solves, as its oracle."""
     room = row.rhs - math.fsum(row.coefs[v.key] * v.lo for v in row_vars)
     if room < 0:
         return None
+    scales = [row.coefs[v.key] for v in row_vars]
+    ws = [weights.get(v.block, 0.0) for v in row_vars]
+    curves = [_curve(c, oracle, v) for v in row_vars]
+    forms = {cv.form if cv is not None else None for cv in curves}
+    if all(v.lo == 0 for v in row_vars) and not any(cv is not None and not math.isfinite(cv.a) for cv in curves):
+        if forms == {INVERSE_SQUARE}:  # a w k / eps^2 = w k c^2 / y^2 on y = c eps
+            a = [w * cv.a * s**2 for w, cv, s in zip(ws, curves, scales)]
+            return inverse_square_split(a, [s * cv.cap for s, cv in zip(scales, curves)], room)
+        if forms == {RANDOMIZED_RESPONSE} and all(s == 1 for s in scales):
+            return rr_split([cv.a for cv in curves], ws, [cv.cap for cv in curves], room)
 
-    def term(v):
-        scale = row.coefs[v.key]
-        w = weights.get(v.block, 0.0)
-        if _classic(c, v):
-            return _classic_term(oracle, v, scale, w)
+    def term(v, scale: float, w: float, cv: _ClosedCurve | None) -> Term:
+        if cv is not None:  # the closed form as the value oracle (exact: its own bound)
+            return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
 
-        def g(y: float) -> float:
+        def g(y: float) -> tuple[float, float]:
             a = oracle.answer(v.block, {v.key: v.lo + y / scale})
-            return math.inf if a.value is None else w * a.value
+            if a.value is None:
+                return math.inf, math.inf
+            return w * a.value, w * _proven(a)
 
         return Term(g, scale * (v.hi - v.lo))
 
-    classic = [_classic(c, v) for v in row_vars]
-    if all(classic) and all(v.lo == 0 for v in row_vars):
-        return _classic_split(oracle, row, row_vars, weights, room)
+    terms = [term(*args) for args in zip(row_vars, scales, ws, curves)]
     if room == 0:
-        values = [term(v).oracle(0.0) for v in row_vars]
-        total = math.fsum(values)
-        return Split(tuple(0.0 for _ in row_vars), tuple(values), total, total, len(row_vars))
-    return split([term(v) for v in row_vars], room, rtol=RTOL, max_calls=MAX_CALLS * len(row_vars))
+        pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
+        values = tuple(value for value, _ in pairs)
+        lower = math.fsum(bound for _, bound in pairs)
+        return Split(tuple(0.0 for _ in row_vars), values, math.fsum(values), lower, len(row_vars))
+    return split(terms, room, rtol=RTOL, max_calls=MAX_CALLS * len(row_vars))
+
+
+def _proven(a: BlockAnswer) -> float:
+    """The block's proven bound at its point, on the side of its sense (a lower bound when it
+    minimizes): its certificate's ``bound``, or its value where the certificate is a theorem
+    (an exact closed form); a composite block's own proven bound. A weight ``w`` of the block's
+    sign keeps ``w * bound`` a lower bound."""
+    if isinstance(a.result, CompositeResult):
+        bound = a.result.optimality.get("lower_bound", a.result.optimality.get("upper_bound"))
+        if bound is None:
+            raise ValueError(f"block at {a.params}: an optimal composite answer without a proven bound")
+        return float(bound)
+    cert = a.result.certificate if a.result is not None else None
+    bound = cert.get("bound") if cert else None
+    if cert is None or (bound is None and cert.get("kind") != "theorem"):
+        raise ValueError(f"block at {a.params}: an optimal answer without a proven bound")
+    return float(a.value if bound is None else bound)
 
 
 CLASSIC_EPS_MAX = 1.0  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
+INVERSE_SQUARE, RANDOMIZED_RESPONSE = "inverse-square", "randomized-response"
 
 
-def _classic(c: Composite, v) -> bool:
-    budget = c.blocks[v.block].budget
-    return budget is not None and budget.classic(v.param)
+@dataclass(frozen=True)
+class _ClosedCurve:
+    """A block's optimal value as a closed function of its chosen budget eps, for eps up to
+    ``cap``: ``a / eps^2`` (``inverse-square``: Gaussian noise under the classic calibration,
+    ``Budget.classic``) or ``(a - 1) / (e^eps + a - 1)`` (``randomized-response``, ``a = k``:
+    ``closedform/rr.py``'s theorem)."""
+
+    form: str
+    a: float
+    cap: float
+
+    def value(self, eps: float) -> float:
+        if self.form == INVERSE_SQUARE:
+            return self.a / eps**2 if eps > 0 and math.isfinite(self.a) else math.inf
+        return rr_value(self.a, eps)
 
 
-def _classic_k(oracle: _Oracle, v) -> tuple[float, float]:
-    """``(k, cap)``: the block's value is ``k / eps^2`` exactly (``Budget.classic``), ``k = V(eps0)
-    eps0^2`` from one verified solve; eps is searched up to ``cap``, where the calibration is proven."""
-    cap = min(v.hi, CLASSIC_EPS_MAX)
-    eps0 = max(v.lo, cap / 2)
-    a = oracle.answer(v.block, {v.key: eps0}) if eps0 > 0 else None
-    return (math.inf if a is None or a.value is None else a.value * eps0**2), cap
+def _curve(c: Composite, oracle: _Oracle, v) -> _ClosedCurve | None:
+    """The block's value curve in its chosen budget ``v`` when a theorem gives one, else None.
 
-
-def _classic_split(oracle: _Oracle, row: Row, row_vars: list, weights: dict, room: float) -> Split:
-    """Every block of the row is Gaussian under the classic calibration: ``split.inverse_square_split``
-    on ``y_i = c_i eps_i`` (``w k / eps^2 = w k c^2 / y^2``)."""
-    ks = [_classic_k(oracle, v) for v in row_vars]
-    if any(not math.isfinite(k) for k, _ in ks):
-        return Split(tuple(0.0 for _ in row_vars), (), math.inf, math.inf, 0)
-    scales = [row.coefs[v.key] for v in row_vars]
-    a = [weights.get(v.block, 0.0) * k * s**2 for v, (k, _), s in zip(row_vars, ks, scales)]
-    return inverse_square_split(a, [s * cap for s, (_, cap) in zip(scales, ks)], room)
-
-
-def _classic_term(oracle: _Oracle, v, scale: float, w: float) -> Term:
-    """A Gaussian block under the classic calibration (``_classic_k``) beside other blocks: its
-    closed form as the value oracle. The answer's blocks are solved again at their budgets, so
-    the reported values are the blocks' own."""
-    k, hi = _classic_k(oracle, v)
-
-    def g(y: float) -> float:
-        eps = v.lo + y / scale
-        return w * k / eps**2 if eps > 0 and math.isfinite(k) else math.inf
-
-    return Term(g, scale * max(0.0, hi - v.lo))
+    * classic Gaussian: ``a = V(eps0) eps0^2`` from one verified solve (the value is exactly
+      ``a / eps^2``); eps is searched up to ``CLASSIC_EPS_MAX``, where the calibration is proven;
+    * randomized response: the block, loaded once, meets ``closedform/rr.py``'s conditions at
+      every budget (they do not involve eps; the block's other params are fixed), ``a = k``."""
+    block = c.blocks[v.block]
+    if block.budget is None or v.param != block.budget.eps or block.linked:
+        return None
+    if block.budget.classic(v.param):
+        cap = min(v.hi, CLASSIC_EPS_MAX)
+        eps0 = max(v.lo, cap / 2)
+        a = oracle.answer(v.block, {v.key: eps0}) if eps0 > 0 else None
+        return _ClosedCurve(INVERSE_SQUARE, math.inf if a is None or a.value is None else a.value * eps0**2, cap)
+    eps0 = v.hi if math.isfinite(v.hi) else max(v.lo, 1.0)
+    try:
+        problem = c.load_block(block.spec, dict(block.fixed) | {v.param: eps0})
+    except UsageError:
+        return None
+    match = (
+        RR_THEOREM.accepts(problem)
+        if getattr(problem, "design", None) is not None and RR_THEOREM.in_scope(problem)
+        else None
+    )
+    return _ClosedCurve(RANDOMIZED_RESPONSE, float(match.data["k"]), v.hi) if match else None
 
 
 def _even(c: Composite, oracle: _Oracle, active: list[str]) -> float:

@@ -1,25 +1,44 @@
-"""The certified split of one budget between blocks (issue 21, item 3; Ramon & Basu Sec. 3.4).
+"""The certified split of one budget between blocks (issue 21, items 3 and 6; Ramon & Basu Sec. 3.4).
 
-The program, over abstract value oracles ``g_i`` (callables y -> value, nonincreasing in y):
+The program, over value oracles ``g_i`` (y -> the block's optimum at budget y, nonincreasing in y):
 
     minimize  sum_i g_i(y_i)   subject to  sum_i y_i <= E,  0 <= y_i <= u_i.
 
-Each block's optimal value does not increase with its budget, and that is all this module
-uses. Every evaluated point ``x`` of block i is a dyadic fraction of the budget, ``x = E m /
-2^L`` (``L = RESOLUTION``), so budget sums are exact integer sums of numerators ``m``.
+An oracle answers a point with a pair ``(value, bound)``: ``value`` is verified (achieved by a
+checked solution: ``value >= g_i(y)``) and ``bound`` is proven (the block's certificate bound, or
+a closed form's exact value: ``bound <= g_i(y)``); a plain number is an exact value (its own
+bound). The upper bound uses values only, every lower bound uses bounds only. Each evaluated
+point ``x`` is a dyadic fraction of the budget, ``x = E m / 2^L`` (``L = RESOLUTION``), so budget
+sums are exact integer sums of numerators ``m``; ``Split.points`` records every point
+``(share, value, bound)`` so that ``recheck`` can recompute the lower bound from them alone.
 
-* **Upper bound** (a feasible split): the evaluated points, one per block, whose numerators
-  sum to at most ``2^L``; the best such combination is a min-plus merge of the blocks' point
-  lists (a knapsack over Pareto frontiers: weight = numerator, value = ``g_i(x)``).
-* **Proven lower bound**: a feasible ``y_i`` lies in a cell ``[x_j, x_{j+1})`` of the evaluated
-  points of block i (or is its top point ``u_i``), so ``y_i >= x_j`` and, by monotonicity,
-  ``g_i(y_i) >= g_i(x_{j+1})``. The same merge over the items ``(x_j, g_i(x_{j+1}))`` is a
-  relaxation of the program: its optimum bounds every feasible split from below.
-* **Refinement**: a cell is alive when the lower bound of the splits that put block i in it
-  (its item plus the best of the other blocks on what is left of the budget) is below the
-  incumbent; alive cells are halved (one oracle call each, memoized) until the relative gap
-  ``(U - L) / max(|U|, tiny)`` is at most ``rtol`` or the call budget is spent. The bound and the
-  gap are reported as they are, whether or not the target was met.
+* **Upper bound** (a feasible split): evaluated points, one per block, whose numerators sum to
+  at most ``2^L``; the best is a min-plus merge of the blocks' point lists (a knapsack over
+  Pareto frontiers: weight = numerator, value = the verified value).
+* **Cells**: a feasible ``y_i`` lies in a cell ``[x_j, x_{j+1})`` of block i's points or is its
+  top point ``u_i``; by monotonicity ``g_i(y_i) >= g_i(x_k) >= b_k`` for every point ``x_k >= y``,
+  so the cell's item is ``(weight x_j, value B_{j+1})`` with ``B`` the suffix maximum of the
+  proven bounds ``b``.
+* **Lagrangian bound** (weak duality, any ``lam >= 0``): ``OPT >= D(lam) = sum_i h_i(lam) - lam E``
+  with ``h_i(lam) = min_j (B_{j+1} + lam x_j) <= min_{0<=y<=u_i} g_i(y) + lam y``. ``D`` is concave
+  and piecewise linear; ``lam`` maximizes it by bisection on its subgradient ``sum_i x_{j_i(lam)}
+  - E``. It decouples the blocks: a cell whose reduced cost ``B_{j+1} + lam x_j - h_i(lam)`` is at
+  least ``cutoff - D(lam)`` holds no split below ``cutoff`` (the split's value is at least
+  ``D(lam)`` plus that reduced cost), so only the cells near each block's own minimizer of
+  ``g_i + lam y`` stay alive. Each cell's item is off by about ``2 lam h`` (width h: first order),
+  while ``g_i + lam y`` rises only quadratically away from its minimizer, so the cells within
+  ``sqrt(gap)`` of it must all be about ``gap / lam`` wide: O(1 / sqrt(gap)) points per block, as
+  for the min-plus bound (monotonicity bounds no better). Where the curves are nonconvex
+  (randomized response below ln(k - 1)) ``D`` keeps a duality gap.
+* **Min-plus bound**: the merge of the alive cells' items is a relaxation of the program over
+  the splits in alive cells (exact in the budget row, no duality gap): it certifies the corners
+  the Lagrangian bound cannot. A cell whose items cannot reach ``cutoff`` with the best of the
+  other blocks on the budget left is dead too.
+* **Lower bound**: ``max(min-plus, Lagrangian over the cells alive under both)``, capped by
+  ``cutoff`` when a cell is dead (its splits are at least ``cutoff``), where ``cutoff = U - rtol
+  |U| / 2``. **Refinement** halves the cells alive under both tests (one oracle call each,
+  memoized) until the relative gap ``(U - L) / max(|U|, tiny)`` is at most ``rtol`` or the call
+  budget is spent; the bound and the gap are reported as they are.
 
 Maximization is the same program on ``-g_i`` (the caller mirrors it).
 """
@@ -36,26 +55,35 @@ RESOLUTION = 52  # budget numerators are integers over 2^52 (exact sums in int64
 ONE = 1 << RESOLUTION
 TINY = 1e-12  # the floor of |objective| in a relative gap
 RTOL = 1e-6  # the relative gap of a certified optimum
+SLACK = 1e-9  # a proven bound may exceed its verified value by rounding only (relative)
 
 
 @dataclass(frozen=True)
 class Term:
-    """One block's value curve ``g(y)`` for its share ``y`` in ``[0, width]`` (nonincreasing)."""
+    """One block's value curve ``g(y)`` for its share ``y`` in ``[0, width]`` (nonincreasing):
+    ``oracle(y)`` is ``(verified value, proven bound)`` or an exact value."""
 
-    oracle: Callable[[float], float]
+    oracle: Callable[[float], float | tuple[float, float]]
     width: float = math.inf
+
+
+Point = tuple[float, float, float]  # (share, verified value, proven bound)
 
 
 @dataclass(frozen=True)
 class Split:
     """The best split found and its certificate: ``objective = sum(values)`` is achieved by
-    ``shares`` (``sum(shares) <= budget``), and no feasible split is below ``lower_bound``."""
+    ``shares`` (``sum(shares) <= budget``), and no feasible split is below ``lower_bound``.
+    ``points[i]`` are block i's evaluated points (the top point last), ``multiplier`` the
+    Lagrangian ``lam`` of the bound (None where no Lagrangian was used)."""
 
     shares: tuple[float, ...]
     values: tuple[float, ...]
     objective: float
     lower_bound: float
     calls: int
+    points: tuple[tuple[Point, ...], ...] = ()
+    multiplier: float | None = None
 
     @property
     def gap(self) -> float:
@@ -75,16 +103,28 @@ def relative_gap(upper: float, lower: float) -> float:
     return max(0.0, upper - lower) / max(abs(upper), TINY)
 
 
+def oracle_pair(out, x: float) -> tuple[float, float]:
+    """An oracle's answer as ``(value, bound)``; a bound above its value (beyond rounding) is a
+    mix-up of primal and bound and is refused."""
+    v, b = (float(out[0]), float(out[1])) if isinstance(out, tuple) else (float(out), float(out))
+    if math.isnan(v) or math.isnan(b):
+        raise ValueError(f"the value oracle returned NaN at {x!r}")
+    if b > v + SLACK * max(1.0, abs(v)):
+        raise ValueError(f"the oracle's proven bound {b!r} is above its verified value {v!r} at {x!r}")
+    return v, min(b, v)
+
+
 class _Curve:
     """The evaluated points of one block: budget numerators (floor and ceiling of the exact
-    position: equal for dyadic points, apart only for the top point ``u``) and memoized values."""
+    position: equal for dyadic points, apart only for the top point ``u``), memoized verified
+    values and proven bounds."""
 
     def __init__(self, term: Term, budget: float, grid: int):
         self.term, self.budget = term, budget
         top = min(term.width, budget)
         self.top_num = (math.floor(top / budget * ONE), math.ceil(top / budget * ONE))
-        self.top = top
-        self.values: dict[int, float] = {}  # lower numerator -> g
+        self.values: dict[int, float] = {}  # lower numerator -> verified value
+        self.bounds: dict[int, float] = {}  # lower numerator -> proven bound
         self.xs: dict[int, float] = {}
         self.calls = 0
         for j in range(grid + 1):
@@ -96,11 +136,9 @@ class _Curve:
     def _add(self, m: int, x: float) -> None:
         if m in self.values:
             return
-        v = float(self.term.oracle(x))
+        self.values[m], self.bounds[m] = oracle_pair(self.term.oracle(x), x)
+        self.xs[m] = x
         self.calls += 1
-        if math.isnan(v):
-            raise ValueError(f"the value oracle returned NaN at {x!r}")
-        self.values[m], self.xs[m] = v, x
 
     def nums(self) -> list[int]:
         return sorted(self.values)
@@ -109,16 +147,17 @@ class _Curve:
         return self.top_num[1] if m == self.top_num[0] else m
 
     def ub_items(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Weights (ceiling numerators), values, and the points' lower numerators (their names)."""
+        """Weights (ceiling numerators), verified values, and the points' lower numerators (their names)."""
         ms = self.nums()
         w = np.array([self.ceil_num(m) for m in ms], dtype=np.int64)
         return w, np.array([self.values[m] for m in ms]), np.array(ms, dtype=np.int64)[:, None]
 
     def lb_items(self) -> tuple[np.ndarray, np.ndarray]:
-        """One item per cell ``[x_j, x_{j+1})``: weight ``x_j`` (floor), value ``g(x_{j+1})``; and the top point."""
         ms = self.nums()
-        vals = [self.values[m] for m in ms]
-        return np.array(ms, dtype=np.int64), np.array(vals[1:] + vals[-1:])
+        return _cells(np.array(ms, dtype=np.int64), np.array([self.bounds[m] for m in ms]))
+
+    def points(self) -> tuple[Point, ...]:
+        return tuple((self.xs[m], self.values[m], self.bounds[m]) for m in self.nums())
 
     def refine(self, j: int) -> bool:
         """Halve cell j (between the j-th and (j+1)-th points); False at the resolution's end."""
@@ -129,6 +168,13 @@ class _Curve:
             return False
         self._add(mid, self.budget * mid / ONE)
         return True
+
+
+def _cells(ms: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One item per cell ``[x_j, x_{j+1})``: weight ``x_j`` (floor numerator), value ``B_{j+1}``
+    (``B``: the suffix maximum of the proven bounds); and the top point, last."""
+    best = np.maximum.accumulate(bounds[::-1])[::-1]
+    return ms, np.append(best[1:], best[-1:])
 
 
 @dataclass
@@ -194,6 +240,101 @@ def _least(f: _Frontier, limit: float) -> float:
     return float(f.v.min()) if f.v.size else limit
 
 
+def _dual(items: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """``(lam, D(lam))``: the Lagrangian bound of the cells' items maximized over ``lam >= 0``
+    (module docstring), in numerator units (``E = 2^L``). ``D`` is concave: ``lam`` is bracketed
+    by bisection on its subgradient ``sum_i x_{j_i(lam)} - E`` (the least budget among ties) and
+    the better end's value is the bound (each end's is a proof). +inf when a block has no item or
+    the least budgets alone overrun ``E`` (no feasible split)."""
+    if not items or any(len(w) == 0 for w, _ in items):
+        return 0.0, math.inf
+    sizes = [len(w) for w, _ in items]
+    starts = np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64)
+    seg = np.repeat(np.arange(len(items)), sizes)
+    w = np.concatenate([w for w, _ in items]).astype(float)
+    v = np.concatenate([v for _, v in items])
+
+    def at(lam: float) -> tuple[float, float]:
+        r = v + lam * w
+        h = np.minimum.reduceat(r, starts)
+        spend = float(np.minimum.reduceat(np.where(r <= h[seg], w, np.inf), starts).sum())
+        total = math.fsum(h)
+        return (total - lam * ONE if math.isfinite(total) else total), spend
+
+    d0, spend = at(0.0)
+    if spend <= ONE:
+        return 0.0, d0
+    lo, hi = 0.0, 1.0
+    while at(hi)[1] > ONE:
+        if hi > 1e300:
+            return hi, math.inf  # the blocks' least budgets overrun E: no split is feasible
+        lo, hi = hi, hi * 2.0
+    for _ in range(400):
+        mid = 0.5 * hi if lo == 0.0 else math.sqrt(lo * hi)
+        if not lo < mid < hi:
+            break
+        if at(mid)[1] > ONE:
+            lo = mid
+        else:
+            hi = mid
+    d_lo, d_hi = at(lo)[0], at(hi)[0]
+    return (lo, d_lo) if d_lo > d_hi else (hi, d_hi)
+
+
+def _minplus(items: Sequence[tuple[np.ndarray, np.ndarray]], cutoff: float) -> tuple[float, list[np.ndarray]]:
+    """The min-plus relaxation over the items (its optimum, or +inf when no split gets below
+    ``cutoff``) and, per block, each item's bound: its value plus the best of the other blocks on
+    the budget left (+inf where that cannot get below ``cutoff``)."""
+    if not items or any(len(w) == 0 for w, _ in items):
+        return math.inf, [np.full(len(w), math.inf) for w, _ in items]
+    least = [float(v.min()) for _, v in items]
+    after = [math.fsum(least[k + 1 :]) for k in range(len(items))]  # what blocks k+1, ... add at least
+    before = [math.fsum(least[:k]) for k in range(len(items))]
+    prefix = [_Frontier.empty()]
+    for k, (w, v) in enumerate(items):
+        prefix.append(prefix[-1].merge(w, v, limit=cutoff, rest=after[k]))
+    suffix = [_Frontier.empty()]
+    for k in reversed(range(len(items))):
+        w, v = items[k]
+        suffix.append(suffix[-1].merge(w, v, limit=cutoff, rest=before[k]))
+    suffix.reverse()
+    bounds = []
+    for i, (w, v) in enumerate(items):
+        s = suffix[i + 1]
+        others = prefix[i].merge(s.w, s.v, s.pick, limit=cutoff, rest=least[i])
+        bounds.append(v + others.best_within(ONE - w))
+    best = min((float(b.min()) for b in bounds), default=math.inf)
+    return (best if best < cutoff else math.inf), bounds
+
+
+@dataclass(frozen=True)
+class _Bound:
+    lower: float
+    multiplier: float
+    alive: list[np.ndarray]  # per block, per item: the cell may hold a split below the cutoff
+
+
+def _bound(items: Sequence[tuple[np.ndarray, np.ndarray]], upper: float, rtol: float) -> _Bound:
+    """The proven lower bound of the cells' items given the incumbent ``upper`` (module
+    docstring): cells dead by reduced cost, then by min-plus; the Lagrangian over the rest."""
+    cutoff = upper - rtol * max(abs(upper), TINY) / 2 if math.isfinite(upper) else math.inf
+    lam, dual = _dual(items)
+    alive = [np.ones(len(w), dtype=bool) for w, _ in items]
+    if math.isfinite(cutoff):
+        with np.errstate(invalid="ignore"):
+            for k, (w, v) in enumerate(items):
+                reduced = v + lam * w.astype(float)
+                alive[k] = reduced - reduced.min() < cutoff - dual
+    minplus, est = _minplus([(w[a], v[a]) for (w, v), a in zip(items, alive)], cutoff)
+    for a, e in zip(alive, est):
+        a[a] = e < cutoff
+    lam2, dual2 = _dual([(w[a], v[a]) for (w, v), a in zip(items, alive)])
+    lower = max(minplus, dual2)
+    if not all(a.all() for a in alive):
+        lower = min(lower, cutoff)  # a dead cell's splits are at least the cutoff
+    return _Bound(min(lower, upper), lam2 if math.isfinite(dual2) else lam, alive)
+
+
 def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: int = 400, grid: int = 8) -> Split:
     """Minimize ``sum_i g_i(y_i)`` over ``sum_i y_i <= budget``, ``0 <= y_i <= width_i`` (module
     docstring): the best split found, with a proven lower bound. ``grid`` (a power of two) is
@@ -208,46 +349,45 @@ def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: i
     ub = _merge_all([c.ub_items() for c in curves])
     while True:
         upper = _least(ub, math.inf)
-        lb_items = [c.lb_items() for c in curves]
-        lower = min(_least(_merge_all(lb_items, upper), upper), upper)
+        bound = _bound([c.lb_items() for c in curves], upper, rtol)
         calls = sum(c.calls for c in curves)
-        if relative_gap(upper, lower) <= rtol or calls >= max_calls:
+        if relative_gap(upper, bound.lower) <= rtol or calls >= max_calls:
             break
-        if not _refine(curves, lb_items, upper, rtol):
+        halved = False
+        for c, alive in zip(curves, bound.alive):
+            for j in np.flatnonzero(alive[:-1])[::-1]:  # the last item is the top point, not a cell
+                halved |= c.refine(int(j))  # from the top: earlier indices stay valid
+        if not halved:
             break
         better = _merge_all([c.ub_items() for c in curves], upper)
         if better.v.size:
             ub = better
+    points = tuple(c.points() for c in curves)
     if not ub.v.size:  # no evaluated combination is feasible: every block at the bottom of its range
-        return Split(tuple(0.0 for _ in curves), tuple(c.values[0] for c in curves), math.inf, lower, calls)
+        values = tuple(c.values[0] for c in curves)
+        return Split(tuple(0.0 for _ in curves), values, math.inf, bound.lower, calls, points, bound.multiplier)
     best = ub.pick[int(np.argmin(ub.v))]
     shares = tuple(c.xs[int(m)] for c, m in zip(curves, best))
     values = tuple(c.values[int(m)] for c, m in zip(curves, best))
-    return Split(shares, values, math.fsum(values), lower, calls)
+    return Split(shares, values, math.fsum(values), bound.lower, calls, points, bound.multiplier)
 
 
-def _refine(curves: list[_Curve], lb_items, upper: float, rtol: float) -> bool:
-    """Halve every alive cell (module docstring); False when none could be halved."""
-    cutoff = upper - rtol * max(abs(upper), TINY) / 2 if math.isfinite(upper) else math.inf
-    least = [float(v.min()) for _, v in lb_items]
-    total = math.fsum(least)
-    prefix = [_Frontier.empty()]
-    for k, (w, v) in enumerate(lb_items):
-        prefix.append(prefix[-1].merge(w, v, limit=cutoff, rest=total - math.fsum(least[: k + 1])))
-    suffix = [_Frontier.empty()]
-    for k, (w, v) in enumerate(reversed(lb_items)):
-        suffix.append(suffix[-1].merge(w, v, limit=cutoff, rest=total - math.fsum(least[len(least) - k - 1 :])))
-    suffix.reverse()
-    halved = False
-    for i, c in enumerate(curves):
-        s = suffix[i + 1]
-        others = prefix[i].merge(s.w, s.v, s.pick, limit=cutoff, rest=least[i])
-        w, v = lb_items[i]
-        bound = v + others.best_within(ONE - w)
-        alive = np.flatnonzero(bound[:-1] < cutoff)  # the last item is the top point, not a cell
-        for j in sorted(alive, reverse=True):  # from the top: earlier indices stay valid
-            halved |= c.refine(int(j))
-    return halved
+def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL) -> float:
+    """The lower bound recomputed from ``s.points`` alone (what ``privopt verify`` re-checks):
+    each block's points increasing in share, the last at its top ``min(width, budget)``, every
+    bound at most its value; the cells' numerators are the shares' floors (so the bound equals
+    ``s.lower_bound`` to rounding). A violated condition is a ``ValueError``."""
+    if len(s.points) != len(widths):
+        raise ValueError("one list of points per block")
+    items = []
+    for pts, width in zip(s.points, widths):
+        xs = [x for x, _, _ in pts]
+        if not pts or xs != sorted(set(xs)) or xs[0] != 0.0 or xs[-1] != min(width, budget):
+            raise ValueError("a block's points must increase from 0 to its top")
+        bounds = np.array([oracle_pair((v, b), x)[1] for x, v, b in pts])
+        ms = np.array([math.floor(x / budget * ONE) for x in xs], dtype=np.int64)
+        items.append(_cells(ms, bounds))
+    return _bound(items, s.objective, rtol).lower
 
 
 def inverse_square_split(a: Sequence[float], width: Sequence[float], budget: float) -> Split:
