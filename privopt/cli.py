@@ -400,15 +400,22 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     counts for neither, and exit 1 when no path answered.
     """
     from . import api
+    from .composite import Composite
     from .crosscheck import run_check
 
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         names = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
-        report = run_check(problem, names, tol, time_limit, progress=not _quiet)
+        if isinstance(problem, Composite):
+            report = _check_composite(problem, names, tol, time_limit)
+        else:
+            report = run_check(problem, names, tol, time_limit, progress=not _quiet)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
+    if isinstance(problem, Composite):
+        _print_composite_check(problem, spec, report, as_json)
+        sys.exit({"agree": EXIT_OK, "disagree": EXIT_DISAGREE}.get(report.verdict, EXIT_INTERNAL))
     if as_json:
         import json
 
@@ -444,6 +451,49 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
         verdict = {"agree": "[green]all paths agree[/green]", "disagree": "[red]paths disagree or fail[/red]"}
         out.print(verdict.get(report.verdict, "[yellow]inconclusive: no path gave an answer[/yellow]"))
     sys.exit({"agree": EXIT_OK, "disagree": EXIT_DISAGREE}.get(report.verdict, EXIT_INTERNAL))
+
+
+def _check_composite(problem, names, tol, time_limit):
+    """``composite.check.run_check``: the blocks run on the one backend ``--backends`` names (their
+    own checks run every route of their kind)."""
+    from .composite.check import run_check as check_composite
+
+    if names is not None and len(names) != 1:
+        raise UsageError("a composite's check solves its blocks on one backend: name one (--backends highs), or none")
+    with _progress() as bar:
+        bar.add_task("composite check", total=None)
+        return check_composite(problem, tol, time_limit, backend=names[0] if names else "auto")
+
+
+def _print_composite_check(problem, spec, report, as_json: bool) -> None:
+    """The composite check as a table of routes (``composite/check.py``), or its JSON."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.to_dict(), indent=2, allow_nan=False))
+        return
+    t = RichTable(title=f"{escape(problem.title or spec)}: the method against independent routes", title_justify="left")
+    numeric = ("objective", "bound", "abs diff", "allowed", "solves", "seconds")
+    for col in ("route", "status", *numeric, "note"):
+        t.add_column(col, justify="right" if col in numeric else "left")
+    for p in report.paths:
+        t.add_row(
+            escape(p.route),
+            p.status,
+            _fmt12(p.objective),
+            _fmt12(p.bound),
+            _sci(p.abs_diff),
+            _sci(p.allowed),
+            str(p.solves),
+            f"{p.seconds:.3f}",
+            escape(p.message),
+        )
+    _print_table(t)
+    out.print(f"reference: {escape(report.method)} (the automatic method)")
+    for line in report.problems:
+        out.print(f"[red]problem:[/red] {escape(line)}", highlight=False)
+    verdict = {"agree": "[green]all paths agree[/green]", "disagree": "[red]paths disagree or fail[/red]"}
+    out.print(verdict.get(report.verdict, "[yellow]inconclusive: no path gave an answer[/yellow]"))
 
 
 def _number(text: str, what: str) -> float:
