@@ -77,7 +77,8 @@ class CompositeResult:
             method=method,
             accountant=c.accountant,
             blocks=blocks,
-            even_split=None if method != "split" else {"objective": _finite(even)},
+            # no feasible split at all: the even split is none either (clipped to the ranges, it breaks its row)
+            even_split=None if method != "split" else {"objective": _finite(even) if objective is not None else None},
             optimality={sense_key: _finite(bound), "gap": _finite(gap) if objective is not None else None},
             choice=choice,
             verification={
