@@ -41,12 +41,12 @@ import numpy as np
 
 from ..errors import InfeasibleError, UsageError
 from ..results import plain
+from .solve import CLASSIC_EPS_MAX  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
 from .split import TINY
 
 GRID = 40  # budget steps of a composition row of at most three blocks: (GRID + 1) solves per block
 GRID_MANY = 12  # ... of a row of more blocks
 T_GRID = 40  # steps of t for accuracy first
-CLASSIC_EPS_MAX = 1.0  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
 
 
 @dataclass
@@ -270,16 +270,7 @@ class _Checker:
         """The cube-root law on each row whose blocks are all classic Gaussian (module docstring)."""
         c, w = self.c, self.weights()
         rows = [[k for k in r.coefs if k in c.vars] for r in c.rows]
-        classic = [
-            keys
-            and all(
-                c.blocks[c.vars[k].block].budget
-                and c.blocks[c.vars[k].block].budget.classic(c.vars[k].param)
-                and c.vars[k].lo == 0
-                for k in keys
-            )
-            for keys in rows
-        ]
+        classic = [bool(keys) and all(_classic(c, c.vars[k]) for k in keys) for keys in rows]
         if not any(classic):
             return []
         t0, before = time.perf_counter(), len(self.blocks.cache)
@@ -315,7 +306,6 @@ class _Checker:
             "cube-root law", total, len(self.blocks.cache) - before, time.perf_counter() - t0, f"closed form {shown}"
         )
         if path.status == "agrees":
-            path.allowed = self.gap * max(abs(self.upper), TINY) + self.slack(total)
             if abs(total - formula) > self.slack(formula) or path.abs_diff > path.allowed:
                 path.status = "disagrees"
                 path.message = (
@@ -392,6 +382,12 @@ class _Checker:
             else:
                 path.message += f"; certified best split {split_value:.12g} <= it"
         return [path]
+
+
+def _classic(c, var) -> bool:
+    """``var`` is the eps, from 0, of a Gaussian block under the classic calibration (value ``k / eps^2``)."""
+    budget = c.blocks[var.block].budget
+    return budget is not None and budget.classic(var.param) and var.lo == 0
 
 
 def _times(weight: float, value: float | None) -> float:
