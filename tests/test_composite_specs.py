@@ -90,7 +90,8 @@ def test_explain_json(spec):
     r = invoke("explain", spec, "--json")
     assert r.exit_code == 0, r.output
     data = strict(r.stdout)
-    assert list(data) == ["class", "plan", "canonical"] and data["class"] == "composite" and data["canonical"] is None
+    assert list(data) == ["class", "blocks", "plan", "canonical"]  # blocks: the budget each gets (issue 21, item 5)
+    assert data["class"] == "composite" and data["canonical"] is None
     assert data["plan"] and all(set(s) == {"step", "kind", "why"} for s in data["plan"])
     assert [s["kind"] for s in data["plan"]].count("method") == 1
 
