@@ -334,8 +334,13 @@ def solve(
             )
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
-            if out_dir is not None and isinstance(problem, Composite):  # issue 21: no files per block yet
-                raise UsageError("--out does not write a composite's files yet: use --json")
+            if out_dir is not None and isinstance(problem, Composite) and problem.joint is not None:
+                raise SpecError(
+                    "--out writes each block's own files, and the blocks of this joint Gaussian program have "
+                    "one noise placement together",
+                    problem.joint.span,
+                    "use --json: it lists each block's value at the joint optimum",
+                )
             with _progress() as bar:
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(
@@ -346,7 +351,7 @@ def solve(
                     workers=workers,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
-        written = _write_out(out_dir, result) if out_dir is not None and result.status == "optimal" else None
+        written = _write_out(out_dir, result) if out_dir is not None and _answered(result) else None
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
         _fail(e)
         return
@@ -400,15 +405,22 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     counts for neither, and exit 1 when no path answered.
     """
     from . import api
+    from .composite import Composite
     from .crosscheck import run_check
 
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         names = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
-        report = run_check(problem, names, tol, time_limit, progress=not _quiet)
+        if isinstance(problem, Composite):
+            report = _check_composite(problem, names, tol, time_limit)
+        else:
+            report = run_check(problem, names, tol, time_limit, progress=not _quiet)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
+    if isinstance(problem, Composite):
+        _print_composite_check(problem, spec, report, as_json)
+        sys.exit({"agree": EXIT_OK, "disagree": EXIT_DISAGREE}.get(report.verdict, EXIT_INTERNAL))
     if as_json:
         import json
 
@@ -444,6 +456,49 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
         verdict = {"agree": "[green]all paths agree[/green]", "disagree": "[red]paths disagree or fail[/red]"}
         out.print(verdict.get(report.verdict, "[yellow]inconclusive: no path gave an answer[/yellow]"))
     sys.exit({"agree": EXIT_OK, "disagree": EXIT_DISAGREE}.get(report.verdict, EXIT_INTERNAL))
+
+
+def _check_composite(problem, names, tol, time_limit):
+    """``composite.check.run_check``: the blocks run on the one backend ``--backends`` names (their
+    own checks run every route of their kind)."""
+    from .composite.check import run_check as check_composite
+
+    if names is not None and len(names) != 1:
+        raise UsageError("a composite's check solves its blocks on one backend: name one (--backends highs), or none")
+    with _progress() as bar:
+        bar.add_task("composite check", total=None)
+        return check_composite(problem, tol, time_limit, backend=names[0] if names else "auto")
+
+
+def _print_composite_check(problem, spec, report, as_json: bool) -> None:
+    """The composite check as a table of routes (``composite/check.py``), or its JSON."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.to_dict(), indent=2, allow_nan=False))
+        return
+    t = RichTable(title=f"{escape(problem.title or spec)}: the method against independent routes", title_justify="left")
+    numeric = ("objective", "bound", "abs diff", "allowed", "solves", "seconds")
+    for col in ("route", "status", *numeric, "note"):
+        t.add_column(col, justify="right" if col in numeric else "left")
+    for p in report.paths:
+        t.add_row(
+            escape(p.route),
+            p.status,
+            _fmt12(p.objective),
+            _fmt12(p.bound),
+            _sci(p.abs_diff),
+            _sci(p.allowed),
+            str(p.solves),
+            f"{p.seconds:.3f}",
+            escape(p.message),
+        )
+    _print_table(t)
+    out.print(f"reference: {escape(report.method)} (the automatic method)")
+    for line in report.problems:
+        out.print(f"[red]problem:[/red] {escape(line)}", highlight=False)
+    verdict = {"agree": "[green]all paths agree[/green]", "disagree": "[red]paths disagree or fail[/red]"}
+    out.print(verdict.get(report.verdict, "[yellow]inconclusive: no path gave an answer[/yellow]"))
 
 
 def _number(text: str, what: str) -> float:
@@ -545,15 +600,20 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         return
     failures = [e for _, e in rows if isinstance(e, BaseException)]
     if plot_file is not None:
+        composite = isinstance(problem, Composite)  # the optimized answer against the even split
+        solved = ("optimal", "feasible") if composite else ("optimal",)  # a composite's feasible: a certified gap
         try:
             plot.sweep_figure(
                 plot_file,
                 name,
                 [v for v, _ in rows],
-                [None if isinstance(r, BaseException) or r.status != "optimal" else r.objective for _, r in rows],
+                [None if isinstance(r, BaseException) or r.status not in solved else r.objective for _, r in rows],
                 ["failed" if isinstance(r, BaseException) else r.status for _, r in rows],
                 ylabel=objective_text(problem),
                 title=problem.title or Path(spec).name,
+                even=[_even(r) for _, r in rows] if composite else None,
+                solved=solved,
+                label="optimized (within its certified gap)" if composite else "optimal",
             )
         except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
             _fail(e)
@@ -593,7 +653,39 @@ def _failed_row(e: BaseException) -> dict:
     return {"status": "failed", "error": f"{kind}: {e}" if kind != "error" else str(e)}
 
 
+def _even(r) -> float | None:
+    """A composite sweep row's even-split value (None when the value failed or has none)."""
+    return None if isinstance(r, BaseException) or r.even_split is None else r.even_split.get("objective")
+
+
+def _print_composite_sweep(problem, spec, name, rows) -> None:
+    """A composite's sweep: each value's optimized objective, its status and certified gap, the
+    even split and the gain of the optimized split over it."""
+    t = RichTable(title=f"{escape(problem.title or spec)}: sweep over {escape(name)}", title_justify="left")
+    for col in [name, "status", "objective", "gap", "even split", "gain"]:
+        t.add_column(escape(col), justify="left" if col == "status" else "right")
+    for v, r in rows:
+        if isinstance(r, BaseException):
+            t.add_row(_fmt12(v), "[red]failed[/red]", "-", "-", "-", "-")
+        else:
+            t.add_row(
+                _fmt12(v),
+                r.status,
+                _fmt12(r.objective),
+                _sci(r.optimality.get("gap")),
+                _fmt12(_even(r)),
+                _fmt12(r.gain),
+            )
+    _print_table(t)
+
+
 def _print_sweep(problem, spec, name, rows) -> None:
+    from .composite import Composite
+
+    if isinstance(problem, Composite):
+        _print_composite_sweep(problem, spec, name, rows)
+        _print_sweep_notes(name, rows)
+        return
     solved = [r for _, r in rows if not isinstance(r, BaseException) and r.status == "optimal"]
     figures = [
         k for s in (solved[0].sections if solved else ()) for k in s.figures()
@@ -608,6 +700,11 @@ def _print_sweep(problem, spec, name, rows) -> None:
             shown = {k: text for s in r.sections for k, text in s.figures().items()} if r.status == "optimal" else {}
             t.add_row(_fmt12(v), r.status, _fmt12(r.objective), *[shown.get(k, "-") for k in figures])
     _print_table(t)
+    _print_sweep_notes(name, rows)
+
+
+def _print_sweep_notes(name, rows) -> None:
+    """Under a sweep's table: why each value that failed or has reasons did so."""
     for v, r in rows:
         if isinstance(r, BaseException):
             out.print(f"{visible(name)}={_fmt12(v)}: failed: " + visible_lines(_failed_row(r)["error"]), markup=False)
@@ -1057,6 +1154,15 @@ def _explain_noise(problem) -> None:
     )
 
 
+def _answered(result) -> bool:
+    """A result ``--out`` writes: optimal, or a composite's verified best point with its certified
+    gap (status feasible: docs/blocks.md)."""
+    composite = getattr(result, "problem_class", None) == "composite"
+    return result.status == "optimal" or (
+        composite and result.status == "feasible" and bool(result.verification["passed"])
+    )
+
+
 def _write_out(out_dir: Path, result) -> list[str]:
     """Write ``result`` to ``out_dir``, all or nothing (privopt.outdir), and return the names of
     the files written, the manifest last (``outdir.out_files`` says which files each class gets)."""
@@ -1067,7 +1173,7 @@ def _write_out(out_dir: Path, result) -> list[str]:
     def write(stage: Path) -> None:
         for name, writer in files.items():
             writer(stage / name)
-        written[:] = sorted(p.name for p in stage.iterdir())
+        written[:] = outdir.files_in(stage) or []
 
     outdir.write_atomic(Path(out_dir), write)
     return [*written, outdir.MANIFEST]

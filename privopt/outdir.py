@@ -69,8 +69,17 @@ def out_files(result) -> dict[str, Callable[[Path], None]]:
 
     The last three are the noise placement section's own (``privopt.sections``: each section
     names the files it adds).
+
+    A composite (issue 21) writes its ``result.json`` and, for each block solved by its own
+    route, a subfolder named after the block with that block's files at its chosen budget.
     """
     files: dict[str, Callable[[Path], None]] = {"result.json": lambda path: _write_json(path, result)}
+    block_results = getattr(result, "block_results", None)
+    if block_results is not None:
+        for name, block in block_results.items():
+            for file, writer in out_files(block).items():
+                files[f"{name}/{file}"] = lambda path, writer=writer: _in_folder(path, writer)
+        return files
     taken = {n.lower() for n in RESERVED}
     for name in result.tables:
         file = f"{name}.csv" if f"{name}.csv".lower() not in taken else f"table_{name}.csv"
@@ -81,6 +90,11 @@ def out_files(result) -> dict[str, Callable[[Path], None]]:
     for section in result.sections:  # a class's own files (noise placement: the (co)variances, the losses)
         files.update(section.files())
     return files
+
+
+def _in_folder(path: Path, writer: Callable[[Path], None]) -> None:
+    path.parent.mkdir(exist_ok=True)
+    writer(path)
 
 
 def _write_json(path: Path, result) -> None:
@@ -118,13 +132,31 @@ def check_target(out_dir: Path) -> None:
         )
 
 
-def _is_earlier_result(out_dir: Path, names: list[str]) -> bool:
-    """True when ``out_dir`` holds exactly the files its manifest names, and the manifest."""
+def _is_earlier_result(out_dir: Path, names: list[str]) -> bool:  # noqa: ARG001 - the top-level names, walked below
+    """True when ``out_dir`` holds exactly the files its manifest names (paths relative to it,
+    ``/``-separated: a composite's blocks write subfolders), and the manifest; no link to a
+    folder, no empty subfolder."""
     try:
         listed = (out_dir / MANIFEST).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return False
-    return sorted([*listed, MANIFEST]) == names and all((out_dir / n).is_file() for n in names)
+    found = files_in(out_dir)
+    return found is not None and sorted([*listed, MANIFEST]) == found
+
+
+def files_in(folder: Path) -> list[str] | None:
+    """Every file under ``folder`` as a sorted ``/``-separated relative path; None when it holds
+    anything privopt never writes there (a link to a folder, an empty subfolder, a special file)."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        base = Path(root)
+        if any((base / d).is_symlink() for d in dirs) or (base != folder and not dirs and not files):
+            return None
+        for f in files:
+            if not (base / f).is_file():
+                return None
+            found.append((base / f).relative_to(folder).as_posix())
+    return sorted(found)
 
 
 def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
@@ -139,7 +171,7 @@ def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
         raise UsageError(f"--out {out_dir}: cannot write there ({e.strerror})") from None
     try:
         write(stage)
-        (stage / MANIFEST).write_text("".join(f"{p.name}\n" for p in sorted(stage.iterdir())), encoding="utf-8")
+        (stage / MANIFEST).write_text("".join(f"{p}\n" for p in files_in(stage) or []), encoding="utf-8")
         os.chmod(stage, _folder_mode(out_dir))  # mkdtemp makes 0700; keep the folder's own mode
         with _signals_blocked(), _locked(parent):
             check_target(out_dir)  # again, under the lock: another run may have written meanwhile

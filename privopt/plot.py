@@ -76,33 +76,46 @@ def sweep_figure(
     statuses: Sequence[str],
     ylabel: str,
     title: str,
+    even: Sequence[float | None] | None = None,
+    solved: tuple[str, ...] = ("optimal",),
+    label: str = "optimal",
 ) -> None:
     """Draw a sweep's trade-off curve to ``path`` (format from its extension).
 
-    x = the swept param's ``values``, y = the optimal ``objectives``: the values with status
-    ``optimal`` and a finite objective make a line with markers, in increasing x; the line
-    breaks across any value that did not solve. Values with status ``infeasible`` are red
-    crosses on the x axis (legend "infeasible"); any other value (``failed``) a black
-    triangle on the x axis (legend "failed"). Labels: x = ``name``, y = ``ylabel`` (the
+    x = the swept param's ``values``, y = the optimal ``objectives``: the values whose status is
+    one of ``solved`` and whose objective is finite make a line with markers (legend ``label``),
+    in increasing x; the line breaks across any value that did not solve. Values with status
+    ``infeasible`` are red crosses on the x axis (legend "infeasible"); any other value
+    (``failed``) a black triangle on the x axis (legend "failed"). ``even`` (a composite's sweep,
+    issue 21): the same blocks with the budget split evenly at each value, a dashed second line
+    (legend "even split") over the values that solved. Labels: x = ``name``, y = ``ylabel`` (the
     objective as the spec writes it), title = ``title``.
     """
     fmt = check_target(path)
-    if not len(values) == len(objectives) == len(statuses):
-        raise ValueError("sweep_figure: values, objectives and statuses differ in length")
-    points = sorted(zip(values, objectives, statuses, strict=True), key=lambda p: p[0])
+    if not len(values) == len(objectives) == len(statuses) == len(even if even is not None else values):
+        raise ValueError("sweep_figure: values, objectives, statuses and even differ in length")
+    rows = zip(values, objectives, statuses, even if even is not None else [None] * len(values), strict=True)
+    points = sorted(rows, key=lambda p: p[0])
+
+    def drawn(o, s) -> bool:
+        return s in solved and o is not None and math.isfinite(o)
+
     with _figure() as (fig, ax):
-        xs = [float(v) for v, _, _ in points]
-        ys = [float(o) if s == "optimal" and o is not None and math.isfinite(o) else math.nan for _, o, s in points]
+        xs = [float(v) for v, _, _, _ in points]
+        ys = [float(o) if drawn(o, s) else math.nan for _, o, s, _ in points]
+        size = 4 if len(xs) <= 40 else 2.5
         if any(not math.isnan(y) for y in ys):
             # NaN breaks the line: a value that did not solve is never bridged
-            ax.plot(
-                xs, ys, marker="o", markersize=4 if len(xs) <= 40 else 2.5, linewidth=1.5, color="C0", label="optimal"
-            )
+            ax.plot(xs, ys, marker="o", markersize=size, linewidth=1.5, color="C0", label=label)
+        if even is not None:
+            es = [float(e) if drawn(o, s) and drawn(e, s) else math.nan for _, o, s, e in points]
+            if any(not math.isnan(e) for e in es):
+                ax.plot(
+                    xs, es, marker="s", markersize=size, linewidth=1.5, linestyle="--", color="C1", label="even split"
+                )
         bottom = ax.get_xaxis_transform()  # x in data, y in axes coordinates: 0 is the x axis
-        infeasible = [v for v, _, s in points if s == "infeasible"]
-        failed = [
-            v for v, o, s in points if s != "infeasible" and not (s == "optimal" and o is not None and math.isfinite(o))
-        ]
+        infeasible = [v for v, _, s, _ in points if s == "infeasible"]
+        failed = [v for v, o, s, _ in points if s != "infeasible" and not drawn(o, s)]
         if infeasible:
             ax.plot(
                 infeasible,
@@ -136,7 +149,7 @@ def sweep_figure(
         ax.set_ylabel(_literal(ylabel), parse_math=False, fontsize=_fit(ylabel, 56))
         ax.set_title(_literal(title), parse_math=False, fontsize=_fit(title, 64, 12.0))
         ax.grid(True, alpha=0.3)
-        if infeasible or failed:
+        if infeasible or failed or even is not None:
             ax.legend(loc="best")
         _write(fig, path, fmt)
 

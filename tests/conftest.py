@@ -12,7 +12,8 @@ for _name in ("COLUMNS", "LINES"):
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
 # the specs of one program (one block kind); composites (specs/blocks_*.priv, issue 21) combine
-# such specs and have no single problem class: tests/test_composite*.py walk them
+# such specs and have no single problem class or plan: tests/test_composite*.py walk them (solve,
+# check, explain, sweep, --out, with goldens), and tests/test_outputs.py (strict JSON, sweep rows)
 PROGRAM_SPECS = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
 COMPOSITE_SPECS = sorted(SPECS.glob("blocks_*.priv"))
 

@@ -90,7 +90,8 @@ def test_explain_json(spec):
     r = invoke("explain", spec, "--json")
     assert r.exit_code == 0, r.output
     data = strict(r.stdout)
-    assert list(data) == ["class", "plan", "canonical"] and data["class"] == "composite" and data["canonical"] is None
+    assert list(data) == ["class", "blocks", "plan", "canonical"]  # blocks: the budget each gets (issue 21, item 5)
+    assert data["class"] == "composite" and data["canonical"] is None
     assert data["plan"] and all(set(s) == {"step", "kind", "why"} for s in data["plan"])
     assert [s["kind"] for s in data["plan"]].count("method") == 1
 
@@ -239,10 +240,11 @@ def test_commands_that_need_one_program_refuse_a_composite(tmp_path):
     records.write_text("X\nv1\n")
     r = invoke("apply", SPECS / "blocks_choice.priv", "--data", records, "--out", tmp_path / "o.csv")
     assert r.exit_code == 2 and "apply draws from one design" in r.output
-    r = invoke("solve", SPECS / "blocks_accuracy.priv", "--out", tmp_path / "out")
-    assert r.exit_code == 2 and "--out does not write a composite's files yet" in r.output
-    r = invoke("check", SPECS / "blocks_accuracy.priv")
-    assert r.exit_code == 2 and "composite" in r.output
+    # the blocks of a joint Gaussian program have no files of their own (check and --out on the
+    # other composites: tests/test_composite_commands.py)
+    r = invoke("solve", SPECS / "blocks_joint_gaussian.priv", "--out", tmp_path / "out")
+    assert r.exit_code == 2 and "blocks_joint_gaussian.priv:11:1: error: --out writes each block's own" in r.output
+    assert "^^^^" in r.output and not (tmp_path / "out").exists()
 
 
 def test_sweep_over_a_composites_param():

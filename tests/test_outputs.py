@@ -24,10 +24,11 @@ import pytest
 
 import privopt
 from privopt.methods import METHODS
-from tests.conftest import PROGRAM_SPECS, SPECS
+from tests.conftest import COMPOSITE_SPECS, PROGRAM_SPECS, SPECS
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
-# composites (specs/blocks_*.priv) have no single problem class: tests/test_composite_specs.py
+# composites (specs/blocks_*.priv) have no single problem class: tests/test_composite*.py and the
+# composite tests at the end of this file
 SPEC_FILES = PROGRAM_SPECS
 
 
@@ -417,3 +418,25 @@ def test_an_abandoned_solver_never_prints_on_stdout():
     r = subprocess.run([sys.executable, "-c", ABANDONED_SOLVER], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "privopt's own output\n"
+
+
+# ----------------------------------------------------------------- composites (specs/blocks_*.priv)
+
+
+@pytest.mark.parametrize("path", COMPOSITE_SPECS, ids=lambda p: p.stem)
+def test_every_composite_prints_strict_json(path):
+    for command in ("solve", "explain"):
+        r = run(command, path, "--json")
+        assert r.returncode == 0, r.stderr
+        data = strict_json(r.stdout)
+        assert "Traceback" not in r.stderr
+    assert data["class"] == "composite"
+
+
+def test_a_composite_sweep_gives_every_value_its_own_row_and_status():
+    r = run("sweep", SPECS / "blocks_choice.priv", "eps=0.5,-1", "--json")
+    assert r.returncode == 0, r.stderr  # infeasible is an answer
+    rows = strict_json(r.stdout)
+    assert [row["status"] for row in rows] == ["optimal", "infeasible"]
+    assert rows[1]["even_split"] == {"objective": None, "gain": None}  # no split of a negative budget
+    assert rows[0]["even_split"]["gain"] == 0.0  # one block released: the even split is the whole budget

@@ -44,9 +44,15 @@ class CompositeResult:
     stats: dict
     reasons: list[str] = field(default_factory=list)
     problem_class: str = "composite"
+    sense: str = "minimize"  # the composite's own, for the gain over the even split
+    # each block solved by its own route at its budget (its ``Result``; not in the JSON): the
+    # files ``--out`` writes in the block's subfolder
+    block_results: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons):
+        from ..results import Result  # a block's own answer (pandas: loaded once a block has solved)
+
         blocks = {}
         for name, b in c.blocks.items():
             a = answers.get(name)
@@ -71,7 +77,8 @@ class CompositeResult:
             method=method,
             accountant=c.accountant,
             blocks=blocks,
-            even_split=None if method != "split" else {"objective": _finite(even)},
+            # no feasible split at all: the even split is none either (clipped to the ranges, it breaks its row)
+            even_split=None if method != "split" else {"objective": _finite(even) if objective is not None else None},
             optimality={sense_key: _finite(bound), "gap": _finite(gap) if objective is not None else None},
             choice=choice,
             verification={
@@ -81,7 +88,22 @@ class CompositeResult:
             spec=c.provenance(),
             stats={"block_solves": calls, "seconds": seconds},
             reasons=list(reasons) if objective is None else [],
+            sense=c.sense,
+            block_results={
+                n: a.result
+                for n, a in answers.items()
+                if n in active and a is not None and a.status == "optimal" and isinstance(a.result, Result)
+            },
         )
+
+    @property
+    def gain(self) -> float | None:
+        """How much better the answer is than the even split, in the composite's sense
+        (``even - objective`` when it minimizes); None without both."""
+        even = None if self.even_split is None else self.even_split.get("objective")
+        if even is None or self.objective is None:
+            return None
+        return even - self.objective if self.sense == "minimize" else self.objective - even
 
     sections = ()  # a composite's answer is its blocks' entries, not sections of one program
 
@@ -93,7 +115,7 @@ class CompositeResult:
             "method": self.method,
             "accountant": self.accountant,
             "blocks": self.blocks,
-            "even_split": self.even_split,
+            "even_split": None if self.even_split is None else self.even_split | {"gain": _finite(self.gain)},
             "optimality": self.optimality,
             "choice": self.choice,
             "verification": self.verification,
@@ -117,10 +139,10 @@ class CompositeResult:
             params = ", ".join(f"{k}={v:.9g}" for k, v in b["params"].items()) or "-"
             value = "-" if b["objective"] is None else f"{b['objective']:.9g}"
             lines.append(f"  block {name} ({b['file']}): {b['status']}; budget {params}; value {value}")
-        if self.even_split is not None and self.even_split["objective"] is not None and self.objective is not None:
-            even = self.even_split["objective"]
-            gain = abs(even - self.objective)
-            lines.append(f"even split: {even:.9g}   gain of the optimized split: {gain:.6g}")
+        if self.gain is not None:
+            lines.append(
+                f"even split: {self.even_split['objective']:.9g}   gain of the optimized split: {self.gain:.6g}"
+            )
         bound = next((v for k, v in self.optimality.items() if k.endswith("bound")), None)
         if bound is not None and self.optimality["gap"] is not None:
             lines.append(f"proven bound: {bound:.9g}   relative gap: {self.optimality['gap']:.3g}")

@@ -28,7 +28,7 @@ from ..closedform.rr import RANDOMIZED_RESPONSE as RR_THEOREM
 from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
-from . import gaussian, model
+from . import explain, gaussian, model
 from .model import Row
 from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
@@ -47,7 +47,7 @@ class Composite(model.Model):
 
     def explain_dict(self) -> dict:
         """``privopt explain --json`` of a composite: its blocks and the method, no canonical program."""
-        return {"class": "composite", "plan": plan_steps(self), "canonical": None}
+        return {"class": "composite", "blocks": explain.budgets(self), "plan": plan_steps(self), "canonical": None}
 
     def explain_text(self, as_json: bool = False) -> str:
         """What ``privopt explain`` prints: the JSON of ``explain_dict``, or its lines."""
@@ -55,7 +55,8 @@ class Composite(model.Model):
         if as_json:
             return json.dumps(data, indent=2, allow_nan=False)
         lines = [f"spec:    {self.title or self.source_name}  ({self.source_name})", "class:   composite"]
-        lines += [f"  choose {v.key} in [{v.lo:g}, {v.hi:g}]" for v in self.vars.values()]
+        lines += [f"  choose {v.key} in [{v.lo:g}, {v.hi:g}]" for v in self.vars.values() if v.block is None]
+        lines += explain.budget_lines(data["blocks"])
         if self.choice:
             lines.append(f"  choose one of {', '.join(self.choice)}")
         lines.append("plan:")

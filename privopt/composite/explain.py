@@ -1,0 +1,75 @@
+"""What ``privopt explain`` says about each block of a composite: the budget it gets, read from
+the model alone (nothing is solved).
+
+* a block of a joint Gaussian program gets the shared ``(eps, delta)`` of its ``dp(...)``: the
+  blocks together are one Gaussian mechanism (``gaussian.py``);
+* a block whose budget is chosen gets it from the split of its composition row, within the
+  variable's range (``split.py``);
+* a block whose budget is set by ``with P = t`` gets the composite's own variable (accuracy first);
+* every other param is the number the composite or the block fixes (``with``, a share of delta).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+
+def _number(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _written(span) -> str:
+    """A constraint as written, on one line, without its ``subject to``."""
+    return re.sub(r"^subject\s+to\s+", "", " ".join(span.text().split()))
+
+
+def _linear(form) -> str:
+    """``const + sum c_k k`` as written: ``t``, ``2 * t + 0.5``."""
+    terms = [k if c == 1 else f"{c:g} * {k}" for k, c in form.coefs.items()]
+    if form.const or not terms:
+        terms.append(f"{form.const:g}")
+    return " + ".join(terms)
+
+
+def budgets(c) -> list[dict]:
+    """One entry per block: ``fixed`` (param -> number), ``chosen`` (param -> [lo, hi], null for
+    an infinite end), ``linked`` (param -> the expression of the composite's variables), and
+    ``how`` it gets them."""
+    out = []
+    joint = c.joint
+    for name, b in c.blocks.items():
+        entry = {"block": name, "file": b.file, "fixed": dict(b.fixed), "chosen": {}, "linked": {}}
+        if joint is not None and name in joint.blocks:
+            entry["fixed"] |= {b.budget.eps: joint.eps, b.budget.delta: joint.delta}
+            others = [n for n in joint.blocks if n != name]
+            how = f"the shared budget of one joint Gaussian program with {', '.join(others)}"
+        else:
+            chosen = [v for v in c.vars.values() if v.block == name]
+            entry["chosen"] = {v.param: [_number(v.lo), _number(v.hi)] for v in chosen}
+            entry["linked"] = {p: _linear(form) for p, form in b.linked.items()}
+            if chosen:
+                rows = [r for r in c.rows if any(v.key in r.coefs for v in chosen)]
+                how = "chosen by the split of " + "; ".join(_written(r.span) for r in rows)
+            elif b.linked:
+                how = "set by the composite's variable"
+            else:
+                how = "fixed"
+        if c.choice and name in c.choice:
+            how += "; released only if the design choice picks it"
+        out.append(entry | {"how": how})
+    return out
+
+
+def budget_lines(entries: list[dict]) -> list[str]:
+    """``explain``'s lines for ``budgets``: ``block a (FILE): eps=1, delta=1e-06; HOW``."""
+    lines = []
+    for e in entries:
+        parts = [f"{k}={v:g}" for k, v in e["fixed"].items()]
+        parts += [
+            f"{k} in [{'inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}]"
+            for k, (lo, hi) in e["chosen"].items()
+        ]
+        parts += [f"{k} = {text}" for k, text in e["linked"].items()]
+        lines.append(f"  block {e['block']} ({e['file']}): {', '.join(parts) or 'no budget'}; {e['how']}")
+    return lines
