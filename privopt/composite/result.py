@@ -44,6 +44,7 @@ class CompositeResult:
     stats: dict
     reasons: list[str] = field(default_factory=list)
     problem_class: str = "composite"
+    composition: list[dict] = field(default_factory=list)  # each dp(...) row: its mechanisms (model.Row.describe)
 
     @classmethod
     def build(cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons):
@@ -81,6 +82,7 @@ class CompositeResult:
             spec=c.provenance(),
             stats={"block_solves": calls, "seconds": seconds},
             reasons=list(reasons) if objective is None else [],
+            composition=c.composition(),
         )
 
     sections = ()  # a composite's answer is its blocks' entries, not sections of one program
@@ -92,6 +94,7 @@ class CompositeResult:
             "problem_class": self.problem_class,
             "method": self.method,
             "accountant": self.accountant,
+            "composition": self.composition,
             "blocks": self.blocks,
             "even_split": self.even_split,
             "optimality": self.optimality,
@@ -111,6 +114,10 @@ class CompositeResult:
         lines.append(f"status: {self.status}   objective: {obj}   method: {self.method}")
         if self.accountant:
             lines.append(f"accountant: {self.accountant}")
+        for row in self.composition:
+            parts = "; ".join(f"{'+'.join(p['blocks'])} {p['mechanism']} (delta {p['delta']:g})" for p in row["parts"])
+            split = ", delta split evenly" if row["delta_split"] == "evenly" else ""
+            lines.append(f"  {row['row']}: {row['accountant']} composition of {parts}{split}")
         if self.choice:
             lines.append(f"design choice: {self.choice}")
         for name, b in self.blocks.items():

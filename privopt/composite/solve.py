@@ -90,6 +90,8 @@ class _Oracle:
         return self.cache[key]
 
     def _solve(self, name: str, params: dict[str, float]) -> BlockAnswer:
+        if self.composite.group_of(name) is not None:  # a joint Gaussian group's block (gaussian.py)
+            return gaussian.answer(self.composite, name, params, self.options, self.cache)
         block = self.composite.blocks[name]
         try:
             problem = self.composite.load_block(block.spec, params)
@@ -351,6 +353,8 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
 
         return Term(g, scale * (v.hi - v.lo))
 
+    if any(c.group_of(v.block) is not None for v in row_vars):  # a joint Gaussian group is one term
+        return gaussian.split_row(c, oracle, row, row_vars, room, term, MAX_CALLS)
     classic = [_classic(c, v) for v in row_vars]
     if all(classic) and all(v.lo == 0 for v in row_vars):
         return _classic_split(oracle, row, row_vars, weights, room)
