@@ -124,12 +124,14 @@ class Var:
 @dataclass(frozen=True)
 class Part:
     """One mechanism of a ``dp(...)`` row: a block alone (``pure``: eps-DP; ``approximate``:
-    (eps, delta)-DP), or a joint Gaussian group (``joint gaussian``: its blocks' releases are one
-    Gaussian mechanism); ``delta`` is its share of the row's delta."""
+    (eps, delta)-DP; ``gaussian``: one noise-placement block), or a joint Gaussian group (``joint
+    gaussian``: its blocks' releases are one Gaussian mechanism); ``delta`` is its share of the
+    row's delta, ``eps`` the param of its first block that holds its eps."""
 
     blocks: tuple[str, ...]
     mechanism: str
     delta: float
+    eps: str
 
 
 @dataclass(frozen=True)
@@ -145,15 +147,27 @@ class Row:
     delta: float = 0.0
     parts: tuple[Part, ...] = ()
 
-    def describe(self) -> dict:
-        """The row in the JSON's ``composition``: how its mechanisms compose and their deltas."""
+    def describe(self, answers: dict) -> dict:
+        """The row in the JSON's ``composition``: how its mechanisms compose, each one's eps and
+        delta at the answer, and a Gaussian mechanism's Mahalanobis sensitivity as verified (its
+        exact (eps, delta) curve: Balle & Wang 2018, Thm. 8). A block not chosen spends nothing."""
+        parts = []
+        for p in self.parts:
+            a = answers.get(p.blocks[0])
+            entry = {"blocks": list(p.blocks), "mechanism": p.mechanism, "eps": None, "delta": p.delta}
+            if a is not None:
+                entry["eps"] = a.params[p.eps]
+                verification = getattr(a.result, "verification", None) or {}
+                if p.mechanism in ("gaussian", "joint gaussian") and "max_sensitivity" in verification:
+                    entry["sensitivity"] = verification["max_sensitivity"]
+            parts.append(entry)
         return {
             "row": self.span.text() if self.span is not None else None,
             "eps": self.rhs,
             "delta": self.delta,
             "accountant": self.accountant,
             "delta_split": "evenly" if sum(p.delta > 0 for p in self.parts) > 1 else None,
-            "parts": [{"blocks": list(p.blocks), "mechanism": p.mechanism, "delta": p.delta} for p in self.parts],
+            "parts": parts,
         }
 
 
@@ -210,9 +224,10 @@ class Model:
         """The joint Gaussian group the block belongs to, if any."""
         return next((g for g in self.groups if block in g.blocks), None)
 
-    def composition(self) -> list[dict]:
-        """Each ``dp(...)`` row: which blocks composed how (``Row.describe``)."""
-        return [r.describe() for r in self.rows if r.accountant is not None]
+    def composition(self, answers: dict) -> list[dict]:
+        """Each ``dp(...)`` row at the answer (``{block: BlockAnswer}``): which blocks composed how
+        (``Row.describe``)."""
+        return [r.describe(answers) for r in self.rows if r.accountant is not None]
 
     def provenance(self) -> dict:
         path = None if self.source_name == "<spec>" else self.source_name
@@ -583,7 +598,8 @@ class _Builder:
                 self._check_group(group, delta, span)
                 units.append((group, "joint gaussian"))
             else:
-                units.append((group, "pure" if b.budget.delta is None else "approximate"))
+                kind = "gaussian" if b.gaussian_input is not None else "approximate"
+                units.append((group, "pure" if b.budget.delta is None else kind))
         return units
 
     def _check_group(self, group: list[Block], delta: float, span: Span) -> None:
@@ -636,7 +652,7 @@ class _Builder:
                 if isinstance(b.budget.delta, str):
                     b.fixed[b.budget.delta] = share
             own = share if shared else math.fsum(b.budget.delta or 0.0 for b in bs)
-            parts.append(Part(tuple(b.name for b in bs), mechanism, own))
+            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps))
         return tuple(parts)
 
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:

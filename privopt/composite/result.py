@@ -82,7 +82,7 @@ class CompositeResult:
             spec=c.provenance(),
             stats={"block_solves": calls, "seconds": seconds},
             reasons=list(reasons) if objective is None else [],
-            composition=c.composition(),
+            composition=c.composition({n: answers.get(n) for n in active}),
         )
 
     sections = ()  # a composite's answer is its blocks' entries, not sections of one program
