@@ -83,7 +83,8 @@ def test_the_composition_names_each_mechanism(answer):
     assert pair["sensitivity"] <= analytic_bound(pair["eps"], 1e-6) * (1 + 1e-9)
     text = invoke("solve", SPEC)
     assert text.exit_code == 0
-    assert "basic composition of prefix+pairs joint gaussian (delta 1e-06); count pure (delta 0)" in text.output
+    line = "dp(prefix, pairs, count) <= (2, 1e-06): basic composition of prefix+pairs joint gaussian ({:.6g}, 1e-06); "
+    assert line.format(pair["eps"]) + "count pure ({:.6g}, 0)".format(count["eps"]) in text.output
 
 
 def _composite(tmp_path, blocks: dict[str, str], text: str):

@@ -32,6 +32,11 @@ Reported beside the joint optimum:
   sensitivity. Block b alone at the bound ``Delta`` has loss ``L_b = N_b + o_b`` (``o_b`` its
   noiseless part); every constraint is homogeneous, so at ``Delta^2 / B`` its optimal noise is
   ``B`` times as large and its loss ``B N_b + o_b`` exactly.
+
+A group beside other blocks (another mechanism in its ``dp(...)`` row, or other rows) is one
+term of the row's certified split (``split_row``): its value as a function of its eps share is
+``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
+curve), and its blocks' answers are the joint program solved again at the split's eps (``answer``).
 """
 
 from __future__ import annotations

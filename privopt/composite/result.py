@@ -115,9 +115,14 @@ class CompositeResult:
         if self.accountant:
             lines.append(f"accountant: {self.accountant}")
         for row in self.composition:
-            parts = "; ".join(f"{'+'.join(p['blocks'])} {p['mechanism']} (delta {p['delta']:g})" for p in row["parts"])
-            split = ", delta split evenly" if row["delta_split"] == "evenly" else ""
-            lines.append(f"  {row['row']}: {row['accountant']} composition of {parts}{split}")
+            parts = [p for p in row["parts"] if p["eps"] is not None]
+            names = ", ".join(b for p in row["parts"] for b in p["blocks"])
+            bound = f"({row['eps']:g}, {row['delta']:g})" if row["delta"] else f"{row['eps']:g}"
+            each = "; ".join(
+                f"{'+'.join(p['blocks'])} {p['mechanism']} ({p['eps']:.6g}, {p['delta']:g})" for p in parts
+            )
+            split = "; delta split evenly" if row["delta_split"] == "evenly" else ""
+            lines.append(f"  dp({names}) <= {bound}: {row['accountant']} composition of {each}{split}")
         if self.choice:
             lines.append(f"design choice: {self.choice}")
         for name, b in self.blocks.items():
