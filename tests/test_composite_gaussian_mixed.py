@@ -174,3 +174,11 @@ def test_what_is_not_built_beside_other_blocks_is_a_located_refusal(tmp_path, te
     assert e.value.span is not None
     r = invoke("solve", path)
     assert r.exit_code == 2 and "c.priv:" in r.output
+
+
+def test_explain_names_the_joint_group_and_the_split():
+    r = invoke("explain", SPEC)
+    assert r.exit_code == 0
+    assert "block pairs (block): blocks/joint_pairs.priv: solved with prefix + pairs as one joint Gaussian" in r.output
+    assert "block count (block): blocks/joint_count.priv: solved by its own route" in r.output
+    assert "split (method)" in r.output

@@ -326,6 +326,14 @@ def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve
     return cache[key]
 
 
+def route(c, name: str) -> str:
+    """How ``explain`` says a block is solved: by its own route, or in its joint group's program."""
+    group = c.group_of(name)
+    if group is None:
+        return "solved by its own route at each point"
+    return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program at each eps of the group"
+
+
 def answer(c, name: str, params: dict[str, float], options: dict, cache: dict) -> BlockAnswer:
     """Block ``name`` of a joint group at the group's eps (``params``): its own expected squared
     error at the joint optimum there, the joint program solved and verified once per eps

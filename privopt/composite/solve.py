@@ -111,7 +111,7 @@ class _Oracle:
 def plan_steps(c: Composite) -> list[dict]:
     """The steps an automatic solve runs: each block (solved by its own plan), then the program."""
     steps = [
-        {"step": f"block {b.name}", "kind": "block", "why": f"{b.file}: solved by its own route at each point"}
+        {"step": f"block {b.name}", "kind": "block", "why": f"{b.file}: {gaussian.route(c, b.name)}"}
         for b in c.blocks.values()
     ]
     method, why = _method(c)
