@@ -182,3 +182,24 @@ def test_explain_names_the_joint_group_and_the_split():
     assert "block pairs (block): blocks/joint_pairs.priv: solved with prefix + pairs as one joint Gaussian" in r.output
     assert "block count (block): blocks/joint_count.priv: solved by its own route" in r.output
     assert "split (method)" in r.output
+
+
+def test_a_classic_group_is_searched_where_its_calibration_is_proven(tmp_path):
+    """Under the classic calibration the group's eps stays at most 1; the even split would give
+    it 10 (two of three blocks' shares of 15), where the classic calibration does not give
+    (10, 1e-5)-DP: that point is infeasible, and the even split is reported as none."""
+    path = _composite(
+        tmp_path,
+        {"a": "joint_prefix.priv", "b": "joint_pairs.priv", "c": "joint_count.priv"},
+        "subject to dp(a, b, c) <= (15, 1e-5)\nminimize a.objective + b.objective + c.objective\n",
+    )
+    for name in ("a", "b"):
+        block = tmp_path / "blocks" / f"{name}.priv"
+        block.write_text(block.read_text().replace("dp(x -> O)", "dp(x -> O, calibration: classic)"))
+    r = privopt.solve(path)
+    assert r.verification["passed"] and r.even_split["objective"] is None
+    eps_g = r.blocks["a"]["params"]["eps"]
+    assert eps_g <= 1.0
+    group = r.blocks["a"]["objective"] + r.blocks["b"]["objective"]
+    ref = reference([(PREFIX, 1.0), (PAIRS, 1.0)], classic_bound(eps_g, 1e-5), np.ones(4))
+    assert group == pytest.approx(ref, rel=1e-6)

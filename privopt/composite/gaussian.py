@@ -348,8 +348,13 @@ def answer(c, name: str, params: dict[str, float], options: dict, cache: dict) -
 
 def _group_answers(c, group, eps: float, options: dict) -> dict[str, BlockAnswer]:
     params = {n: _params(c.blocks[n], eps, group.delta) for n in group.blocks}
+    classic = any(c.blocks[n].budget.calibration == "classic" for n in group.blocks)
+    why = None
     if eps <= 0:
         why = "a Gaussian mechanism with eps = 0 releases nothing useful here (no positive sensitivity)"
+    elif classic and not classic_is_private(eps, group.delta)[0]:
+        why = f"the classic calibration does not give ({eps:g}, {group.delta:g})-DP"
+    if why is not None:
         return {n: BlockAnswer(params[n], None, "infeasible", why, None) for n in group.blocks}
     joint = dataclasses.replace(group, eps=eps)
     _model, parts, cov, verification, label = _solve_joint(c, joint, group_weights(c, group), options)
