@@ -203,3 +203,20 @@ def test_a_classic_group_is_searched_where_its_calibration_is_proven(tmp_path):
     group = r.blocks["a"]["objective"] + r.blocks["b"]["objective"]
     ref = reference([(PREFIX, 1.0), (PAIRS, 1.0)], classic_bound(eps_g, 1e-5), np.ones(4))
     assert group == pytest.approx(ref, rel=1e-6)
+
+
+def test_a_joint_row_beside_another_row(tmp_path):
+    """Two rows: the pair alone in its dp(...) (the whole budget is the group's: the joint program
+    of specs/blocks_joint_gaussian.priv, 533.503 by the cvxpy program), the count in its own."""
+    path = _composite(
+        tmp_path,
+        {"a": "joint_prefix.priv", "b": "joint_pairs.priv", "c": "joint_count.priv"},
+        "subject to dp(a, b) <= (1, 1e-6)\nsubject to dp(c) <= 1\nminimize a.objective + 2 * b.objective + c.objective\n",
+    )
+    r = privopt.solve(path)
+    assert r.status == "optimal" and r.verification["passed"] and r.method == "split"
+    assert [row["accountant"] for row in r.composition] == ["gaussian", "pure"]
+    assert r.blocks["a"]["params"]["eps"] == 1.0 and r.blocks["c"]["params"]["eps"] == 1.0
+    group = r.blocks["a"]["objective"] + 2 * r.blocks["b"]["objective"]
+    assert group == pytest.approx(_pair(1.0), rel=1e-6)
+    assert r.objective == pytest.approx(group + _count(1.0), rel=1e-9)
