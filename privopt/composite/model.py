@@ -126,12 +126,14 @@ class Part:
     """One mechanism of a ``dp(...)`` row: a block alone (``pure``: eps-DP; ``approximate``:
     (eps, delta)-DP; ``gaussian``: one noise-placement block), or a joint Gaussian group (``joint
     gaussian``: its blocks' releases are one Gaussian mechanism); ``delta`` is its share of the
-    row's delta, ``eps`` the param of its first block that holds its eps."""
+    row's delta (``shared``: its delta is a param, given an even share of what the numbers written
+    in blocks leave), ``eps`` the param of its first block that holds its eps."""
 
     blocks: tuple[str, ...]
     mechanism: str
     delta: float
     eps: str
+    shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ class Row:
             "eps": self.rhs,
             "delta": self.delta,
             "accountant": self.accountant,
-            "delta_split": "evenly" if sum(p.delta > 0 for p in self.parts) > 1 else None,
+            "delta_split": "evenly" if sum(p.shared for p in self.parts) > 1 else None,
             "parts": parts,
         }
 
@@ -652,7 +654,7 @@ class _Builder:
                 if isinstance(b.budget.delta, str):
                     b.fixed[b.budget.delta] = share
             own = share if shared else math.fsum(b.budget.delta or 0.0 for b in bs)
-            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps))
+            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps, shared))
         return tuple(parts)
 
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
