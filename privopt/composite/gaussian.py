@@ -32,6 +32,11 @@ Reported beside the joint optimum:
   sensitivity. Block b alone at the bound ``Delta`` has loss ``L_b = N_b + o_b`` (``o_b`` its
   noiseless part); every constraint is homogeneous, so at ``Delta^2 / B`` its optimal noise is
   ``B`` times as large and its loss ``B N_b + o_b`` exactly.
+
+A group beside other blocks (another mechanism in its ``dp(...)`` row, or other rows) is one
+term of the row's certified split (``split_row``): its value as a function of its eps share is
+``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
+curve), and its blocks' answers are the joint program solved again at the split's eps (``answer``).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from ..measures.gaussian import classic_is_private, max_sensitivity
 from ..methods.conic import solve_verified
 from ..model.noise import DPRequirement, Noise, NoiseModel, NoiseObjective
 from .result import BlockAnswer, CompositeResult
-from .split import RTOL, Split, Term, relative_gap, split
+from .split import RTOL, Split, Term, oracle_pair, relative_gap, split
 
 SPLIT_CALLS = 4000  # evaluations of the closed-form value curves (no solve each)
 
@@ -69,68 +74,11 @@ def applies(c) -> bool:
     return any(r.accountant == "gaussian" for r in c.rows)
 
 
-def _weights(c, names: list[str]) -> dict[str, float]:
-    if c.sense != "minimize":
-        raise SpecError(
-            "a joint Gaussian program minimizes the blocks' expected squared errors",
-            c.objective_span,
-            f"write minimize {' + '.join(f'{b}.objective' for b in names)}",
-        )
-    weights = {}
-    for key, coef in c.objective.coefs.items():
-        name, _, attr = key.rpartition(".")
-        if attr != "objective" or name not in c.blocks:
-            raise SpecError(
-                f"the objective prices the chosen '{key}': not built yet for the joint Gaussian accountant",
-                c.objective_span,
-                "the objective of a joint Gaussian program is a weighted sum of the blocks' objectives",
-            )
-        weights[name] = coef
-    for n in names:
-        if c.blocks[n].sense != "minimize" or not weights.get(n, 0.0) > 0:
-            raise SpecError(
-                f"block '{n}' is not weighted by a positive number in the objective: the joint Gaussian program "
-                "minimizes a positive sum of the blocks' expected squared errors",
-                c.objective_span,
-                f"write minimize {' + '.join(f'{b}.objective' for b in names)} (positive weights)",
-            )
-    for key in weights:
-        if key not in names:
-            raise SpecError(
-                f"block '{key}' is outside the joint Gaussian program: not built yet",
-                c.objective_span,
-                "list every block of the objective in the dp(...) of the joint program",
-            )
-    return weights
-
-
-def _refuse_others(c, joint) -> None:
-    """What the joint program does not model yet: located refusals."""
-    keys = {f"{n}.{c.blocks[n].budget.eps}" for n in joint.blocks}
-    for row in c.rows:
-        if row.span is not joint.span and keys & set(row.coefs):
-            raise SpecError(
-                "a block of the joint Gaussian program is in another constraint: not built yet",
-                row.span,
-                "constrain the joint program's blocks by their dp(...) only",
-            )
-    if c.targets:
-        raise SpecError(
-            "accuracy targets beside a joint Gaussian program are not built yet", c.targets[0].span, "drop the target"
-        )
-    if c.choice:
-        raise SpecError(
-            "a design choice beside a joint Gaussian program is not built yet",
-            c.choice_span,
-            "solve the alternatives as separate composites",
-        )
-    extra = [n for n in c.blocks if n not in joint.blocks]
-    if extra:
-        raise SpecError(
-            f"block '{extra[0]}' is outside the joint Gaussian program: not built yet",
-            joint.span,
-            "list it in the dp(...) or solve it in its own composite",
-        )
+def group_weights(c, group) -> dict[str, float]:
+    """Each block's weight ``c_b`` in the composite's objective, in the minimize sense (positive:
+    ``model._check_groups``)."""
+    sign = 1.0 if c.sense == "minimize" else -1.0
+    return {n: sign * c.objective.coefs[f"{n}.objective"] for n in group.blocks}
 
 
 def _params(block, eps: float, delta: float) -> dict[str, float]:
@@ -188,23 +136,19 @@ def joint_model(c, joint, weights: dict[str, float]) -> tuple[NoiseModel, dict]:
     return model, {n: (own[n], rows[n]) for n in own}
 
 
-def solve(c, options: dict) -> CompositeResult:
-    """The joint program solved and certified, the certified best split and the even split beside it."""
-    import time
-
-    t0 = time.perf_counter()
-    joint = c.joint
-    _refuse_others(c, joint)
-    weights = _weights(c, list(joint.blocks))
+def _solve_joint(c, joint, weights: dict[str, float], options: dict):
+    """The joint program at (joint.eps, joint.delta) solved and verified by the noise method:
+    (model, parts, covariances, verification, backend label)."""
     model, parts = joint_model(c, joint, weights)
-    program = lower_noise(model)
     backend = get_backend("cvxpy", options.get("solver"))
-    cov, _sol, verification = solve_verified(model, program, backend, options.get("time_limit"))
-    loss = verification["objective"]
-    lower = verification["evidence"]["bound"]
-    # each block's expected squared error at the joint optimum (its own units: unweighted)
-    answers, values = {}, {}
-    part = _Part("joint conic (" + backend.label + ")", verification)
+    cov, _sol, verification = solve_verified(model, lower_noise(model), backend, options.get("time_limit"))
+    return model, parts, cov, verification, backend.label
+
+
+def _block_values(parts: dict, cov: dict) -> dict[str, float]:
+    """Each block's expected squared error at the joint optimum, in its own units (unweighted):
+    ``o_b + sum_k tr(G_k' G_k Sigma_k)``."""
+    values = {}
     for n, (own, _rows) in parts.items():
         total = own.objective.offset
         for k in own.noises:
@@ -212,8 +156,24 @@ def solve(c, options: dict) -> CompositeResult:
             GG = k.G.T @ k.G
             total += float(np.sum(np.diag(GG) * S)) if S.ndim == 1 else float(np.trace(GG @ S))
         values[n] = total
-        block = c.blocks[n]
-        answers[n] = BlockAnswer(_params(block, joint.eps, joint.delta), total, "optimal", None, part)
+    return values
+
+
+def solve(c, options: dict) -> CompositeResult:
+    """The joint program solved and certified, the certified best split and the even split beside it."""
+    import time
+
+    t0 = time.perf_counter()
+    joint = c.joint
+    weights = group_weights(c, joint)
+    model, parts, cov, verification, label = _solve_joint(c, joint, weights, options)
+    loss = verification["objective"]
+    lower = verification["evidence"]["bound"]
+    part = _Part(f"joint conic ({label})", verification)
+    values = _block_values(parts, cov)
+    answers = {
+        n: BlockAnswer(_params(c.blocks[n], joint.eps, joint.delta), values[n], "optimal", None, part) for n in parts
+    }
     objective = c.objective.const + loss
     bound = c.objective.const + lower
     # each block alone at (eps, delta): its value curve in its own budget (module docstring)
@@ -302,3 +262,139 @@ def best_split(joint, calibration: str, weights: dict[str, float], alone: dict) 
     # the curves of the proven bounds are at least ratio times these (N_lb = ratio N, o_b >= 0)
     ratio = min(max(lb, 0.0) / up if up > 0 else 1.0 for up, lb, _ in alone.values())
     return upper, min(ratio * upper.lower_bound, upper.objective)
+
+
+# ---------------------------------------------------------------- a joint group beside other blocks
+
+CLASSIC_EPS_MAX = 1.0  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupCurve:
+    """A joint group's weighted value as a function of its eps share y (delta fixed at the
+    group's share of the row), from one verified joint solve at ``eps_ref``. Every constraint of
+    the noise program is homogeneous (Sigma scaled by ``s^2`` divides each Mahalanobis sensitivity
+    by ``s``), so with ``D(y) = max_sensitivity(y, delta)`` and ``r(y) = (D(eps_ref) / D(y))^2``:
+
+        value(y) = N r(y) + o          (the joint optimum at y: N its noise part, o its noiseless part)
+        bound(y) = N_lb r(y) + o       (proven: the dual point at eps_ref scaled by r(y) is dual feasible)
+
+    Both are nonincreasing in y (D grows with eps). Under the classic calibration ``r(y) =
+    (eps_ref / y)^2``: the group's value is ``k / y^2`` plus its noiseless part, the closed form."""
+
+    noise: float
+    noise_bound: float
+    offset: float
+    d_ref: float
+    delta: float
+    calibration: str
+    width: float
+
+    def ratio(self, eps: float) -> float:
+        d = max_sensitivity(eps, self.delta, self.calibration) if eps > 0 else 0.0
+        return (self.d_ref / d) ** 2 if d > 0 else math.inf
+
+    def value(self, eps: float) -> float:
+        return self.noise * self.ratio(eps) + self.offset
+
+    def bound(self, eps: float) -> float:
+        return self.noise_bound * self.ratio(eps) + self.offset
+
+    def term(self) -> Term:
+        """The group as one term of its row's split: its proven bound as the value curve, so that
+        the split's lower bound is proven; the answer is the joint program solved again at the
+        split's eps (``answer``), so the reported values are achieved."""
+        return Term(lambda y: (self.value(y), self.bound(y)), self.width)
+
+
+def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve:
+    """The group's curve (``GroupCurve``) on ``[0, room]`` (at most ``CLASSIC_EPS_MAX`` under the
+    classic calibration, where it is proven), memoized in ``cache``."""
+    key = ("curve", group.blocks)
+    if key not in cache:
+        classic = any(c.blocks[n].budget.calibration == "classic" for n in group.blocks)
+        width = min(room, CLASSIC_EPS_MAX) if classic else room
+        joint = dataclasses.replace(group, eps=width / 2)
+        model, _parts, _cov, verification, _label = _solve_joint(c, joint, group_weights(c, group), options)
+        calibration = model.requirement.calibration
+        off = model.objective.offset
+        ok = bool(verification["passed"])
+        noise = verification["objective"] - off if ok else math.inf
+        noise_bound = verification["evidence"]["bound"] - off if ok else math.inf
+        d_ref = max_sensitivity(joint.eps, group.delta, calibration)
+        cache[key] = GroupCurve(noise, max(noise_bound, 0.0), off, d_ref, group.delta, calibration, width)
+    return cache[key]
+
+
+def route(c, name: str) -> str:
+    """How ``explain`` says a block is solved: by its own route, or in its joint group's program."""
+    group = c.group_of(name)
+    if group is None:
+        return "solved by its own route at each point"
+    return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program at each eps of the group"
+
+
+def answer(c, name: str, params: dict[str, float], options: dict, cache: dict) -> BlockAnswer:
+    """Block ``name`` of a joint group at the group's eps (``params``): its own expected squared
+    error at the joint optimum there, the joint program solved and verified once per eps
+    (memoized in ``cache``)."""
+    group = c.group_of(name)
+    eps = params[c.blocks[name].budget.eps]
+    key = ("joint", group.blocks, eps)
+    if key not in cache:
+        cache[key] = _group_answers(c, group, eps, options)
+    return cache[key][name]
+
+
+def _group_answers(c, group, eps: float, options: dict) -> dict[str, BlockAnswer]:
+    params = {n: _params(c.blocks[n], eps, group.delta) for n in group.blocks}
+    classic = any(c.blocks[n].budget.calibration == "classic" for n in group.blocks)
+    why = None
+    if eps <= 0:
+        why = "a Gaussian mechanism with eps = 0 releases nothing useful here (no positive sensitivity)"
+    elif classic and not classic_is_private(eps, group.delta)[0]:
+        why = f"the classic calibration does not give ({eps:g}, {group.delta:g})-DP"
+    if why is not None:
+        return {n: BlockAnswer(params[n], None, "infeasible", why, None) for n in group.blocks}
+    joint = dataclasses.replace(group, eps=eps)
+    _model, parts, cov, verification, label = _solve_joint(c, joint, group_weights(c, group), options)
+    part = _Part(f"joint conic ({label}) with {', '.join(group.blocks)}", verification)
+    if not verification["passed"]:
+        why = f"the joint program did not verify: {'; '.join(verification['failures'])}"
+        return {n: BlockAnswer(params[n], None, "unverified", why, part) for n in group.blocks}
+    values = _block_values(parts, cov)
+    return {n: BlockAnswer(params[n], values[n], "optimal", None, part) for n in group.blocks}
+
+
+def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: int) -> Split:
+    """A composition row with joint Gaussian groups (basic composition between its mechanisms):
+    each group is one term of ``split.split`` over its eps share y (its blocks' variables all
+    equal y, each with coefficient ``1 / |group|`` in the row, so the group spends y once); every
+    other variable is its own term (``single``, the caller's). The shares come back per
+    variable, in ``row_vars``' order, as ``split`` gives them (``coef * x``)."""
+    units: list[tuple[list, Term]] = []
+    index: dict[tuple, int] = {}
+    for v in row_vars:
+        g = c.group_of(v.block)
+        if g is None:
+            units.append(([v], single(v)))
+        elif g.blocks in index:
+            units[index[g.blocks]][0].append(v)
+        else:
+            index[g.blocks] = len(units)
+            units.append(([v], group_curve(c, g, oracle.options, oracle.cache, room).term()))
+    terms = [t for _, t in units]
+    if room == 0:
+        pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
+        values = [value for value, _ in pairs]
+        s = Split(tuple(0.0 for _ in terms), tuple(values), math.fsum(values), math.fsum(b for _, b in pairs), len(terms))
+    else:
+        s = split(terms, room, rtol=RTOL, max_calls=max_calls * len(terms))
+    shares, values = {}, {}
+    for (vs, _), y, value in zip(units, s.shares, s.values):
+        grouped = c.group_of(vs[0].block) is not None
+        for i, v in enumerate(vs):
+            shares[v.key] = y * row.coefs[v.key] if grouped else y
+            values[v.key] = value if i == 0 else 0.0
+    keys = [v.key for v in row_vars]
+    return Split(tuple(shares[k] for k in keys), tuple(values[k] for k in keys), s.objective, s.lower_bound, s.calls)

@@ -122,13 +122,55 @@ class Var:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One mechanism of a ``dp(...)`` row: a block alone (``pure``: eps-DP; ``approximate``:
+    (eps, delta)-DP; ``gaussian``: one noise-placement block), or a joint Gaussian group (``joint
+    gaussian``: its blocks' releases are one Gaussian mechanism); ``delta`` is its share of the
+    row's delta (``shared``: its delta is a param, given an even share of what the numbers written
+    in blocks leave), ``eps`` the param of its first block that holds its eps."""
+
+    blocks: tuple[str, ...]
+    mechanism: str
+    delta: float
+    eps: str
+    shared: bool = False
+
+
+@dataclass(frozen=True)
 class Row:
-    """``sum coefs[k] * k <= rhs`` over chosen variables (sequential composition)."""
+    """``sum coefs[k] * k <= rhs`` over chosen variables (sequential composition). In a ``dp(...)``
+    row the blocks of a joint Gaussian group share one eps (their variables are equal) and each
+    has coefficient ``1 / |group|``, so the group spends its eps once."""
 
     coefs: dict[str, float]
     rhs: float
     span: Span
     accountant: str | None = None  # set for a dp(...) row
+    delta: float = 0.0
+    parts: tuple[Part, ...] = ()
+
+    def describe(self, answers: dict) -> dict:
+        """The row in the JSON's ``composition``: how its mechanisms compose, each one's eps and
+        delta at the answer, and a Gaussian mechanism's Mahalanobis sensitivity as verified (its
+        exact (eps, delta) curve: Balle & Wang 2018, Thm. 8). A block not chosen spends nothing."""
+        parts = []
+        for p in self.parts:
+            a = answers.get(p.blocks[0])
+            entry = {"blocks": list(p.blocks), "mechanism": p.mechanism, "eps": None, "delta": p.delta}
+            if a is not None:
+                entry["eps"] = a.params[p.eps]
+                verification = getattr(a.result, "verification", None) or {}
+                if p.mechanism in ("gaussian", "joint gaussian") and "max_sensitivity" in verification:
+                    entry["sensitivity"] = verification["max_sensitivity"]
+            parts.append(entry)
+        return {
+            "row": self.span.text() if self.span is not None else None,
+            "eps": self.rhs,
+            "delta": self.delta,
+            "accountant": self.accountant,
+            "delta_split": "evenly" if sum(p.shared for p in self.parts) > 1 else None,
+            "parts": parts,
+        }
 
 
 @dataclass(frozen=True)
@@ -143,7 +185,9 @@ class Target:
 
 @dataclass(frozen=True)
 class Joint:
-    """``dp(a, b, ...) <= (eps, delta)`` over Gaussian blocks of one input: one Gaussian mechanism."""
+    """Gaussian blocks of one input in one ``dp(...) <= (eps, delta)``: one Gaussian mechanism
+    (``gaussian.py``). ``eps`` is the row's (the most the group can get), ``delta`` the group's
+    share of the row's delta."""
 
     blocks: tuple[str, ...]
     eps: float
@@ -170,12 +214,22 @@ class Model:
     objective_span: Span
     load_block: Callable
     accountant: str | None = None
-    joint: Joint | None = None  # the dp(...) row under the joint Gaussian accountant (gaussian.py)
+    joint: Joint | None = None  # the whole composite is one joint Gaussian program (gaussian.solve)
+    groups: tuple[Joint, ...] = ()  # every joint Gaussian group (a term of its row's split otherwise)
     kind = "composite"  # not a block kind: a program of blocks (privopt.blocks has none of this name)
 
     @property
     def source_name(self) -> str:
         return self.spec.source.name
+
+    def group_of(self, block: str) -> Joint | None:
+        """The joint Gaussian group the block belongs to, if any."""
+        return next((g for g in self.groups if block in g.blocks), None)
+
+    def composition(self, answers: dict) -> list[dict]:
+        """Each ``dp(...)`` row at the answer (``{block: BlockAnswer}``): which blocks composed how
+        (``Row.describe``)."""
+        return [r.describe(answers) for r in self.rows if r.accountant is not None]
 
     def provenance(self) -> dict:
         path = None if self.source_name == "<spec>" else self.source_name
@@ -203,7 +257,7 @@ class _Builder:
         self.choice: tuple[str, ...] = ()
         self.choice_span: Span | None = None
         self.accountants: list[str] = []
-        self.joint: Joint | None = None
+        self.groups: list[Joint] = []
 
     def run(self) -> Model:
         """The model, with this spec's own file on the stack of files being loaded (cycles)."""
@@ -259,6 +313,7 @@ class _Builder:
                 file=self.spec.source.name,
             )
         linear = dataclasses.replace(linear, text=objective.expr.span.text())
+        self._check_groups(objective, linear)
         titles = [s for s in st if isinstance(s, ast.SpecTitle)]
         return Model(
             spec=self.spec,
@@ -276,7 +331,8 @@ class _Builder:
             objective_span=objective.span,
             load_block=self.load_block,
             accountant=_strongest(self.accountants),
-            joint=self.joint,
+            joint=self._alone(linear),
+            groups=tuple(self.groups),
         )
 
     # ------------------------------------------------------------ statements
@@ -505,46 +561,65 @@ class _Builder:
             eps, delta = self._constant(bound.items[0]), self._constant(bound.items[1])
         else:
             eps, delta = self._constant(bound), 0.0
-        accountant = self._joint(blocks, call, eps, delta, span) or ("basic" if delta > 0 else "pure")
-        self._split_delta(blocks, delta, span)
-        for b in blocks:
-            key = f"{b.name}.{b.budget.eps}"
-            if key not in self.vars:
-                if any(v.block == b.name for v in self.vars.values()):
-                    raise SpecError(f"block '{b.name}' already has a chosen param", span, "choose only its eps")
-                self.vars[key] = Var(key, 0.0, math.inf, b.name, b.budget.eps, span)
+        units = self._units(blocks, delta, span)
+        parts = self._split_delta(units, delta, span)
+        coefs = {}
+        for part in parts:
+            for name in part.blocks:
+                b = self.blocks[name]
+                key = f"{b.name}.{b.budget.eps}"
+                if key not in self.vars:
+                    if any(v.block == b.name for v in self.vars.values()):
+                        raise SpecError(f"block '{b.name}' already has a chosen param", span, "choose only its eps")
+                    self.vars[key] = Var(key, 0.0, math.inf, b.name, b.budget.eps, span)
+                coefs[key] = 1.0 / len(part.blocks)
+        for part in parts:
+            if part.mechanism == "joint gaussian":
+                self.groups.append(Joint(part.blocks, eps, part.delta, span))
+        joint_only = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
+        accountant = "gaussian" if joint_only else ("basic" if delta > 0 else "pure")
         self.accountants.append(accountant)
-        self.rows.append(Row({f"{b.name}.{b.budget.eps}": 1.0 for b in blocks}, eps, span, accountant))
+        self.rows.append(Row(coefs, eps, span, accountant, delta, parts))
 
-    def _joint(self, blocks: list[Block], call: ast.Call, eps: float, delta: float, span: Span) -> str | None:
-        """``"gaussian"`` when the listed blocks add Gaussian noise to the same input (same name,
-        length and range): together they are one Gaussian mechanism, solved as one conic program
-        (``gaussian.py``). The cases not built are refused where they are written."""
-        gaussian = [b for b in blocks if b.gaussian_input is not None]
-        shared = [
-            (b, c) for i, b in enumerate(gaussian) for c in gaussian[i + 1 :] if b.gaussian_input == c.gaussian_input
-        ]
-        if not shared:
-            return None
-        b, c = shared[0]
+    def _units(self, blocks: list[Block], delta: float, span: Span) -> list[tuple[list[Block], str]]:
+        """The mechanisms of a ``dp(...)`` row, in the order written: blocks that add Gaussian
+        noise to the same input (same name, length and range) are one Gaussian mechanism, a joint
+        group (``gaussian.py``); every other block is one mechanism. The cases of a group not built
+        are refused where they are written."""
+        by_input: dict[tuple, list[Block]] = {}
+        for b in blocks:
+            if b.gaussian_input is not None:
+                by_input.setdefault(b.gaussian_input, []).append(b)
+        units, seen = [], set()
+        for b in blocks:
+            group = by_input.get(b.gaussian_input, [b]) if b.gaussian_input is not None else [b]
+            if b.name in seen:
+                continue
+            seen |= {g.name for g in group}
+            if len(group) > 1:
+                self._check_group(group, delta, span)
+                units.append((group, "joint gaussian"))
+            else:
+                kind = "gaussian" if b.gaussian_input is not None else "approximate"
+                units.append((group, "pure" if b.budget.delta is None else kind))
+        return units
+
+    def _check_group(self, group: list[Block], delta: float, span: Span) -> None:
+        b, c = group[0], group[1]
         together = (
             f"blocks '{b.name}' and '{c.name}' add Gaussian noise to the same input "
             f"'{b.gaussian_input[0]}': together they are one Gaussian mechanism"
         )
+        names = {g.name for g in group}
         not_built = [
-            (
-                len(gaussian) != len(blocks) or len({g.gaussian_input for g in gaussian}) != 1,
-                "the joint Gaussian accountant is built for a dp(...) whose blocks all perturb the same input",
-            ),
-            (self.joint is not None, "one joint Gaussian program per composite is built"),
             (delta <= 0, "a joint Gaussian program needs a delta > 0: write dp(a, b) <= (eps, delta)"),
             (
-                any(not isinstance(g.budget.delta, str) for g in blocks),
+                any(not isinstance(g.budget.delta, str) for g in group),
                 "every block of a joint Gaussian program writes its delta as a param (param delta = ...)",
             ),
-            (any(g.linked for g in blocks), "a block of a joint Gaussian program cannot be set by chosen variables"),
+            (any(g.linked for g in group), "a block of a joint Gaussian program cannot be set by chosen variables"),
             (
-                any(v.block in {g.name for g in blocks} for v in self.vars.values()),
+                any(v.block in names for v in self.vars.values()),
                 "a block of a joint Gaussian program cannot have a chosen param besides dp(...)",
             ),
         ]
@@ -556,24 +631,76 @@ class _Builder:
                     f"the joint Gaussian accountant is not built yet for this ({why}); "
                     "or give each block its own budget with a linear constraint on a.eps + b.eps",
                 )
-        self.joint = Joint(tuple(g.name for g in blocks), eps, delta, span)
-        return "gaussian"
 
-    def _split_delta(self, blocks: list[Block], delta: float, span: Span) -> None:
-        """Basic composition of delta: numbers written in the blocks count; blocks whose delta is
-        a param share the rest evenly (the split of delta is not optimized)."""
-        written = math.fsum(b.budget.delta for b in blocks if isinstance(b.budget.delta, float))
-        shared = [b for b in blocks if isinstance(b.budget.delta, str)]
+    def _split_delta(self, units: list[tuple[list[Block], str]], delta: float, span: Span) -> tuple[Part, ...]:
+        """Basic composition of delta: numbers written in the blocks count; the mechanisms whose
+        delta is a param (a joint group counts once) share the rest evenly. The split of delta is
+        not optimized (docs/blocks.md, "Why delta is split evenly")."""
+        written = math.fsum(b.budget.delta for bs, _ in units for b in bs if isinstance(b.budget.delta, float))
+        shares = [any(isinstance(b.budget.delta, str) for b in bs) for bs, _ in units]
         if written > delta:
             raise SpecError(f"the blocks' own deltas add up to {written:g}, more than {delta:g}", span, "raise delta")
-        for b in shared:
-            if b.budget.delta in b.fixed:
+        share = (delta - written) / sum(shares) if any(shares) else 0.0
+        parts = []
+        for (bs, mechanism), shared in zip(units, shares):
+            for b in bs:
+                if isinstance(b.budget.delta, str) and b.budget.delta in b.fixed:
+                    raise SpecError(
+                        f"block '{b.name}' sets its delta with `with`, and dp(...) splits delta",
+                        span,
+                        "leave delta out of its `with`, or constrain a.eps + b.eps <= eps instead of dp(...)",
+                    )
+            for b in bs:
+                if isinstance(b.budget.delta, str):
+                    b.fixed[b.budget.delta] = share
+            own = share if shared else math.fsum(b.budget.delta or 0.0 for b in bs)
+            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps, shared))
+        return tuple(parts)
+
+    def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
+        """What a joint Gaussian group needs beyond its row: positive weights in the minimize
+        sense (it minimizes the blocks' expected squared errors), and no other constraint,
+        target or design choice on its blocks (located refusals)."""
+        sign = 1.0 if objective.sense == "minimize" else -1.0
+        for g in self.groups:
+            keys = {f"{n}.{self.blocks[n].budget.eps}" for n in g.blocks}
+            for n in g.blocks:
+                if not sign * linear.coefs.get(f"{n}.objective", 0.0) > 0:
+                    raise SpecError(
+                        f"block '{n}' is not weighted by a positive number in the objective: a joint Gaussian program "
+                        "minimizes a positive sum of the blocks' expected squared errors",
+                        objective.span,
+                        f"write minimize {' + '.join(f'{b}.objective' for b in g.blocks)} (positive weights)",
+                    )
+            for row in self.rows:
+                if row.span is not g.span and keys & set(row.coefs):
+                    raise SpecError(
+                        "a block of the joint Gaussian program is in another constraint: not built yet",
+                        row.span,
+                        "constrain the joint program's blocks by their dp(...) only",
+                    )
+            for t in self.targets:
+                if t.block in g.blocks:
+                    raise SpecError(
+                        f"an accuracy target on block '{t.block}' of a joint Gaussian program is not built yet",
+                        t.span,
+                        "drop the target, or give the block its own input",
+                    )
+            if set(self.choice) & set(g.blocks):
                 raise SpecError(
-                    f"block '{b.name}' sets its delta with `with`, and dp(...) splits delta",
-                    span,
-                    "leave delta out of its `with`, or constrain a.eps + b.eps <= eps instead of dp(...)",
+                    "a design choice involving a block of a joint Gaussian program is not built yet",
+                    self.choice_span,
+                    "solve the alternatives as separate composites",
                 )
-            b.fixed[b.budget.delta] = (delta - written) / len(shared)
+
+    def _alone(self, linear: Linear) -> Joint | None:
+        """The joint group when the whole composite is one joint Gaussian program: its row is the
+        only one, its blocks are all the blocks, and the objective weighs only their values."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or self.targets or self.choice:
+            return None
+        g = self.groups[0]
+        keys = {f"{n}.objective" for n in g.blocks}
+        return g if set(self.blocks) == set(g.blocks) and set(linear.coefs) <= keys else None
 
     # ------------------------------------------------------------ names and expressions
 

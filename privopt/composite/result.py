@@ -48,6 +48,7 @@ class CompositeResult:
     # each block solved by its own route at its budget (its ``Result``; not in the JSON): the
     # files ``--out`` writes in the block's subfolder
     block_results: dict[str, Any] = field(default_factory=dict, repr=False)
+    composition: list[dict] = field(default_factory=list)  # each dp(...) row: its mechanisms (model.Row.describe)
 
     @classmethod
     def build(cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons):
@@ -94,6 +95,7 @@ class CompositeResult:
                 for n, a in answers.items()
                 if n in active and a is not None and a.status == "optimal" and isinstance(a.result, Result)
             },
+            composition=c.composition({n: answers.get(n) for n in active}),
         )
 
     @property
@@ -114,6 +116,7 @@ class CompositeResult:
             "problem_class": self.problem_class,
             "method": self.method,
             "accountant": self.accountant,
+            "composition": self.composition,
             "blocks": self.blocks,
             "even_split": None if self.even_split is None else self.even_split | {"gain": _finite(self.gain)},
             "optimality": self.optimality,
@@ -133,6 +136,15 @@ class CompositeResult:
         lines.append(f"status: {self.status}   objective: {obj}   method: {self.method}")
         if self.accountant:
             lines.append(f"accountant: {self.accountant}")
+        for row in self.composition:
+            parts = [p for p in row["parts"] if p["eps"] is not None]
+            names = ", ".join(b for p in row["parts"] for b in p["blocks"])
+            bound = f"({row['eps']:g}, {row['delta']:g})" if row["delta"] else f"{row['eps']:g}"
+            each = "; ".join(
+                f"{'+'.join(p['blocks'])} {p['mechanism']} ({p['eps']:.6g}, {p['delta']:g})" for p in parts
+            )
+            split = "; delta split evenly" if row["delta_split"] == "evenly" else ""
+            lines.append(f"  dp({names}) <= {bound}: {row['accountant']} composition of {each}{split}")
         if self.choice:
             lines.append(f"design choice: {self.choice}")
         for name, b in self.blocks.items():

@@ -94,6 +94,8 @@ class _Oracle:
         return self.cache[key]
 
     def _solve(self, name: str, params: dict[str, float]) -> BlockAnswer:
+        if self.composite.group_of(name) is not None:  # a joint Gaussian group's block (gaussian.py)
+            return gaussian.answer(self.composite, name, params, self.options, self.cache)
         block = self.composite.blocks[name]
         try:
             problem = self._load(name, params)
@@ -170,7 +172,7 @@ class _Warm:
 def plan_steps(c: Composite) -> list[dict]:
     """The steps an automatic solve runs: each block (solved by its own plan), then the program."""
     steps = [
-        {"step": f"block {b.name}", "kind": "block", "why": f"{b.file}: solved by its own route at each point"}
+        {"step": f"block {b.name}", "kind": "block", "why": f"{b.file}: {gaussian.route(c, b.name)}"}
         for b in c.blocks.values()
     ]
     method, why = _method(c)
@@ -402,6 +404,8 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
     room = row.rhs - math.fsum(row.coefs[v.key] * v.lo for v in row_vars)
     if room < 0:
         return None
+    if any(c.group_of(v.block) is not None for v in row_vars):  # a joint Gaussian group is one term
+        return gaussian.split_row(c, oracle, row, row_vars, room, lambda v: _term(c, oracle, v, row, weights), MAX_CALLS)
     scales = [row.coefs[v.key] for v in row_vars]
     ws = [weights.get(v.block, 0.0) for v in row_vars]
     curves = [_curve(c, oracle, v) for v in row_vars]
@@ -413,25 +417,33 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
         if forms == {RANDOMIZED_RESPONSE} and all(s == 1 for s in scales):
             return rr_split([cv.a for cv in curves], ws, [cv.cap for cv in curves], room)
 
-    def term(v, scale: float, w: float, cv: _ClosedCurve | None) -> Term:
-        if cv is not None:  # the closed form as the value oracle (exact: its own bound)
-            return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
-
-        def g(y: float) -> tuple[float, float]:
-            a = oracle.answer(v.block, {v.key: v.lo + y / scale})
-            if a.value is None:
-                return math.inf, math.inf
-            return w * a.value, w * _proven(a)
-
-        return Term(g, scale * (v.hi - v.lo))
-
-    terms = [term(*args) for args in zip(row_vars, scales, ws, curves)]
+    terms = [_value_term(oracle, v, s_, w, cv) for v, s_, w, cv in zip(row_vars, scales, ws, curves)]
     if room == 0:
         pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
         values = tuple(value for value, _ in pairs)
         lower = math.fsum(bound for _, bound in pairs)
         return Split(tuple(0.0 for _ in row_vars), values, math.fsum(values), lower, len(row_vars))
     return split(terms, room, rtol=RTOL, max_calls=MAX_CALLS * len(row_vars))
+
+
+def _term(c: Composite, oracle: _Oracle, v, row: Row, weights: dict) -> Term:
+    """One variable's term of its row (``_value_term`` with its coefficient, weight and curve)."""
+    return _value_term(oracle, v, row.coefs[v.key], weights.get(v.block, 0.0), _curve(c, oracle, v))
+
+
+def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
+    """The block's value on its share ``y = scale (eps - lo)``: its closed curve (exact: its own
+    bound), else its verified solves as (weighted value, weighted proven bound)."""
+    if cv is not None:  # the closed form as the value oracle (exact: its own bound)
+        return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
+
+    def g(y: float) -> tuple[float, float]:
+        a = oracle.answer(v.block, {v.key: v.lo + y / scale})
+        if a.value is None:
+            return math.inf, math.inf
+        return w * a.value, w * _proven(a)
+
+    return Term(g, scale * (v.hi - v.lo))
 
 
 def _proven(a: BlockAnswer) -> float:
