@@ -234,19 +234,53 @@ class _Checker:
             room = row.rhs - math.fsum(row.coefs[k] * avars[k].lo for k in keys)
             if room < 0:
                 return math.inf, point
-            n = GRID if len(keys) <= 3 else GRID_MANY
-            xs = [[min(avars[k].lo + room * j / n / row.coefs[k], avars[k].hi) for j in range(n + 1)] for k in keys]
-            curves = [
-                [_times(w.get(avars[k].block, 0.0), self.blocks.at(avars[k].block, {k: x})) for x in xk]
-                for k, xk in zip(keys, xs)
+            units = self.units(keys)
+            n = GRID if len(units) <= 3 else GRID_MANY
+            # a unit's share y of the room sets each of its variables to lo + y / (the unit's coefficient)
+            xs = [
+                [
+                    min(avars[u[0]].lo + room * j / n / math.fsum(row.coefs[k] for k in u), avars[u[0]].hi)
+                    for j in range(n + 1)
+                ]
+                for u in units
             ]
+            curves = [self.unit_curve(unit, xu, w) for unit, xu in zip(units, xs)]
             value, steps = min_plus(curves, n)
             total += value
-            point |= {k: xk[j] for k, xk, j in zip(keys, xs, steps)}
+            point |= {k: xu[j] for unit, xu, j in zip(units, xs, steps) for k in unit}
         for name in active:
             if not any(v.block == name for v in avars.values()):
                 total += _times(w.get(name, 0.0), self.blocks.at(name, {}))
         return total, point
+
+    def units(self, keys: list[str]) -> list[list[str]]:
+        """The row's variables, a joint Gaussian group's together: the group spends one eps (each
+        member counts 1/|group| in the row), so the grid moves them together."""
+        units: dict[object, list[str]] = {}
+        for k in keys:
+            g = self.c.group_of(self.c.vars[k].block)
+            units.setdefault(k if g is None else g.blocks, []).append(k)
+        return list(units.values())
+
+    def unit_curve(self, unit: list[str], xs: list[float], w: dict) -> list[float]:
+        """A unit's values on the grid. A group's blocks are solved APART at the group's eps, split
+        evenly between them by basic composition (as is its delta): a feasible point of the joint
+        program (which is never worse), found without it."""
+        c = self.c
+        if len(unit) == 1 and c.group_of(c.vars[unit[0]].block) is None:
+            k = unit[0]
+            return [_times(w.get(c.vars[k].block, 0.0), self.blocks.at(c.vars[k].block, {k: x})) for x in xs]
+        group = c.group_of(c.vars[unit[0]].block)
+        size = len(group.blocks)
+        curve = []
+        for eps in xs:
+            total = 0.0
+            for k in unit:
+                block = c.blocks[c.vars[k].block]
+                params = self.blocks.params(block.name, {k: eps / size}) | {block.budget.delta: group.delta / size}
+                total += _times(w.get(block.name, 0.0), self.blocks.value(block.name, params))
+            curve.append(total)
+        return curve
 
     def split_routes(self, result) -> list[CheckPath]:
         c = self.c
@@ -427,6 +461,15 @@ def _block_checks(c, result, tol: float, time_limit: float | None) -> list[Check
     paths = []
     for name, entry in result.blocks.items():
         if entry["status"] != "optimal":
+            continue
+        if c.group_of(name) is not None:
+            paths.append(
+                CheckPath(
+                    f"block {name}: its own check",
+                    "skipped",
+                    message="solved in its joint Gaussian group's program, not alone (the grid solves the group apart)",
+                )
+            )
             continue
         t0 = time.perf_counter()
         block = c.blocks[name]

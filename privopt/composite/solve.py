@@ -405,7 +405,9 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
     if room < 0:
         return None
     if any(c.group_of(v.block) is not None for v in row_vars):  # a joint Gaussian group is one term
-        return gaussian.split_row(c, oracle, row, row_vars, room, lambda v: _term(c, oracle, v, row, weights), MAX_CALLS)
+        return gaussian.split_row(
+            c, oracle, row, row_vars, room, lambda v: _term(c, oracle, v, row, weights), MAX_CALLS
+        )
     scales = [row.coefs[v.key] for v in row_vars]
     ws = [weights.get(v.block, 0.0) for v in row_vars]
     curves = [_curve(c, oracle, v) for v in row_vars]
