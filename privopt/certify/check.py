@@ -114,7 +114,7 @@ def _objective(name: str, recorded, value: float, rtol: float) -> Check:
 def _mechanism(src: Source, notes: list[str]) -> list[Check]:
     problem, result = src.problem, src.result
     cert = result.get("certificate") or {}
-    x = points.table_point(problem, result)
+    x = points.table_point(problem, result, src.folder)
     checks: list[Check] = []
     evidence: dict = {"kind": "none"}
     if cert.get("kind") == "dual-bound":
@@ -136,7 +136,7 @@ def _mechanism(src: Source, notes: list[str]) -> list[Check]:
 def _report(src: Source, notes: list[str]) -> list[Check]:
     problem, result = src.problem, src.result
     cert = result.get("certificate") or {}
-    inst, table, beta = points.report_point(problem, result)
+    inst, table, beta = points.report_point(problem, result, src.folder)
     order = inst.public + inst.private + (inst.outcome,)
     design = np.transpose(table.reshape(problem.shape(order)), [order.index(a) for a in problem.design.axes])
     v = verify_transparency(problem, inst.p, table, beta, design, inst.group_key)
@@ -180,7 +180,7 @@ def _noise(src: Source, notes: list[str]) -> list[Check]:
 def _channel(src: Source, notes: list[str]) -> list[Check]:
     problem, result = src.problem, src.result
     cert = result.get("certificate") or {}
-    W = points.channel_point(problem, result)
+    W = points.channel_point(problem, result, src.folder)
     v = verify_channel(problem.obfuscation, W, result.get("objective"))
     checks = list(v.checks)
     if cert.get("kind") == "global-bound":

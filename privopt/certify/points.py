@@ -1,7 +1,10 @@
 """A result's released point read back into its block kind's form (``privopt verify``).
 
-A released table is a list of rows ``{axis: label, ..., "value": v}`` (``Result.to_dict``).
-``dense`` maps it onto the array over the given axes, vectorized (labels to codes by a
+A released table is a list of rows ``{axis: label, ..., "value": v}`` (``Result.to_dict``,
+``solve --json``) or, for ``solve --out``, whose ``result.json`` leaves the tables out, the
+CSV file beside it (``NAME.csv`` or ``table_NAME.csv``, ``outdir.out_files``): ``frame``
+reads either. Values are parsed by Python's ``float`` (correctly rounded: the shortest
+round-trip text gives the float back exactly). ``dense`` maps a table onto the array over the given axes, vectorized (labels to codes by a
 categorical per axis, then one ``ravel_multi_index``): a label that is not one of its
 variable's, a row given twice or a cell missing is reported (``PointError``, which ``check``
 turns into a failed check naming the table and the row), a null value is NaN (the verifiers'
@@ -10,38 +13,74 @@ finite-point checks then fail on it).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 from ..lower.reductions import QIDGroups
 from ..model.problem import Problem
+from ..outdir import RESERVED
 
 
 class PointError(ValueError):
     """The released point cannot be read back: which table, which row, what is wrong."""
 
 
-def dense(problem: Problem, name: str, rows, axes: tuple[str, ...]) -> np.ndarray:
-    """The released table ``name`` (its JSON ``rows``) as an array over ``axes`` (C order)."""
-    if not isinstance(rows, list) or not rows:
-        raise PointError(f"table {name}: the result has no rows for it")
-    frame = pd.DataFrame.from_records(rows)
-    missing = [a for a in (*axes, "value") if a not in frame.columns]
+def frame(result: dict, name: str, folder: Path | None) -> pd.DataFrame:
+    """The released table ``name`` as a frame of text columns: from the result's ``tables`` or,
+    when it has none (``--out``), from its CSV file in ``folder``."""
+    tables = result.get("tables")
+    if isinstance(tables, dict):
+        rows = tables.get(name)
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+            raise PointError(f"table {name}: the result has no rows for it")
+        return pd.DataFrame.from_records(rows)
+    taken = {n.lower() for n in RESERVED}
+    file = f"{name}.csv" if f"{name}.csv".lower() not in taken else f"table_{name}.csv"
+    if folder is None or not (folder / file).is_file():
+        raise PointError(f"table {name}: the result has no tables and there is no {file} beside it (solve --json)")
+    return pd.read_csv(folder / file, dtype=str, keep_default_na=False)
+
+
+def values(column: pd.Series) -> np.ndarray:
+    """A value column as floats, each parsed exactly (numpy's correctly rounded conversion of
+    numbers and of their text); null, empty or other text: NaN (the element-wise fallback runs
+    only on a column that is not all numbers)."""
+    v = column.to_numpy(dtype=object)
+    missing = pd.isna(v)
+    v = np.where(missing, "nan", v)
+    try:
+        return v.astype(float)
+    except (TypeError, ValueError):
+        out = np.full(len(v), np.nan)
+        for k, x in enumerate(v.tolist()):
+            if isinstance(x, (int, float, str)) and not isinstance(x, bool):
+                try:
+                    out[k] = float(x)
+                except ValueError:
+                    continue
+        return out
+
+
+def dense(problem: Problem, name: str, table: pd.DataFrame, axes: tuple[str, ...]) -> np.ndarray:
+    """The released ``table`` (``frame``) as an array over ``axes`` (C order)."""
+    missing = [a for a in (*axes, "value") if a not in table.columns]
     if missing:
         raise PointError(f"table {name}: the rows have no column {', '.join(missing)}")
     shape = problem.shape(axes)
     codes = []
     for a in axes:
         labels = problem.variables[a].labels
-        c = pd.Categorical(frame[a].astype(str), categories=list(labels)).codes
+        c = pd.Index(list(labels)).get_indexer(table[a].astype(str))
         bad = np.flatnonzero(c < 0)
         if bad.size:
             k = int(bad[0])
             raise PointError(
-                f"table {name} row {k}: {a} = {frame[a].iloc[k]!r} is not one of its labels ({', '.join(labels)})"
+                f"table {name} row {k}: {a} = {table[a].iloc[k]!r} is not one of its labels ({', '.join(labels)})"
             )
         codes.append(c.astype(np.int64))
-    flat = np.ravel_multi_index(codes, shape) if axes else np.zeros(len(frame), dtype=np.int64)
+    flat = np.ravel_multi_index(codes, shape) if axes else np.zeros(len(table), dtype=np.int64)
     size = int(np.prod(shape, dtype=np.int64))
     counts = np.bincount(flat, minlength=size)
     if counts.max(initial=0) > 1:
@@ -51,31 +90,30 @@ def dense(problem: Problem, name: str, rows, axes: tuple[str, ...]) -> np.ndarra
         cell = np.unravel_index(int(np.flatnonzero(counts == 0)[0]), shape)
         where = ", ".join(f"{a} = {problem.variables[a].labels[i]}" for a, i in zip(axes, cell))
         raise PointError(f"table {name}: the cell {where} is missing")
-    values = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     out = np.empty(size)
-    out[flat] = values
+    out[flat] = values(table["value"])
     return out.reshape(shape)
 
 
-def table_point(problem: Problem, result: dict) -> np.ndarray:
+def table_point(problem: Problem, result: dict, folder: Path | None) -> np.ndarray:
     """A mechanism's design, flat in the design's axis order (as its routes return it)."""
     d = problem.design
-    return dense(problem, d.name, (result.get("tables") or {}).get(d.name), d.axes).ravel()
+    return dense(problem, d.name, frame(result, d.name, folder), d.axes).ravel()
 
 
-def report_point(problem: Problem, result: dict):
+def report_point(problem: Problem, result: dict, folder: Path | None):
     """(the lowered instance (``QIDGroups``), the table (G, m, A), beta per group): the released
     table moved from the design's axes into the instance's order, the groups' beta in spec
     order (a null beta, NaN)."""
     inst, _ = QIDGroups().apply(problem)
     d = problem.design
     order = inst.public + inst.private + (inst.outcome,)
-    arr = dense(problem, d.name, (result.get("tables") or {}).get(d.name), order)
+    arr = dense(problem, d.name, frame(result, d.name, folder), order)
     table = arr.reshape(inst.n_groups, inst.group_size, inst.n_outcomes)
     groups = result.get("groups") or []
     if len(groups) != inst.n_groups:
         raise PointError(f"groups: the result lists {len(groups)} QID groups, the spec has {inst.n_groups}")
-    beta = pd.to_numeric(pd.Series([g.get("beta") for g in groups]), errors="coerce").to_numpy(dtype=float)
+    beta = values(pd.Series([g.get("beta") if isinstance(g, dict) else None for g in groups], dtype=object))
     return inst, table, beta
 
 
@@ -94,7 +132,7 @@ def noise_point(problem: Problem, result: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def channel_point(problem: Problem, result: dict) -> np.ndarray:
+def channel_point(problem: Problem, result: dict, folder: Path | None) -> np.ndarray:
     """The 2 x 2 channel W(Y | X)."""
     m = problem.obfuscation
-    return dense(problem, m.design, (result.get("tables") or {}).get(m.design), (m.data, m.release))
+    return dense(problem, m.design, frame(result, m.design, folder), (m.data, m.release))

@@ -26,12 +26,14 @@ KNOWN_FORMATS = (RESULT_FORMAT,)
 
 @dataclass(frozen=True)
 class Source:
-    """The result (``result``: its JSON as Python values), where it came from (``name``), the
-    spec it was checked against (``spec_name``, ``spec_from``: "--spec", "file" or "recorded
-    text") and the problem rebuilt from it."""
+    """The result (``result``: its JSON as Python values), where it came from (``name``, and
+    ``folder``: where ``--out``'s CSV files are; None for a dict), the spec it was checked
+    against (``spec_name``, ``spec_from``: "--spec", "file" or "recorded text") and the problem
+    rebuilt from it."""
 
     result: dict[str, Any]
     name: str
+    folder: Path | None
     spec_name: str
     spec_from: str
     problem: Problem
@@ -132,4 +134,4 @@ def load(path_or_dict: str | Path | dict, spec: str | Path | None = None, allow_
             )
     for file in set(data) - set(problem.data_sha256):
         raise UsageError(f"{file}: the result records this data file, which the spec no longer reads")
-    return Source(result, name, str(path) if path is not None else "<spec>", where, problem)
+    return Source(result, name, folder, str(path) if path is not None else "<spec>", where, problem)
