@@ -242,3 +242,24 @@ def test_text_output_lists_every_check_with_its_margin(solved, tmp_path):
     assert any(line.startswith("ok") and "margin" in line and "certificate" in line for line in lines)
     assert any("exact rational arithmetic" in line for line in lines)
     assert any("floats" in line and "tolerance" in line for line in lines)
+
+
+def test_a_tampered_csv_of_an_out_folder_is_caught(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["solve", "specs/randomized_response.priv", "--out", str(out)]).exit_code == 0
+    assert privopt.verify(out / "result.json").passed
+    csv = out / "R.csv"
+    lines = csv.read_text().splitlines()
+    head, _, value = lines[1].rpartition(",")
+    lines[1] = f"{head},{float(value) + 1e-6!r}"
+    csv.write_text("\n".join(lines) + "\n")
+    report = privopt.verify(out / "result.json")
+    assert not report.passed and any(c.name.startswith("simplex rows") for c in report.failed)
+    lines[1] = f"{head},not a number"
+    csv.write_text("\n".join(lines) + "\n")
+    report = privopt.verify(out / "result.json")
+    assert not report.passed and any(c.name == "finite point" for c in report.failed)
+    csv.unlink()
+    report = privopt.verify(out / "result.json")
+    assert not report.passed and "R.csv" in report.failed[0].detail

@@ -13,6 +13,7 @@ finite-point checks then fail on it).
 
 from __future__ import annotations
 
+import csv as stdcsv
 from pathlib import Path
 
 import numpy as np
@@ -40,13 +41,34 @@ def frame(result: dict, name: str, folder: Path | None) -> pd.DataFrame:
     file = f"{name}.csv" if f"{name}.csv".lower() not in taken else f"table_{name}.csv"
     if folder is None or not (folder / file).is_file():
         raise PointError(f"table {name}: the result has no tables and there is no {file} beside it (solve --json)")
-    return pd.read_csv(folder / file, dtype=str, keep_default_na=False)
+    return _read_csv(folder / file)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A released table's CSV (``outdir``): labels as categoricals (Arrow dictionaries: a
+    label's text once), ``value`` as float64 (Arrow parses decimal text correctly rounded, so
+    the shortest round-trip text gives each float back exactly); any other text in ``value``
+    leaves it as text (``values`` then reads it cell by cell)."""
+    import pyarrow as pa
+    from pyarrow import csv
+
+    with path.open(encoding="utf-8", newline="") as fh:
+        names = next(stdcsv.reader(fh), [])
+    types = {n: pa.dictionary(pa.int32(), pa.string()) for n in names if n != "value"}
+    strings = csv.ConvertOptions(column_types=types | {"value": pa.string()}, strings_can_be_null=False)
+    try:
+        table = csv.read_csv(path, convert_options=csv.ConvertOptions(column_types=types | {"value": pa.float64()}))
+    except pa.ArrowInvalid:
+        table = csv.read_csv(path, convert_options=strings)
+    return table.to_pandas()
 
 
 def values(column: pd.Series) -> np.ndarray:
     """A value column as floats, each parsed exactly (numpy's correctly rounded conversion of
     numbers and of their text); null, empty or other text: NaN (the element-wise fallback runs
     only on a column that is not all numbers)."""
+    if column.dtype.kind == "f":
+        return column.to_numpy(dtype=float)
     v = column.to_numpy(dtype=object)
     missing = pd.isna(v)
     v = np.where(missing, "nan", v)
@@ -63,6 +85,16 @@ def values(column: pd.Series) -> np.ndarray:
         return out
 
 
+def _codes(column: pd.Series, labels: tuple[str, ...]) -> np.ndarray:
+    """Each entry's position in ``labels`` (-1: not one of them), through the categories of a
+    categorical column (each distinct label looked up once)."""
+    index = pd.Index(list(labels))
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        at = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
+        return at[column.cat.codes.to_numpy()]  # code -1 (a missing label) picks the trailing -1
+    return index.get_indexer(column.astype(str))
+
+
 def dense(problem: Problem, name: str, table: pd.DataFrame, axes: tuple[str, ...]) -> np.ndarray:
     """The released ``table`` (``frame``) as an array over ``axes`` (C order)."""
     missing = [a for a in (*axes, "value") if a not in table.columns]
@@ -72,7 +104,7 @@ def dense(problem: Problem, name: str, table: pd.DataFrame, axes: tuple[str, ...
     codes = []
     for a in axes:
         labels = problem.variables[a].labels
-        c = pd.Index(list(labels)).get_indexer(table[a].astype(str))
+        c = _codes(table[a], labels)
         bad = np.flatnonzero(c < 0)
         if bad.size:
             k = int(bad[0])
