@@ -34,6 +34,7 @@ class Report:
     spec_from: str
     problem_class: str
     certificate: str | None
+    params: dict[str, float] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -54,6 +55,7 @@ class Report:
                 "spec": {"path": self.spec, "from": self.spec_from},
                 "problem_class": self.problem_class,
                 "certificate": self.certificate,
+                "params": self.params,
                 "checks": [
                     {"name": c.name, "passed": c.passed, "margin": c.margin, "detail": c.detail} for c in self.checks
                 ],
@@ -70,6 +72,8 @@ class Report:
             f"spec:   {self.spec} ({self.spec_from}; SHA-256 and data files match)",
             f"class:  {self.problem_class}; certificate: {self.certificate}",
         ]
+        if self.params:
+            head.append("params: " + ", ".join(f"{k} = {v!r}" for k, v in self.params.items()))
         lines = [
             f"{'ok  ' if c.passed else 'FAIL'}  {c.name}  (margin {c.margin:.3g})  {c.detail}" for c in self.checks
         ]
@@ -85,7 +89,14 @@ def verify(path_or_dict: str | Path | dict, spec: str | Path | None = None, allo
     src = load(path_or_dict, spec, allow_paths)
     result = src.result
     cert = result.get("certificate") or {}
-    report = Report(src.name, src.spec_name, src.spec_from, str(result.get("problem_class")), cert.get("kind"))
+    report = Report(
+        src.name,
+        src.spec_name,
+        src.spec_from,
+        str(result.get("problem_class")),
+        cert.get("kind"),
+        dict(src.problem.params),
+    )
     try:
         checks = KINDS[src.problem.kind](src, report.notes)
     except points.PointError as e:
@@ -124,7 +135,10 @@ def _mechanism(src: Source, notes: list[str]) -> list[Check]:
             scale = (cert.get("data") or {}).get("scale", 1.0)
             evidence = {"kind": "dual bound", "bound": bound, "side": cert.get("side") or "lower", "scale": scale}
     elif cert.get("kind") == "theorem":
-        proof, more = proofs.theorem(problem, result, lambda o: problem.objective.evaluate(o.point))
+        recorded = result.get("objective")
+        proof, more = proofs.theorem(
+            problem, result, lambda o: [proofs.same_optimum(problem.objective.evaluate(o.point), recorded)]
+        )
         checks += proof
         notes += more
     else:
@@ -145,11 +159,22 @@ def _report(src: Source, notes: list[str]) -> list[Check]:
     checks = [*v.checks, _objective("objective", result.get("objective"), problem.objective.value(top), CONF_RTOL)]
     if cert.get("kind") == "theorem":
 
-        def theorem_objective(outcome) -> float:
-            b = outcome.point[1]
-            return problem.objective.value(float(b.max()) if b.size else 0.0)
+        def judge(outcome) -> list[Check]:
+            b = np.asarray(outcome.point[1], dtype=float)
+            off = np.abs(b - beta)[live]
+            g = int(np.argmax(off)) if off.size else 0
+            allowed = CONF_RTOL * max(1.0, float(np.max(np.abs(b), initial=0.0)))
+            per_group = compare(
+                "certificate theorem's beta per group",
+                float(off.max(initial=0.0)),
+                allowed,
+                f"QID group {inst.group_key(int(np.flatnonzero(live)[g]))}: the theorem's beta* is "
+                f"{b[live][g]!r}, the result records {beta[live][g]!r}",
+            )
+            top_b = float(b.max()) if b.size else 0.0
+            return [per_group, proofs.same_optimum(problem.objective.value(top_b), result.get("objective"))]
 
-        proof, more = proofs.theorem(problem, result, theorem_objective)
+        proof, more = proofs.theorem(problem, result, judge)
         checks += proof
         notes += more
     elif cert.get("kind") == "lfp-brackets":
@@ -186,7 +211,8 @@ def _channel(src: Source, notes: list[str]) -> list[Check]:
     if cert.get("kind") == "global-bound":
         checks += proofs.global_bound(problem, result)
     elif cert.get("kind") == "theorem":
-        proof, more = proofs.theorem(problem, result, lambda o: o.point.q_value)
+        recorded = result.get("objective")
+        proof, more = proofs.theorem(problem, result, lambda o: [proofs.same_optimum(o.point.q_value, recorded)])
         checks += proof
         notes += more
     else:

@@ -151,9 +151,11 @@ def conic_dual(program, cert: dict) -> tuple[list[Check], object]:
     return [], lambda enough: program.dual_bound(Y, mu)  # noqa: ARG005 - the point is fixed
 
 
-def theorem(problem, result: dict, objective_of) -> tuple[list[Check], list[str]]:
-    """(checks, notes) of a closed form: its recognizer accepts the rebuilt problem and its
-    answer's objective (``objective_of(outcome)``) is the recorded one."""
+def theorem(problem, result: dict, judge) -> tuple[list[Check], list[str]]:
+    """(checks, notes) of a closed form: its recognizer accepts the rebuilt problem (its
+    conditions hold), the certificate cites it, and its answer, recomputed, agrees with the
+    released one (``judge(outcome)``: the block kind's checks of the theorem's point against
+    the recorded answer)."""
     from ..closedform.registry import recognize
 
     recognizer, match = recognize(problem, result.get("method"))
@@ -173,21 +175,20 @@ def theorem(problem, result: dict, objective_of) -> tuple[list[Check], list[str]
         return checks, [
             f"{recognizer.cites}: the reduced LP's optimum needs a solver; the answer is checked, not re-solved"
         ]
-    outcome = recognizer.answer(problem, match, _prepared(problem), None, None)
-    value = objective_of(outcome)
-    recorded = result.get("objective")
-    scale = max(1.0, abs(value))
+    return checks + judge(recognizer.answer(problem, match, _prepared(problem), None, None)), []
+
+
+def same_optimum(value: float, recorded) -> Check:
+    """The theorem's optimum ``value`` against the ``recorded`` objective, within ``OBJ_RTOL``
+    relative to max(1, |value|)."""
     diff = abs(recorded - value) if isinstance(recorded, (int, float)) else math.inf
-    checks.append(
-        compare(
-            "certificate theorem's optimum",
-            diff,
-            OBJ_RTOL * scale,
-            f"the theorem's optimum is {value!r}, the result records {recorded!r} (off by {diff:.3g})",
-            f"the theorem's optimum {value!r} recomputed",
-        )
+    return compare(
+        "certificate theorem's optimum",
+        diff,
+        OBJ_RTOL * max(1.0, abs(value)),
+        f"the theorem's optimum is {value!r}, the result records {recorded!r} (off by {diff:.3g})",
+        f"the theorem's optimum {value!r} recomputed",
     )
-    return checks, []
 
 
 def _prepared(problem):
