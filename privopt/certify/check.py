@@ -129,7 +129,7 @@ def _mechanism(src: Source, notes: list[str]) -> list[Check]:
     checks: list[Check] = []
     evidence: dict = {"kind": "none"}
     if cert.get("kind") == "dual-bound":
-        proof, bound = proofs.lp_multipliers(problem, cert, notes)
+        proof, bound = proofs.lp_multipliers(problem, cert, x, notes)
         checks += proof
         if bound is not None:
             scale = (cert.get("data") or {}).get("scale", 1.0)

@@ -8,8 +8,9 @@ where the route's bound feeds the common verifier, the bound it proved:
   multipliers y bound it by weak duality, whatever y is (``methods.lp.lagrangian_bound``: for
   every feasible x, ``c x >= sum_i y_i t_i + min over the column box of (c - A'y) x``). Up to
   ``EXACT_MAX_CELLS`` columns (and no quadratic term) the bound is recomputed in exact rational
-  arithmetic from the floats (``exact_lagrangian``); the recorded bound must equal the proven
-  one within ``RECOMPUTE_RTOL`` relative;
+  arithmetic from the floats (``exact_lagrangian``), and so are the rows over the design's
+  cells at the released table (``exact_rows``); the recorded bound must equal the proven one
+  within ``RECOMPUTE_RTOL`` relative;
 * ``conic_dual``: a noise placement's dual point (Y, mu): ``ConicProgram.dual_bound`` (Ramon &
   Basu Sec. 3.2's dual made feasible by a rescaling) recomputed; the common verifier
   (``verify_noise``) scales it by the calibration's proven bound;
@@ -32,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..verification.checks import Check, compare, condition
-from ..verification.tolerances import OBJ_RTOL
+from ..verification.tolerances import OBJ_RTOL, VERIFY_TOL
 
 EXACT_MAX_CELLS = 20_000  # columns of a lowered LP whose dual bound is recomputed in rationals
 RECOMPUTE_RTOL = 1e-12  # a recorded bound against the same bound recomputed here (relative)
@@ -81,7 +82,44 @@ def exact_lagrangian(lp, y: np.ndarray) -> Fraction | None:
     return total
 
 
-def lp_multipliers(problem, cert: dict, notes: list[str]) -> tuple[list[Check], float | None]:
+def exact_rows(mlp, x: np.ndarray) -> Check:
+    """The lowered program's rows over the design's cells alone (each design row summing to 1,
+    the linear constraints), evaluated at the released table ``x`` in exact rational
+    arithmetic: the largest violation of a row's bounds, exactly, against ``VERIFY_TOL``
+    relative to the magnitude of the row's terms (a table of floats meets an equality only to
+    rounding). The row with the largest relative violation is named by its constraint."""
+    A = mlp.lp.A.tocsr()
+    n = mlp.n_design
+    worst, where = Fraction(0), None
+    xf = [Fraction(float(v)) if math.isfinite(v) else None for v in x[:n].tolist()]
+    for i in range(A.shape[0]):
+        cols = A.indices[A.indptr[i] : A.indptr[i + 1]]
+        if cols.size == 0 or cols.max() >= n:
+            continue
+        total, size = Fraction(0), Fraction(0)
+        for j, a in zip(cols.tolist(), A.data[A.indptr[i] : A.indptr[i + 1]].tolist()):
+            if xf[j] is None:
+                return condition("rows over the design (exact)", False, "the table has a cell that is not finite")
+            term = Fraction(a) * xf[j]
+            total += term
+            size += abs(term)
+        lo, hi = mlp.lp.row_lower[i], mlp.lp.row_upper[i]
+        excess = max(Fraction(lo) - total if math.isfinite(lo) else Fraction(0), Fraction(0))
+        excess = max(excess, total - Fraction(hi) if math.isfinite(hi) else Fraction(0))
+        relative = excess / max(Fraction(1), size)
+        if relative > worst:
+            worst, where = relative, i
+    named = "" if where is None else f" ({mlp.families[mlp.row_family[where]]}, row {where})"
+    return compare(
+        "rows over the design (exact)",
+        float(worst),
+        VERIFY_TOL,
+        f"a row is violated by {float(worst):.3g} relative to its terms{named}",
+        f"exactly, the largest violation is {float(worst):.3g} relative to its terms{named}",
+    )
+
+
+def lp_multipliers(problem, cert: dict, x: np.ndarray, notes: list[str]) -> tuple[list[Check], float | None]:
     """(checks, the bound the recorded multipliers prove, in the spec's units), for an LP/QP
     route's ``dual-bound`` certificate (module docstring)."""
     from ..lower.mechanism import lower_mechanism
@@ -119,6 +157,7 @@ def lp_multipliers(problem, cert: dict, notes: list[str]) -> tuple[list[Check], 
     if (mlp.lp.Q is None or not mlp.lp.Q.nnz) and mlp.lp.A.shape[1] <= EXACT_MAX_CELLS:
         exact = exact_lagrangian(mlp.lp, y)
     if exact is not None:
+        checks.append(exact_rows(mlp, x))
         proven = mlp.sign * mlp.scale * exact + Fraction(mlp.const)
         checks.append(
             compare(
@@ -129,7 +168,9 @@ def lp_multipliers(problem, cert: dict, notes: list[str]) -> tuple[list[Check], 
                 f"in exact rational arithmetic the multipliers prove {float(proven)!r}",
             )
         )
-        notes.append(f"the dual bound: exact rational arithmetic ({mlp.lp.A.shape[1]} columns)")
+        notes.append(
+            f"the dual bound and the rows over the design: exact rational arithmetic ({mlp.lp.A.shape[1]} columns)"
+        )
     else:
         notes.append(f"the dual bound: floats ({mlp.lp.A.shape[1]} columns), recomputed to {RECOMPUTE_RTOL:g} relative")
     checks.append(_same("certificate bound", cert.get("bound"), bound, "bound"))
