@@ -21,7 +21,7 @@ where the route's bound feeds the common verifier, the bound it proved:
   numpy only) re-run: its proven lower bound must be the recorded one and certify Q;
 * ``lfp_brackets``: per group, the bracket's upper end is the recorded beta (itself verified
   against the recomputed max confidence), ``lower <= upper`` and the widest relative gap within
-  the recorded tolerance; the lower ends were proven by the LFP's LP solves (infeasibility at
+  ``GAP_TOL``; the lower ends were proven by the LFP's LP solves (infeasibility at
   each level) and are taken as recorded: said so.
 """
 
@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..verification.checks import Check, compare, condition
-from ..verification.tolerances import OBJ_RTOL, VERIFY_TOL
+from ..verification.tolerances import GAP_TOL, OBJ_RTOL, VERIFY_TOL
 
 EXACT_MAX_CELLS = 20_000  # columns of a lowered LP whose dual bound is recomputed in rationals
 RECOMPUTE_RTOL = 1e-12  # a recorded bound against the same bound recomputed here (relative)
@@ -288,7 +288,7 @@ def lfp_brackets(result: dict, beta: np.ndarray, notes: list[str]) -> list[Check
     off = np.abs(upper - beta)[live]
     g = int(np.argmax(off)) if off.size else 0
     worst_gap = np.where(upper > 0, (upper - lower) / np.where(upper > 0, upper, 1.0), 0.0)[live]
-    tol = float(data.get("max_relative_gap") or 0.0) + RECOMPUTE_RTOL
+    tol = GAP_TOL + RECOMPUTE_RTOL  # privopt's own gap tolerance, not the recorded one
     notes.append("the LFP's lower brackets were proven by its LP solves and are taken as recorded")
     return [
         compare(
@@ -307,7 +307,7 @@ def lfp_brackets(result: dict, beta: np.ndarray, notes: list[str]) -> list[Check
             "certificate brackets' gap",
             float(worst_gap.max(initial=0.0)),
             tol,
-            f"a group's bracket is wider than the recorded gap {tol:g}",
+            f"a group's bracket is wider than the LFP's tolerance {GAP_TOL:g}",
         ),
         _same("certificate bound", cert.get("bound"), float(np.max(lower, initial=-math.inf)), "bound"),
     ]
