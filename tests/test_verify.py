@@ -67,6 +67,10 @@ def _objective(r):
     r["objective"] *= 1.01
 
 
+def _no_objective(r):
+    r["objective"] = None
+
+
 def _cell(r):
     name = next(iter(r["tables"]))
     row = next(row for row in r["tables"][name] if 0.1 < row["value"] < 0.9)
@@ -109,6 +113,8 @@ def _label(r):
 
 TAMPERING = [
     ("randomized_response", _objective, "objective"),
+    ("randomized_response", _no_objective, "objective"),
+    ("obfuscation_general", _no_objective, "objective"),
     ("randomized_response", _cell, "budget"),
     ("sanitize_distortion", _cell, ""),
     ("randomized_response", _bound, "certificate bound"),

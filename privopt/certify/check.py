@@ -97,6 +97,10 @@ def verify(path_or_dict: str | Path | dict, spec: str | Path | None = None, allo
         cert.get("kind"),
         dict(src.problem.params),
     )
+    objective = result.get("objective")
+    number = isinstance(objective, (int, float)) and not isinstance(objective, bool)
+    if not number:  # the kinds compare a recorded number with the point's
+        report.checks.append(condition("objective", False, f"the result records no objective ({objective!r})"))
     try:
         checks = KINDS[src.problem.kind](src, report.notes)
     except points.PointError as e:
@@ -197,7 +201,7 @@ def _noise(src: Source, notes: list[str]) -> list[Check]:
     v = verify_noise(problem.noise, cov, program, program_bound)
     checks = [*v.checks, *proof, _objective("objective", result.get("objective"), v.values["loss"], OBJ_RTOL)]
     if program_bound is not None:
-        checks.append(proofs._same("certificate bound", cert.get("bound"), v.values["lower_bound"], "bound"))
+        checks.append(proofs.same("certificate bound", cert.get("bound"), v.values["lower_bound"], "bound"))
     notes.append(f"the dual point's bound: floats, the loss within {CONIC_RTOL:g} relative of it")
     return checks
 

@@ -39,7 +39,7 @@ EXACT_MAX_CELLS = 20_000  # columns of a lowered LP whose dual bound is recomput
 RECOMPUTE_RTOL = 1e-12  # a recorded bound against the same bound recomputed here (relative)
 
 
-def _same(name: str, recorded, recomputed: float, what: str) -> Check:
+def same(name: str, recorded, recomputed: float, what: str) -> Check:
     """``recorded`` equals ``recomputed`` within ``RECOMPUTE_RTOL`` relative (fails on a null)."""
     if not isinstance(recorded, (int, float)) or isinstance(recorded, bool):
         return condition(name, False, f"the result records no {what} (null)")
@@ -173,7 +173,7 @@ def lp_multipliers(problem, cert: dict, x: np.ndarray, notes: list[str]) -> tupl
         )
     else:
         notes.append(f"the dual bound: floats ({mlp.lp.A.shape[1]} columns), recomputed to {RECOMPUTE_RTOL:g} relative")
-    checks.append(_same("certificate bound", cert.get("bound"), bound, "bound"))
+    checks.append(same("certificate bound", cert.get("bound"), bound, "bound"))
     return checks, bound
 
 
@@ -253,7 +253,7 @@ def global_bound(problem, result: dict) -> list[Check]:
     q = float(recorded) if isinstance(recorded, (int, float)) else math.nan
     allowed = max(DEFAULT_TOL, float((cert.get("data") or {}).get("tolerance") or 0.0))
     return [
-        _same("certificate global bound", cert.get("bound"), sol.lower_bound, "global lower bound"),
+        same("certificate global bound", cert.get("bound"), sol.lower_bound, "global lower bound"),
         compare(
             "certificate gap",
             q - sol.lower_bound,
@@ -309,5 +309,5 @@ def lfp_brackets(result: dict, beta: np.ndarray, notes: list[str]) -> list[Check
             tol,
             f"a group's bracket is wider than the LFP's tolerance {GAP_TOL:g}",
         ),
-        _same("certificate bound", cert.get("bound"), float(np.max(lower, initial=-math.inf)), "bound"),
+        same("certificate bound", cert.get("bound"), float(np.max(lower, initial=-math.inf)), "bound"),
     ]
