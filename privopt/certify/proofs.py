@@ -216,7 +216,10 @@ def theorem(problem, result: dict, judge) -> tuple[list[Check], list[str]]:
         return checks, [
             f"{recognizer.cites}: the reduced LP's optimum needs a solver; the answer is checked, not re-solved"
         ]
-    return checks + judge(recognizer.answer(problem, match, _prepared(problem), None, None)), []
+    from ..blocks import kind_of
+
+    prepared = kind_of(problem).prepare(problem)  # what the recognizer reads beside the problem
+    return checks + judge(recognizer.answer(problem, match, prepared, None, None)), []
 
 
 def same_optimum(value: float, recorded) -> Check:
@@ -230,15 +233,6 @@ def same_optimum(value: float, recorded) -> Check:
         f"the theorem's optimum is {value!r}, the result records {recorded!r} (off by {diff:.3g})",
         f"the theorem's optimum {value!r} recomputed",
     )
-
-
-def _prepared(problem):
-    """What a recognizer reads beside the problem: a transparency report's lowered instance."""
-    if problem.kind != "atr":
-        return None
-    from ..lower.reductions import QIDGroups
-
-    return QIDGroups().apply(problem)[0]
 
 
 def global_bound(problem, result: dict) -> list[Check]:
