@@ -169,8 +169,8 @@ class Result:
         """The result as plain, strict-JSON Python objects (for small results; ``to_json`` is
         the fast path for large ones). Non-finite numbers are None, numpy values are Python's."""
         out: dict[str, Any] = {
-            "format": RESULT_FORMAT,
             "status": self.status,
+            "format": RESULT_FORMAT,
             "termination": self.termination,
             "objective": self.objective,
             "objective_kind": self.objective_kind,
