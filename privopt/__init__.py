@@ -24,7 +24,7 @@ from .errors import (
 
 # imported when first used (PEP 562): ``import privopt`` (and ``privopt --help``) does not pay
 # for numpy, pandas, scipy and the solvers until a spec is loaded
-_LAZY = {"Problem": "api", "load": "api", "loads": "api", "solve": "api", "Result": "results"}
+_LAZY = {"Problem": "api", "load": "api", "loads": "api", "solve": "api", "Result": "results", "verify": "certify"}
 
 
 def __getattr__(name: str):
@@ -41,6 +41,7 @@ __all__ = [
     "load",
     "loads",
     "solve",
+    "verify",
     "Problem",
     "Result",
     "PrivoptError",

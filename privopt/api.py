@@ -101,7 +101,8 @@ def _checked(spec: SpecFile, params, allow_paths: bool, t0: float) -> Problem | 
     built = build(spec, params, allow_paths)
     digest = hashlib.sha256(spec.source.text.encode("utf-8")).hexdigest()
     fields = {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}
-    return Problem(**fields | {"source_sha256": digest, "parse_s": time.perf_counter() - t0})
+    extra = {"source_sha256": digest, "source_text": spec.source.text, "parse_s": time.perf_counter() - t0}
+    return Problem(**fields | extra)
 
 
 def solve(

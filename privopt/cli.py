@@ -1,8 +1,9 @@
-"""Command line: ``privopt solve | check | explain | sweep | simulate | audit | apply``.
+"""Command line: ``privopt solve | check | explain | sweep | simulate | audit | apply | verify``.
 
-Exit codes: 0 solved (check: all paths agree), 1 internal or solver error (sweep: a value
-failed), 2 spec or usage error, 3 infeasible, 4 (check) a path disagrees or fails, 130
-interrupted (Ctrl-C), 143 terminated (SIGTERM).
+Exit codes: 0 solved (check: all paths agree; verify: every check holds), 1 internal or
+solver error (sweep: a value failed; verify: a check fails), 2 spec or usage error (verify: an
+unreadable result, an unknown format, a changed spec or data file), 3 infeasible, 4 (check) a
+path disagrees or fails, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 A user error prints ``FILE:LINE:COL``, the line, a caret and a hint; never a traceback
 (set PRIVOPT_DEBUG=1 to see one for an internal error).
 
@@ -1182,6 +1183,41 @@ def _write_out(out_dir: Path, result) -> list[str]:
 def _wrote(out_dir: Path, names: list[str]) -> str:
     """The line that names exactly the files ``--out`` wrote."""
     return visible(f"wrote {len(names)} files to {out_dir}: {', '.join(names)}")
+
+
+@main.command(name="verify")
+@click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--spec",
+    "spec_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The spec to check against (default: the one the result records; its SHA-256 must match).",
+)
+@click.option("--allow-paths", is_flag=True, help="Let the spec read data files outside its folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: every check with its margin.")
+def verify_command(result_file, spec_file, allow_paths, as_json):
+    """Re-check RESULT.json (solve --json or --out) without any solver: every constraint, budget,
+    the objective and the certificate. Exit 0: all hold; 1: a check fails (named); 2: the result
+    is unreadable, of an unknown format, or its spec or data changed (SHA-256)."""
+    import json
+
+    from .certify import verify
+
+    try:
+        report = verify(result_file, spec=spec_file, allow_paths=allow_paths)
+    except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
+        _fail(e)
+        return
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n")
+    else:
+        for line in report.text_lines():
+            out.print(visible(line), markup=False)
+    if not report.passed:
+        if not as_json:
+            _say("verify: " + "; ".join(f"{c.name}: {c.detail}" for c in report.failed))
+        sys.exit(EXIT_INTERNAL)
 
 
 def _print_table(t: RichTable, console: Console | None = None, names: list[str] | None = None) -> None:

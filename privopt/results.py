@@ -40,6 +40,10 @@ from .errors import did_you_mean
 from .sections import GROUP_MEASURES, Section, html_table, print_released, sections_of, table_layout, text_console
 from .sections import captured_lines as _captured_lines
 
+# The version of the result's JSON format: ``privopt verify`` reads the formats it knows and
+# refuses any other (1: the spec's text, cwd and data SHA-256, a certificate with its proof).
+RESULT_FORMAT = 1
+
 # Packages whose versions a result records (those installed): the numeric stack, the spec
 # parser and every solver a backend can call.
 VERSIONED_PACKAGES = (
@@ -168,6 +172,7 @@ class Result:
         the fast path for large ones). Non-finite numbers are None, numpy values are Python's."""
         out: dict[str, Any] = {
             "status": self.status,
+            "format": RESULT_FORMAT,
             "termination": self.termination,
             "objective": self.objective,
             "objective_kind": self.objective_kind,

@@ -13,6 +13,7 @@ def test_exported_members():
             "load",
             "loads",
             "solve",
+            "verify",
             "Problem",
             "Result",
             "PrivoptError",

@@ -275,7 +275,9 @@ def test_a_design_named_like_another_file_does_not_overwrite_it(tmp_path):
 def test_every_command_json_carries_the_same_spec_object(args):
     """`spec` was an object in solve --json and a string (the title) in audit --json."""
     solved = json.loads(wide("solve", args[1], "--json", "--no-tables").stdout)["spec"]
-    assert set(solved) == {"path", "title", "sha256", "params", "data"} and solved["path"] == str(args[1])
+    assert set(solved) == {"path", "title", "sha256", "params", "data", "text", "cwd"} and solved["path"] == str(
+        args[1]
+    )
     r = run(*args)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

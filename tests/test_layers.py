@@ -54,6 +54,7 @@ LAYERS = {
     "privopt.methods": 5,
     "privopt.blocks": 5,
     "privopt.classify": 5,
+    "privopt.certify": 5,
     "privopt.pipeline": 6,
     "privopt.crosscheck": 7,
     "privopt.api": 7,

@@ -90,8 +90,11 @@ class NoiseKind:
         return verification
 
     def certificate(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> Certificate:
-        """The dual point's lower bound, scaled by the calibration's proven bound."""
+        """The dual point's lower bound, scaled by the calibration's proven bound, with the point
+        (Y, mu) itself (``privopt verify`` recomputes its bound); the point moves here from the
+        verification's evidence, which keeps the numbers only."""
         ev = verification["evidence"]
+        point = {"dual_point": ev.pop("dual_point")} if "dual_point" in ev else {}
         return Certificate(
             "dual-bound",
             "a feasible point of the Lagrange dual bounds the loss from below (weak duality), scaled by the "
@@ -104,7 +107,8 @@ class NoiseKind:
                 "absolute_gap": ev["gap"],
                 "tolerance": ev["tolerance"],
                 "calibration_factor": ev["calibration_factor"],
-            },
+            }
+            | point,
         )
 
     def fields(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> dict:

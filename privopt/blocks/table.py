@@ -95,13 +95,15 @@ class Table:
             return outcome.certificate
         ev = verification["evidence"]
         scale = max(abs(verification["objective"]), ev.get("scale", 1.0))
+        proof = {k: outcome.evidence[k] for k in PROOF if k in outcome.evidence}
         return Certificate(
             "dual-bound",
             f"a {ev['kind']} from the solver's multipliers (weak duality) within the tolerance of the objective",
             bound=ev["bound"],
             side=ev["side"],
             gap=abs(ev["gap"]) / scale if scale > 0 else abs(ev["gap"]),
-            data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"], "scale": ev["scale"]},
+            data={"kind": ev["kind"], "absolute_gap": ev["gap"], "tolerance": ev["tolerance"], "scale": ev["scale"]}
+            | proof,
         )
 
     def fields(self, problem: Problem, prepared, outcome: Outcome, verification: dict) -> dict:
@@ -117,6 +119,10 @@ class Table:
 
 
 KIND = Table()
+
+# what proves an LP/QP's bound (``methods.lp``): the lowered program's form and its row
+# multipliers; the certificate records them, the verification's evidence does not repeat them
+PROOF = ("program", "multipliers")
 
 
 # ------------------------------------------------------------------ verification
@@ -134,7 +140,7 @@ def verify(
     pairwise form (not through envelope rows): achieved eps <= eps + budget_slack(eps), so a
     positive cell beside a zero fails a pure budget whatever its size; the objective, twice;
     and the evidence of optimality: a proven bound within OBJ_RTOL of the objective."""
-    evidence = dict(evidence or {"kind": "none"})
+    evidence = {k: v for k, v in (evidence or {"kind": "none"}).items() if k not in PROOF}
     v = verify_mechanism(problem, x, claimed, evidence)
     return {
         "passed": v.passed,

@@ -187,12 +187,18 @@ def verify(
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``
     (``verification.problems.verify_noise``), and certify the loss against ``lower_bound``
     (from the solver's multipliers ``duals`` when they suffice), or against ``bound(enough)``, a
-    method's own proven lower bound (``methods.barrier``: its dual point, nothing solved). Every
+    method's own proven lower bound and the dual point (Y, mu) proving it (``methods.barrier``:
+    nothing solved); the point is recorded for ``privopt verify``. Every
     comparison fails on NaN."""
     req = model.requirement
 
+    proof: dict = {}
+
     def program_bound(enough: float) -> float:  # the route's certificate: a point of the dual
-        return bound(enough) if bound is not None else lower_bound(program, backend, duals, enough)
+        value, point = bound(enough) if bound is not None else best_dual(program, backend, duals, enough)
+        if point is not None:
+            proof["dual_point"] = {"Y": np.asarray(point[0]).tolist(), "mu": np.asarray(point[1]).tolist()}
+        return value
 
     v = verify_noise(model, cov, program, program_bound if certify else None)
     loss, lb, gap = v.values["loss"], v.values["lower_bound"], v.values["relative_gap"]
@@ -219,7 +225,8 @@ def verify(
             "relative_gap": gap,
             "tolerance": CONIC_RTOL * scale,
             "calibration_factor": v.values["shrink"],
-        },
+        }
+        | proof,
         "tolerances": {
             "delta achieved vs delta (relative)": DELTA_RTOL,
             "objective vs solver and vs the bound (relative)": CONIC_RTOL,
@@ -229,15 +236,24 @@ def verify(
 
 
 def lower_bound(program: ConicProgram, backend=None, duals: dict | None = None, enough: float = math.inf) -> float:
-    """A proven lower bound on the program's optimum (real units): the best of
-    ``ConicProgram.dual_bound`` over points of the Lagrange dual. The first candidates are the
-    multipliers the primal solve returned (``duals``: free); only when they do not reach
-    ``enough`` is the dual (``ConicProgram.dual_cvxpy``) solved on its own by the same conic
-    solver. -inf when no bound is found."""
+    """A proven lower bound on the program's optimum (real units): ``best_dual``'s bound."""
+    return best_dual(program, backend, duals, enough)[0]
+
+
+def best_dual(
+    program: ConicProgram, backend=None, duals: dict | None = None, enough: float = math.inf
+) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+    """(bound, (Y, mu)): the best of ``ConicProgram.dual_bound`` over points (Y, mu) of the
+    Lagrange dual, and that point (None when the program has no inputs or no point bounds
+    anything: then -inf, or the offset). The first candidates are the multipliers the primal
+    solve returned (``duals``: free); only when they do not reach ``enough`` is the dual
+    (``ConicProgram.dual_cvxpy``) solved on its own by the same conic solver. ``privopt
+    verify`` recomputes ``dual_bound`` at the recorded point."""
     if program.F.shape[1] == 0:
-        return program.offset
-    best = max((program.dual_bound(Y, mu) for Y, mu in program.dual_point(duals or {})), default=-math.inf)
-    if best >= enough:
+        return program.offset, None
+    scored = [(program.dual_bound(Y, mu), (Y, mu)) for Y, mu in program.dual_point(duals or {})]
+    best = max(scored, key=lambda bp: bp[0], default=(-math.inf, None))
+    if best[0] >= enough:
         return best
     import cvxpy as cp
 
@@ -250,4 +266,5 @@ def lower_bound(program: ConicProgram, backend=None, duals: dict | None = None, 
         return best
     if Yv.value is None or muv.value is None:
         return best
-    return max(best, program.dual_bound(Yv.value, muv.value))
+    solved = (program.dual_bound(Yv.value, muv.value), (Yv.value, muv.value))
+    return max(best, solved, key=lambda bp: bp[0])

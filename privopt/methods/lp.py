@@ -106,13 +106,24 @@ def unconstrained_multipliers(mlp: MechanismLP) -> np.ndarray:
     return y
 
 
-def lower_bound(mlp: MechanismLP, sol: LPSolution) -> tuple[str, float]:
-    """The best proven lower bound on the lowered program's ``c x`` and its kind: the dual
-    bound of the solver's multipliers, or the unconstrained optimum, whichever is larger."""
-    bounds = [("unconstrained optimum", lagrangian_bound(mlp.lp, unconstrained_multipliers(mlp)))]
+def lower_bound(mlp: MechanismLP, sol: LPSolution) -> tuple[str, float, np.ndarray]:
+    """The best proven lower bound on the lowered program's ``c x``, its kind and the row
+    multipliers that prove it (``lagrangian_bound``): the solver's multipliers, or those of the
+    unconstrained optimum, whichever bound is larger."""
+    y0 = unconstrained_multipliers(mlp)
+    bounds = [("unconstrained optimum", lagrangian_bound(mlp.lp, y0), y0)]
     if sol.row_dual is not None and sol.row_dual.shape == (mlp.lp.A.shape[0],):
-        bounds.append(("dual bound", lagrangian_bound(mlp.lp, sol.row_dual)))
-    return max(bounds, key=lambda kb: kb[1])
+        y = np.asarray(sol.row_dual, dtype=float)
+        bounds.append(("dual bound", lagrangian_bound(mlp.lp, y), y))
+    return max(bounds, key=lambda kby: kby[1])
+
+
+def multipliers(y: np.ndarray) -> dict:
+    """Row multipliers as a result records them: the rows with a nonzero multiplier
+    (``rows``, indices into the lowered program's rows) and their values (``values``), exactly
+    (floats round-trip through JSON)."""
+    rows = np.flatnonzero(y)
+    return {"rows": rows.tolist(), "values": y[rows].tolist()}
 
 
 # ------------------------------------------------------------------ the method, for the driver
@@ -144,12 +155,14 @@ class LPMethod:
             solver=f"{sol.solver} {sol.version}",
         )
         kind = "QP" if mlp.lp.is_qp else "LP"
-        bound_kind, bound = lower_bound(mlp, sol)
+        bound_kind, bound, y = lower_bound(mlp, sol)
         evidence = {
             "kind": bound_kind,
             "bound": mlp.in_objective_units(bound),
             "side": "lower" if mlp.sign > 0 else "upper",
             "scale": mlp.scale,
+            "program": {"pairwise": bool(route.chain.reductions[0].pairwise), "rows": mlp.lp.A.shape[0]},
+            "multipliers": multipliers(y),
         }
         return Outcome(
             x,

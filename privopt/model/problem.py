@@ -7,6 +7,7 @@ to point errors found later (infeasibility, unsupported constructs) back at the 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -338,6 +339,7 @@ class Problem:
     kind: str  # the block kind of the designed object (``privopt.blocks``): one of ``KINDS``
     source_name: str = "<spec>"
     source_sha256: str | None = None  # SHA-256 of the spec text as read (set by privopt.load / loads)
+    source_text: str | None = field(default=None, repr=False)  # the spec text as read (privopt verify re-parses it)
     data_sha256: dict[str, str] = field(default_factory=dict)  # data file (as written) -> SHA-256 of its bytes
     parse_s: float = 0.0  # seconds spent reading and checking the spec (reported in timings)
     budgets: tuple[Budget, ...] = ()
@@ -395,7 +397,8 @@ class Problem:
     def provenance(self) -> dict:
         """What was solved: {"path" (None for text given to ``loads`` without a path), "title",
         "sha256" of the spec text, "params": every param's value after overrides, "data": the
-        SHA-256 of every data file the spec read, by its path as written in the spec}."""
+        SHA-256 of every data file the spec read, by its path as written in the spec, "text": the
+        spec text itself, "cwd": the folder it was solved in (relative paths resolve from it)}."""
         path = None if self.source_name == "<spec>" else self.source_name
         return {
             "path": path,
@@ -403,4 +406,6 @@ class Problem:
             "sha256": self.source_sha256,
             "params": dict(self.params),
             "data": dict(self.data_sha256),
+            "text": self.source_text,
+            "cwd": os.getcwd(),
         }

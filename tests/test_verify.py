@@ -1,0 +1,271 @@
+"""``privopt verify RESULT.json`` (issue 22): every single-program spec's result, written by
+``--json`` and by ``--out``, verifies; tampering with any kind of field fails with exit 1 and
+names it; a changed spec or data file, an unknown format and a composite give exit 2."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import PROGRAM_SPECS, ROOT
+
+import privopt
+from privopt.cli import main
+from privopt.errors import UsageError
+
+SLOW = {"atr_credit_records", "noise_placement_classic", "shaped_noise_sweep"}  # the longest solves
+
+
+def _params(spec: Path):
+    marks = [pytest.mark.slow] if spec.stem in SLOW else []
+    return pytest.param(spec, id=spec.stem, marks=marks)
+
+
+@pytest.fixture(scope="module")
+def solved() -> dict[str, dict]:
+    """One --json result per spec, solved once for the module's tampering tests."""
+    return {}
+
+
+def _result(name: str, cache: dict) -> dict:
+    if name not in cache:
+        cache[name] = json.loads(privopt.load(ROOT / "specs" / f"{name}.priv").solve().to_json())
+    return copy.deepcopy(cache[name])
+
+
+def _verify(result: dict, tmp_path: Path, *args: str):
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(result))
+    return CliRunner().invoke(main, ["verify", str(path), *args])
+
+
+@pytest.mark.parametrize("spec", [_params(s) for s in PROGRAM_SPECS])
+def test_every_spec_verifies_from_json_and_out(spec, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    runner = CliRunner()
+    rel = str(spec.relative_to(ROOT))
+    solved = runner.invoke(main, ["solve", rel, "--json"])
+    assert solved.exit_code == 0, solved.output
+    (tmp_path / "r.json").write_text(solved.stdout)
+    out = runner.invoke(main, ["solve", rel, "--out", str(tmp_path / "out")])
+    assert out.exit_code == 0, out.output
+    monkeypatch.chdir(tmp_path)  # the recorded cwd finds the spec, not the working folder
+    for path in (tmp_path / "r.json", tmp_path / "out" / "result.json"):
+        checked = runner.invoke(main, ["verify", str(path), "--json"])
+        assert checked.exit_code == 0, checked.output
+        report = json.loads(checked.stdout)
+        assert report["passed"] and report["checks"] and not report["failures"]
+        assert any(c["name"].startswith("certificate") for c in report["checks"])
+
+
+# (spec, how the result is tampered with, what the failure names)
+def _objective(r):
+    r["objective"] *= 1.01
+
+
+def _no_objective(r):
+    r["objective"] = None
+
+
+def _cell(r):
+    name = next(iter(r["tables"]))
+    row = next(row for row in r["tables"][name] if 0.1 < row["value"] < 0.9)
+    row["value"] += 1e-3
+
+
+def _variance(r):
+    name = next(iter(r["noise"]))
+    r["noise"][name][0] *= 0.9
+
+
+def _bound(r):
+    r["certificate"]["bound"] *= 0.999
+
+
+def _param(r):
+    name = next(iter(r["spec"]["params"]))
+    r["spec"]["params"][name] = r["spec"]["params"][name] * 1.1
+
+
+def _multiplier(r):
+    values = r["certificate"]["data"]["multipliers"]["values"]
+    values[0] *= 1.5
+
+
+def _dual_point(r):
+    r["certificate"]["data"]["dual_point"]["mu"][0] *= 3.0
+
+
+def _bracket(r):
+    r["certificate"]["data"]["upper"][0] *= 1.01
+
+
+def _label(r):
+    name = next(iter(r["tables"]))
+    row = r["tables"][name][0]
+    key = next(k for k in row if k != "value")
+    row[key] = "no such label"
+
+
+TAMPERING = [
+    ("randomized_response", _objective, "objective"),
+    ("randomized_response", _no_objective, "objective"),
+    ("obfuscation_general", _no_objective, "objective"),
+    ("randomized_response", _cell, "budget"),
+    ("sanitize_distortion", _cell, ""),
+    ("randomized_response", _bound, "certificate bound"),
+    ("randomized_response", _multiplier, "certificate"),
+    ("sanitize_distance_table", _param, ""),
+    ("noise_placement", _variance, ""),
+    ("noise_placement", _objective, "objective"),
+    ("noise_placement_correlated", _dual_point, "certificate"),
+    ("noise_placement", _bound, "certificate bound"),
+    ("atr_table4", _cell, ""),
+    ("atr_table4", _objective, "objective"),
+    ("atr_three_outcomes", _bracket, "certificate brackets"),
+    ("atr_three_outcomes", _bound, "certificate bound"),
+    ("obfuscation_bsc", _objective, "objective"),
+    ("obfuscation_bsc", _bound, "certificate global bound"),
+    ("obfuscation_bsc", _cell, ""),
+    ("obfuscation_symmetric", _objective, ""),
+    ("sanitize_markov_lemma1", _param, ""),
+    ("count_query_dp", _label, "released point"),
+]
+
+
+@pytest.mark.parametrize(
+    "name, tamper, named", TAMPERING, ids=[f"{n}-{t.__name__.strip('_')}" for n, t, _ in TAMPERING]
+)
+def test_tampering_is_caught_and_named(name, tamper, named, solved, tmp_path):
+    result = _result(name, solved)
+    assert _verify(result, tmp_path).exit_code == 0
+    tamper(result)
+    checked = _verify(result, tmp_path, "--json")
+    assert checked.exit_code == 1, checked.output
+    report = json.loads(checked.stdout)
+    assert not report["passed"] and report["failures"]
+    assert any(f.startswith(named) for f in report["failures"]), report["failures"]
+    failed = [c for c in report["checks"] if not c["passed"]]
+    assert all(c["margin"] is None or c["margin"] < 0 for c in failed)
+
+
+def test_a_multiplier_that_no_longer_proves_the_bound_is_named(solved, tmp_path):
+    result = _result("randomized_response", solved)
+    _multiplier(result)
+    checked = _verify(result, tmp_path)
+    assert checked.exit_code == 1
+    assert "certificate bound" in checked.output and "is not the one proven" in checked.output
+
+
+def test_an_edited_spec_is_exit_2_naming_it(tmp_path, monkeypatch):
+    spec = tmp_path / "rr.priv"
+    shutil.copy(ROOT / "specs" / "randomized_response.priv", spec)
+    monkeypatch.chdir(tmp_path)
+    result = json.loads(privopt.load("rr.priv").solve().to_json())
+    assert _verify(result, tmp_path).exit_code == 0
+    spec.write_text(spec.read_text() + "\n# edited\n")
+    checked = _verify(result, tmp_path)
+    assert checked.exit_code == 2
+    assert "rr.priv" in checked.output and "changed since it was solved" in checked.output
+    with pytest.raises(UsageError, match="changed since"):
+        privopt.verify(result)
+
+
+def test_spec_option_and_recorded_text(solved, tmp_path):
+    result = _result("randomized_response", solved)
+    result["spec"]["path"] = str(tmp_path / "gone.priv")  # not on disk: the recorded text is used
+    report = privopt.verify(result)
+    assert report.passed and report.spec_from == "recorded text"
+    other = tmp_path / "other.priv"
+    other.write_text((ROOT / "specs" / "randomized_response.priv").read_text())
+    assert privopt.verify(result, spec=other).spec_from == "--spec"
+    other.write_text(other.read_text().replace("eps", "eps ", 1))
+    checked = _verify(result, tmp_path, "--spec", str(other))
+    assert checked.exit_code == 2 and "other.priv" in checked.output
+    result["spec"]["text"] += " "
+    with pytest.raises(UsageError, match="recorded SHA-256"):
+        privopt.verify(result)
+
+
+def test_a_changed_data_file_is_exit_2_naming_it(tmp_path, monkeypatch):
+    shutil.copytree(ROOT / "specs" / "data", tmp_path / "data")
+    shutil.copy(ROOT / "specs" / "atr_credit_records.priv", tmp_path / "credit.priv")
+    monkeypatch.chdir(tmp_path)
+    result = json.loads(privopt.load("credit.priv").solve().to_json())
+    assert _verify(result, tmp_path).exit_code == 0
+    data = next(iter(result["spec"]["data"]))
+    path = tmp_path / data
+    path.write_text(path.read_text() + "\n")
+    checked = _verify(result, tmp_path)
+    assert checked.exit_code == 2 and Path(data).name in checked.output and "data file changed" in checked.output
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda r: r.pop("format"), "no format"),
+        (lambda r: r.update(format=99), "format 99"),
+        (lambda r: r.update(blocks={}), "composite results: not yet"),
+        (lambda r: r.pop("spec"), "records no spec"),
+    ],
+    ids=["no-format", "unknown-format", "composite", "no-spec"],
+)
+def test_unknown_or_composite_results_are_exit_2(change, says, solved, tmp_path):
+    result = _result("randomized_response", solved)
+    change(result)
+    checked = _verify(result, tmp_path)
+    assert checked.exit_code == 2 and says in checked.output
+
+
+def test_unreadable_result_is_exit_2(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("{not json")
+    checked = CliRunner().invoke(main, ["verify", str(path)])
+    assert checked.exit_code == 2 and "not a result" in checked.output
+    checked = CliRunner().invoke(main, ["verify", str(tmp_path / "missing.json")])
+    assert checked.exit_code == 2 and "cannot read" in checked.output
+
+
+def test_a_composite_result_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    solved = CliRunner().invoke(main, ["solve", "specs/blocks_means.priv", "--json"])
+    assert solved.exit_code == 0, solved.output
+    (tmp_path / "c.json").write_text(solved.stdout)
+    checked = CliRunner().invoke(main, ["verify", str(tmp_path / "c.json")])
+    assert checked.exit_code == 2 and "composite results: not yet" in checked.output
+
+
+def test_text_output_lists_every_check_with_its_margin(solved, tmp_path):
+    result = _result("count_query_dp", solved)
+    checked = _verify(result, tmp_path)
+    assert checked.exit_code == 0
+    lines = checked.stdout.splitlines()
+    assert lines[-1] == "verified: every check holds"
+    assert any(line.startswith("ok") and "margin" in line and "certificate" in line for line in lines)
+    assert any("exact rational arithmetic" in line for line in lines)
+    assert any("floats" in line and "tolerance" in line for line in lines)
+
+
+def test_a_tampered_csv_of_an_out_folder_is_caught(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["solve", "specs/randomized_response.priv", "--out", str(out)]).exit_code == 0
+    assert privopt.verify(out / "result.json").passed
+    csv = out / "R.csv"
+    lines = csv.read_text().splitlines()
+    head, _, value = lines[1].rpartition(",")
+    lines[1] = f"{head},{float(value) + 1e-6!r}"
+    csv.write_text("\n".join(lines) + "\n")
+    report = privopt.verify(out / "result.json")
+    assert not report.passed and any(c.name.startswith("simplex rows") for c in report.failed)
+    lines[1] = f"{head},not a number"
+    csv.write_text("\n".join(lines) + "\n")
+    report = privopt.verify(out / "result.json")
+    assert not report.passed and any(c.name == "finite point" for c in report.failed)
+    csv.unlink()
+    report = privopt.verify(out / "result.json")
+    assert not report.passed and "R.csv" in report.failed[0].detail
