@@ -138,8 +138,8 @@ def solve(
             **({"workers": workers} if workers is not None else {}),
             **load_kw,
         )
-    problem = spec if isinstance(spec, model.Problem | composite.Composite) else load(spec, **load_kw)
-    if isinstance(problem, composite.Composite):
+    problem = load(spec, **load_kw) if isinstance(spec, str | Path) else spec
+    if not isinstance(problem, model.Problem):  # a composite (privopt.composite.Composite) solves itself
         return problem.solve(method=method, backend=backend, time_limit=time_limit, solver=solver, workers=workers)
     return pipeline.solve(
         problem,

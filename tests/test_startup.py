@@ -50,3 +50,45 @@ def test_an_unknown_attribute_is_an_attribute_error():
         [sys.executable, "-c", "import privopt; privopt.nonesuch"], capture_output=True, text=True, timeout=60
     )
     assert r.returncode == 1 and "AttributeError: module 'privopt' has no attribute 'nonesuch'" in r.stderr
+
+
+CACHED_PARSE = """
+import sys
+from privopt.language import parser
+spec = parser.parse_file(sys.argv[1])
+print(spec.title if hasattr(spec, "title") else "parsed")
+"""
+
+
+def _parse_in(tmp_path, env_extra: dict) -> subprocess.CompletedProcess:
+    import os
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parents[1] / "specs" / "atr_table4.priv"
+    env = {**os.environ, **env_extra}
+    return subprocess.run(
+        [sys.executable, "-c", CACHED_PARSE, str(spec)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_the_grammar_is_cached_in_the_users_folder_and_a_damaged_cache_is_rebuilt(tmp_path):
+    """Lark's analysed grammar is kept in ``$PRIVOPT_CACHE_DIR`` (issue 23, item 1); a run reads it,
+    and a damaged or foreign file is rebuilt silently (nothing on either stream)."""
+    cache = tmp_path / "cache"
+    first = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(cache)})
+    assert first.returncode == 0, first.stderr
+    (file,) = cache.iterdir()
+    assert file.name == "grammar.lark-cache" and file.stat().st_size > 1000
+    assert (cache.stat().st_mode & 0o077) == 0  # the user's own folder: a pickle others cannot plant
+    for damage in (b"", b"not a hash\n", file.read_bytes()[:200]):
+        file.write_bytes(damage)
+        again = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(cache)})
+        assert again.returncode == 0 and again.stdout == first.stdout and again.stderr == "", again.stderr
+        assert file.stat().st_size > 1000  # rewritten whole
+
+
+def test_an_unwritable_cache_folder_means_no_cache_and_no_message(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would be")
+    r = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(blocker / "sub")})
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -3,10 +3,30 @@ share a privacy budget privopt splits with a certificate, design choices, accura
 
 ``model`` builds the composite from its syntax tree (located errors), ``split`` is the certified
 split core over abstract value oracles, ``solve`` runs the program, ``result`` is its answer.
+The names below are imported when first used (PEP 562): loading a single-program spec asks only
+``is_composite``, and must not pay for the solvers' imports behind ``solve``.
 """
 
-from .model import is_composite, refuse_attrs
-from .result import CompositeResult
-from .solve import Composite, build
+from importlib import import_module
 
-__all__ = ["Composite", "CompositeResult", "build", "is_composite", "refuse_attrs"]
+_LAZY = {
+    "is_composite": "model",
+    "refuse_attrs": "model",
+    "CompositeResult": "result",
+    "Composite": "solve",
+    "build": "solve",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

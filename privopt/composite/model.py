@@ -24,7 +24,6 @@ from pathlib import Path
 
 from ..errors import SpecError, UsageError, did_you_mean
 from ..language import ast
-from ..language.datafiles import DataFiles
 from ..language.parser import parse
 from ..language.source import Span
 
@@ -421,6 +420,8 @@ class _Builder:
         if not s.path.endswith(".priv"):
             raise SpecError(f"'{s.path}' is not a spec file", s.path_span, 'a block is a spec: use "FILE.priv" as NAME')
         try:
+            from ..language.datafiles import DataFiles  # pandas: only a spec with `use` reads a block file
+
             real, fh = DataFiles(self.folder, self.allow_paths).open(s.path, s.path_span)
         except SpecError as e:
             if "does not exist" not in e.message:

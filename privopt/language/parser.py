@@ -82,6 +82,25 @@ class _NewlineFilter:
             yield tok
 
 
+def _cache_file() -> str | bool:
+    """Where Lark keeps the analysed grammar between runs (its LALR tables take most of a short
+    run to build): ``$PRIVOPT_CACHE_DIR`` or the user's cache folder (``$XDG_CACHE_HOME`` or
+    ``~/.cache``) / ``privopt/grammar.lark-cache``. Lark checks the file against a SHA-256 of the
+    grammar, its options, its own version and Python's, and rebuilds (and rewrites) it on any
+    mismatch or damage. The folder is the user's own, never a shared temporary one (the file is a
+    pickle). ``False`` (no cache) when no such folder can be made."""
+    root = os.environ.get("PRIVOPT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "privopt"
+    )
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(root, os.W_OK):
+        return False
+    return os.path.join(root, "grammar.lark-cache")
+
+
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = resources.files("privopt.language").joinpath("grammar.lark").read_text()
@@ -92,6 +111,7 @@ def _lark() -> Lark:
         postlex=_NewlineFilter(),
         propagate_positions=True,
         maybe_placeholders=True,
+        cache=_cache_file(),
     )
 
 
