@@ -182,7 +182,7 @@ def verify(
     certify: bool = True,
     backend=None,
     duals: dict | None = None,
-    bound: Callable[[float], float] | None = None,
+    bound: Callable[[float], tuple[float, tuple | None]] | None = None,
 ) -> dict:
     """Recompute privacy and loss from the (co)variances ``cov`` of ``program.blocks``
     (``verification.problems.verify_noise``), and certify the loss against ``lower_bound``
