@@ -138,7 +138,13 @@ def solve_verified(model: NoiseModel, program: ConicProgram, time_limit=None, re
     with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
         sol = solve_barrier(program, time_limit=time_limit)
         cov = program.clean(model, (real or program.real)(sol.values))
-        check = verify(model, cov, program, sol.objective, bound=lambda enough: (program.dual_bound(sol.Y, sol.mu), (sol.Y, sol.mu)))
+        check = verify(
+            model,
+            cov,
+            program,
+            sol.objective,
+            bound=lambda enough: (program.dual_bound(sol.Y, sol.mu), (sol.Y, sol.mu)),
+        )
     return cov, sol, check
 
 
