@@ -79,13 +79,17 @@ def test_a_tampered_dual_point_fails_certification():
     assert check["passed"]
     mu = sol.mu.copy()
     mu[0] *= 0.5
-    tampered = conic.verify(model, cov, program, sol.objective, bound=lambda enough: program.dual_bound(sol.Y, mu))
+    tampered = conic.verify(
+        model, cov, program, sol.objective, bound=lambda enough: (program.dual_bound(sol.Y, mu), (sol.Y, mu))
+    )
     assert not tampered["passed"]
     assert any("bound" in f for f in tampered["failures"]), tampered["failures"]
     assert tampered["evidence"]["relative_gap"] > CONIC_RTOL
     Y = sol.Y.copy()
     Y[:, 0] += 0.3 * np.abs(Y).max()
-    tampered = conic.verify(model, cov, program, sol.objective, bound=lambda enough: program.dual_bound(Y, sol.mu))
+    tampered = conic.verify(
+        model, cov, program, sol.objective, bound=lambda enough: (program.dual_bound(Y, sol.mu), (Y, sol.mu))
+    )
     assert not tampered["passed"]
 
 
