@@ -33,14 +33,46 @@ Methods:
 * **Symmetric** (p1 = p2 = p): by 4, the optimum is the smallest feasible p in [0, 1/2]. Bisection
   keeps ``lo`` infeasible and ``hi`` feasible; every p <= lo is infeasible, so
   ``Q(lo) <= Q*  <= Q(hi)``: the certificate, closed to the last bit.
-* **Unrestricted**: outer approximation (Hoffman/Tuy's cutting planes for concave minimization).
-  Start from P = T. Each iteration takes the vertex v of P with the least Q: ``Q(v)`` is a lower
-  bound on Q* (facts 1-3: R ∩ T ⊆ P and the minimum over P sits at a vertex). If v is feasible,
-  it is optimal. Otherwise the point z where the segment from v to the feasible centre
-  (1/2, 1/2) leaves R (bisection, I is monotone along it by convexity) is feasible (an upper
-  bound) and the tangent cut at z removes v; P is clipped by it. Stops when ``UB - LB <= tol``.
-  The cuts touch R at points of its boundary, so vertices converge to the boundary at second
-  order and a 1e-9 gap takes tens of iterations.
+* **Unrestricted** (the default, ``search="boundary"``): a certified 1-D search along the boundary
+  of the feasible set. Coordinates: ``u = 1 - p1 - p2`` and ``s = P_Y(1) = p1 + u P_X(1)`` (so
+  ``1 - s = p2 + u P_X(0)``), a linear bijection under which T is ``0 <= u <= cap(s) =
+  min(s / P_X(1), (1 - s) / P_X(0))`` and eq. 2 gives ``rho^2 = P_X(0) P_X(1) phi^2`` with
+  ``phi = u / sqrt(s (1 - s))``; on T, Q = 1/4 - arcsin|rho| / (2 pi) falls as phi grows
+  (Theorem 2: minimize the correlation). Then:
+
+  a. *The optimum is on the boundary.* At fixed s, phi grows with u, and I(., s) is convex
+     (fact 2) with I(0, s) = 0 (Y independent of X), hence nondecreasing on [0, cap(s)]: the best
+     point over s is the height ``u*(s) = max{u <= cap(s) : I(u, s) <= eps}`` (Theorem 2's
+     "I = eps", or an edge of T), and ``Q* = Q(max_s phi*(s))`` with ``phi* = u* / sqrt(s (1 - s))``.
+  b. *Only the curve between the two corners matters.* Along the edge p1 = 0 (u = s / P_X(1))
+     phi = sqrt(s / (1 - s)) / P_X(1) increases with s, and its feasible part runs from its I = 0
+     end (p2 = 1) to the corner where it meets I = eps (fact 4); likewise on p2 = 0, where phi
+     decreases with s. So each edge's best point is its corner (found by bisection along the
+     edge), and the maximum of phi* lies in [s_c1, s_c2] between the corners (s_c1 < P_X(1) <
+     s_c2: the identity, u = 1, s = P_X(1), is infeasible), where u* < cap(s) and I(u*, s) = eps.
+  c. *Heights.* At each s, Newton's method on the convex I(., s) lands at or above the root from
+     any start, and ``x eps / I(x)`` is feasible for any x with I(x) > eps (the chord from
+     (0, 0)): a bracket ``lo <= u*(s) <= hi`` with lo feasible, closed to NEWTON_RTOL.
+  d. *Bounds.* u* is concave (the height of a convex set). Between the corners it is smooth with
+     slope ``-I_s / I_u`` (``I_u >= eps / u* > 0`` by convexity); at a corner the curve's one-sided
+     slope is a supergradient. So ``u*(s) <= hi_i + g_i (s - s_i)`` for every s, and on each
+     interval [s_i, s_i+1] phi* is at most the larger of ``line / sqrt(s (1 - s))`` over the two
+     pieces either side of where the endpoint tangents cross; that ratio has a single critical
+     point, so its maximum is exact (``_piece_max``). The least Q over the intervals' bounds is
+     a proven lower bound; intervals whose bound is within tol of the best feasible point are
+     closed, the others are cut (a grid uniform in logit(s), refined where open).
+
+  The search needs no cuts around the whole feasible set: where every boundary point has nearly
+  the same Q (eps ~ 1e-6 I(X; F): I ~ C rho^2 to leading order) it evaluates the boundary at about
+  a thousand points, all at once, instead of adding cuts one at a time. Where it stops without
+  closing the gap (rounding), the outer approximation below answers.
+* **Outer approximation** (``search="outer"``, and ``privopt check``'s cross-check; Hoffman/Tuy's
+  cutting planes for concave minimization). Start from P = T. Each iteration takes the vertex v
+  of P with the least Q: ``Q(v)`` is a lower bound on Q* (facts 1-3: R ∩ T ⊆ P and the minimum
+  over P sits at a vertex). If v is feasible, it is optimal. Otherwise the point z where the
+  segment from v to the feasible centre (1/2, 1/2) leaves R (bisection, I is monotone along it
+  by convexity) is feasible (an upper bound) and the tangent cut at z removes v; P is clipped by
+  it. Stops when ``UB - LB <= tol``.
 
 The certificate is exact arithmetic-wise up to floating-point rounding in evaluating I, its
 gradient and Q (relative ~1e-15).
@@ -52,7 +84,7 @@ smallest feasible p1 found by bisection (fact 4). It gives a feasible point, no 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -279,7 +311,13 @@ def optimal_channel(
         return _symmetric(o, eps, done)
     if search == "outer":
         return _outer_approximation(o, eps, tol, max_iter, done, floor)
-    return _boundary_search(o, eps, tol, done, floor)
+    sol = _boundary_search(o, eps, tol, done, floor)
+    if sol.status == "optimal":
+        return sol
+    alt = _outer_approximation(o, eps, tol, max_iter, done, floor)
+    best = alt if alt.gap <= sol.gap else sol
+    why = f"the boundary search stopped with a gap of {sol.gap:.1e}, the outer approximation with {alt.gap:.1e}"
+    return replace(best, notes=(*best.notes, why))
 
 
 def independence_bound(px1: float, pf, r, eps: float) -> float:
@@ -447,10 +485,11 @@ def _edge_polish(o: _Oracle, eps: float, best: np.ndarray, ub: float):
 
 # ------------------------------------------------------------------ the 1-D boundary search
 
-BOUNDARY_GRID = 129  # initial points, uniform in x = logit(s) between the two corners
+BOUNDARY_GRID = 65  # initial points, uniform in x = logit(s) between the two corners
 BOUNDARY_SPLIT = 4  # an interval whose bound is open is cut into this many
 BOUNDARY_ROUNDS = 80
 NEWTON_RTOL = 1e-13  # relative width of the bracket [lo, hi] around each height u*(s)
+NEWTON_STEPS = 100  # safeguarded Newton steps per height (bisection where a step leaves the bracket)
 
 
 class _Heights:
@@ -490,33 +529,35 @@ class _Heights:
             return np.sum(w * (o.r - self.px1), axis=-1) / LN2, np.sum(w, axis=-1) / LN2
 
     def solve(self, s, sc, guess=None):
+        """Brackets and slopes at the points (s, 1 - s), from ``guess`` (heights; the quadratic
+        term of I, ``I ln2 ~ u^2 S2 / (2 s (1 - s))``, where None or not positive)."""
         o, eps = self.o, self.eps
         cap = np.minimum(s / self.px1, sc / self.px0)
         i_cap = o.leak(*self.point(cap, s, sc))
         edge = i_cap <= eps
         lo = np.where(edge, cap, cap * np.minimum(1.0, eps / np.where(edge, 1.0, i_cap)))
         hi = cap.copy()
-        quadratic = np.sqrt(2.0 * LN2 * eps * s * sc / self.S2)  # I ln2 ~ u^2 S2 / (2 s (1 - s))
-        guess = quadratic if guess is None else np.where(np.isfinite(guess) & (guess > 0), guess, quadratic)
-        x = np.clip(guess, lo, hi)
+        quadratic = np.sqrt(2.0 * LN2 * eps * s * sc / self.S2)
+        x = np.clip(quadratic if guess is None else np.where(guess > 0, guess, quadratic), lo, hi)
         todo = np.flatnonzero(~edge & (hi - lo > NEWTON_RTOL * hi))
-        for _ in range(100):
+        for _ in range(NEWTON_STEPS):
             if todo.size == 0:
                 break
-            xs, ss, scs, l, h = x[todo], s[todo], sc[todo], lo[todo], hi[todo]
+            xs, ss, scs, low, high = x[todo], s[todo], sc[todo], lo[todo], hi[todo]
             ix = o.leak(*self.point(xs, ss, scs))
             feas = ix <= eps
-            l = np.where(feas, np.maximum(l, xs), np.maximum(l, xs * np.minimum(1.0, eps / np.where(feas, 1.0, ix))))
-            h = np.where(feas, h, np.minimum(h, xs))
+            chord = xs * np.minimum(1.0, eps / np.where(feas, 1.0, ix))
+            low = np.maximum(low, np.where(feas, xs, chord))
+            high = np.where(feas, high, np.minimum(high, xs))
             du, _ = self.derivatives(xs, ss, scs)
             with np.errstate(divide="ignore", invalid="ignore"):
                 nxt = xs - (ix - eps) / du
-            # from a feasible x, step at least past the bracket's tolerance (rounding can leave Newton
-            # creeping up to the root from below one ulp at a time)
+            # from a feasible x, step at least past the bracket's tolerance (rounding can leave
+            # Newton creeping up to the root from below, an ulp at a time)
             nxt = np.where(feas, np.maximum(nxt, xs * (1.0 + 0.5 * NEWTON_RTOL)), nxt)
-            nxt = np.where(np.isfinite(nxt) & (nxt > l) & (nxt < h), nxt, 0.5 * (l + h))
-            lo[todo], hi[todo], x[todo] = l, h, nxt
-            todo = todo[h - l > NEWTON_RTOL * h]
+            nxt = np.where(np.isfinite(nxt) & (nxt > low) & (nxt < high), nxt, 0.5 * (low + high))
+            lo[todo], hi[todo], x[todo] = low, high, nxt
+            todo = todo[high - low > NEWTON_RTOL * high]
         edge_slope = np.where(s * self.px0 <= sc * self.px1, 1.0 / self.px1, -1.0 / self.px0)
         return lo, hi, np.where(edge, edge_slope, self.slope(hi, s, sc))
 
@@ -569,8 +610,12 @@ def _interval_bounds(s, sc, hi, slope, px1):
     cross = np.where(np.isfinite(cross), np.clip(cross, 0.0, 1.0), 0.5)
     cross = np.where(use0 & ~use1, 1.0, np.where(use1 & ~use0, 0.0, cross))
     zero, one = np.zeros_like(s0), np.ones_like(s0)
-    left = np.where(use0, _piece_max(np.where(use0, a0, 0.0), np.where(use0, b0, 0.0), s0, sc0, delta, zero, cross), -np.inf)
-    right = np.where(use1, _piece_max(np.where(use1, a1, 0.0), np.where(use1, b1, 0.0), s0, sc0, delta, cross, one), -np.inf)
+    left = np.where(
+        use0, _piece_max(np.where(use0, a0, 0.0), np.where(use0, b0, 0.0), s0, sc0, delta, zero, cross), -np.inf
+    )
+    right = np.where(
+        use1, _piece_max(np.where(use1, a1, 0.0), np.where(use1, b1, 0.0), s0, sc0, delta, cross, one), -np.inf
+    )
     tangent = np.where(use0 | use1, np.maximum(left, right), np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         edge = np.where(
@@ -591,8 +636,9 @@ def _refine(x, active):
 def _corners(o: _Oracle, eps: float, heights: _Heights):
     """The two points where the curve I = eps meets the edges of T: on p1 = 0 the least feasible
     p2, on p2 = 0 the least feasible p1 (I is nonincreasing in the other coordinate along each
-    edge, fact 4; I(0, 0) = I(X; F) > eps and I = 0 at the far end). Returns (s, 1 - s, u) of
-    each, feasible, in the order p1 = 0 (s = P_X(1) u), then p2 = 0 (1 - s = P_X(0) u)."""
+    edge, fact 4; I(0, 0) = I(X; F) > eps and I = 0 at the far end). Returns (s, 1 - s, u, (p1,
+    p2)) of each, the point itself feasible as evaluated, in the order p1 = 0 (s = P_X(1) u), then
+    p2 = 0 (1 - s = P_X(0) u)."""
     out = []
     for k in (0, 1):
 
@@ -604,7 +650,7 @@ def _corners(o: _Oracle, eps: float, heights: _Heights):
         _, t, _ = _first_feasible(feasible, 0.0, 1.0)
         u = 1.0 - t  # p_k = 0, p_other = t
         s, sc = (heights.px1 * u, t + heights.px0 * u) if k == 0 else (t + heights.px1 * u, heights.px0 * u)
-        out.append((s, sc, u))
+        out.append((s, sc, u, (0.0, t) if k == 0 else (t, 0.0)))
     return out
 
 
@@ -614,7 +660,8 @@ def _boundary_search(o: _Oracle, eps: float, tol: float, done, floor: float) -> 
     px1 = o.px1
     k = math.sqrt(px1 * (1.0 - px1))
     heights = _Heights(o, eps)
-    (sa, sca, ua), (sb, scb, ub_) = _corners(o, eps, heights)
+    corners = _corners(o, eps, heights)
+    (sa, sca, ua, _), (sb, scb, ub_, _) = corners
     xa, xb = math.log(sa / sca), math.log(sb / scb)
     inner = np.linspace(xa, xb, BOUNDARY_GRID)[1:-1]
     x = np.concatenate([[xa], inner, [xb]])
@@ -648,16 +695,20 @@ def _boundary_search(o: _Oracle, eps: float, tol: float, done, floor: float) -> 
         nlo, nhi, nslope = heights.solve(ns, nsc, ((1 - w) * phi[pos - 1] + w * phi[pos]) * np.sqrt(ns * nsc))
         order = np.argsort(np.concatenate([x, new]), kind="stable")
         x, s, sc, lo, hi, slope = (
-            np.concatenate([a, b])[order] for a, b in ((x, new), (s, ns), (sc, nsc), (lo, nlo), (hi, nhi), (slope, nslope))
+            np.concatenate([a, b])[order]
+            for a, b in ((x, new), (s, ns), (sc, nsc), (lo, nlo), (hi, nhi), (slope, nslope))
         )
     lb = max(float(qub.min()), floor)
-    u = lo[j]  # the best point, nudged into the feasible set should rounding have left it a hair outside
-    for step in range(60):
-        p1, p2 = heights.point(u, s[j], sc[j])
-        if o.leak(p1, p2) <= eps:
-            break
-        u *= 1.0 - 2.0 ** (step - 52)
-    best = np.array([float(p1), float(p2)])
+    if j in (0, len(x) - 1):  # a corner: the point found on its edge
+        best = np.array(corners[0 if j == 0 else 1][3])
+    else:  # nudged into the feasible set should rounding have left it a hair outside
+        u = lo[j]
+        for step in range(60):
+            p1, p2 = heights.point(u, s[j], sc[j])
+            if o.leak(p1, p2) <= eps:
+                break
+            u *= 1.0 - 2.0 ** (step - 52)
+        best = np.array([float(p1), float(p2)])
     ub_q = float(o.q(best[0], best[1]))
     notes = [
         (
@@ -679,6 +730,7 @@ def _boundary_search(o: _Oracle, eps: float, tol: float, done, floor: float) -> 
 def _expit(x):
     """``1 / (1 + exp(-x))``, to a few ulps on both tails."""
     return 1.0 / (1.0 + np.exp(-x))
+
 
 def grid_channel(px1, F_given_X, eps, symmetric: bool = False, points: int = 20001) -> ChannelSolution:
     """Reference for ``privopt check``: ``points`` values of p2 in [0, 1] (p in [0, 1/2] when
