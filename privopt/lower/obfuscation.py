@@ -315,7 +315,7 @@ def optimal_channel(
     if sol.status == "optimal":
         return sol
     alt = _outer_approximation(o, eps, tol, max_iter, done, floor)
-    best = alt if alt.gap <= sol.gap else sol
+    best = alt if alt.gap < sol.gap else sol
     why = f"the boundary search stopped with a gap of {sol.gap:.1e}, the outer approximation with {alt.gap:.1e}"
     return replace(best, notes=(*best.notes, why))
 
