@@ -222,6 +222,9 @@ def optimal_channel(
     """The test channel W minimizing Q(P_X, W) subject to I(Y; F) <= eps bits (and p1 == p2 when
     ``symmetric``), with a certified lower bound: ``lower_bound <= Q* <= q_value`` and
     ``gap <= tol`` when status is "optimal". See the module docstring for the method.
+    ``search`` picks the unrestricted method: "boundary" (the 1-D boundary search, with the outer
+    approximation as fallback where it cannot close the gap) or "outer" (the outer approximation
+    alone, ``max_iter`` cuts at most: ``privopt check``'s cross-check).
 
     Edges: P_X(1) in {0, 1} (X constant: I = 0 and Q = 1/4 for every W, the identity is
     returned); eps >= I(X; F) (the identity is feasible, Q = 0); eps = 0 with F dependent on X
