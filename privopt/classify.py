@@ -276,8 +276,8 @@ def analyse_global(problem: Problem) -> Analysis:
         "bisection along the symmetric channels: I(p, p) is nonincreasing and Q increasing on [0, 1/2], "
         "so the smallest feasible p is optimal; the bracket is the certificate"
         if model.symmetric
-        else "outer approximation: tangent cuts of the convex leakage around the feasible set; Q is quasiconcave "
-        "on p1 + p2 <= 1, so its least value over the polygon's vertices is a proven lower bound"
+        else "a 1-D search along the boundary of the convex feasible set (the leakage bound active, or an edge): "
+        "its height over P_Y(1) is concave, so its tangents bound Q from below between the search's points"
     )
     applicable = {"global": why_global + " (gap <= 1e-9 in Q)"}
     not_applicable = {

@@ -316,7 +316,7 @@ SHOWN = {
         numbers=("37.11",), rows={"inputs only (local DP)": ("55.67",), "answers only": ("55.67",)}
     ),
     "obfuscation.md: privopt solve specs/obfuscation_bsc.priv": Shown(
-        numbers=("0.138950634898", "0.2", "5.8e-10"),
+        numbers=("0.138950634898", "0.2", "8.8e-10"),
         rows={"P(Y = 1 | X = 0)": ("0.178755",), "P(Y = 0 | X = 1)": ("0.178755",)},
     ),
     "obfuscation.md: privopt simulate specs/obfuscation_bsc.priv --rows 200 --cols 400 --trials 40 --seed 7": Shown(

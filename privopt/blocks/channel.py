@@ -4,8 +4,9 @@ Iyengar 2023), kind name "obfuscation".
 The program (model/obfuscation.py): minimize Q(P_X, W) subject to I(Y; F) <= eps, W a 2 x 2
 channel (optionally symmetric). It is nonconvex: Q is quasiconcave, not convex, on the channels
 that matter. Its routes are the certified global method (``methods/obfuscation.py``, running
-``lower/obfuscation.py``: bisection along the symmetric channels, outer approximation with tangent
-cuts otherwise), which returns a proven lower bound with the answer, and Corollary 2
+``lower/obfuscation.py``: bisection along the symmetric channels, a certified 1-D search along the
+feasible set's boundary otherwise), which returns a proven lower bound with the answer, the outer
+approximation with tangent cuts (a second certified method, for ``privopt check``), and Corollary 2
 (``closedform/obfuscation.py``), which answers the symmetric problem under uniform P_X and BSC
 query noise in closed form, checked against the symmetric bisection.
 
@@ -180,8 +181,9 @@ def channel_table(problem: Problem, W: np.ndarray) -> pd.DataFrame:
 
 
 def routes(problem: Problem, analysis, tol: float) -> list[Route]:
-    """The certified global method first (the reference), Corollary 2 where its conditions hold,
-    and a dense grid search (a feasible point per grid value, no bound). Each answer is measured
+    """The certified global method first (the reference), for an unrestricted channel the outer
+    approximation (the other certified method, a cross-check of the boundary search), Corollary 2
+    where its conditions hold, and a dense grid search (a feasible point per grid value, no bound). Each answer is measured
     by ``verify``: Q by Sheppard's formula and the leakage's excess over eps (bits)."""
     model = problem.obfuscation
     exact = Accuracy(
@@ -219,6 +221,13 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
             + ("" if model.leakage is not None else ", and a leakage bound")
         )
     )
+    outer = Route(
+        "outer-approximation",
+        None,
+        timed(lambda: optimal_channel(model.px1, model.F_given_X, model.eps, False, DEFAULT_TOL, search="outer")),
+        measured,
+        exact,
+    )
     return [
         Route(
             "global",
@@ -227,6 +236,7 @@ def routes(problem: Problem, analysis, tol: float) -> list[Route]:
             measured,
             exact,
         ),
+        *([] if model.symmetric else [outer]),
         Route(
             "closed-form",
             None,

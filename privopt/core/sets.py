@@ -208,7 +208,7 @@ class Leakage(ConstraintSet):
     kind: ClassVar[str] = "leakage"
     unbridged: ClassVar[str] = (
         "I(Y; F) is convex in the channel, but the objective Q is not: the certified global method "
-        "(bisection on the symmetric channels, outer approximation with tangent cuts) bounds the program"
+        "(bisection on the symmetric channels, a 1-D search along the boundary otherwise) bounds the program"
     )
     eps: float = 0.0
     text: str = ""

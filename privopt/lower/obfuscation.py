@@ -33,14 +33,46 @@ Methods:
 * **Symmetric** (p1 = p2 = p): by 4, the optimum is the smallest feasible p in [0, 1/2]. Bisection
   keeps ``lo`` infeasible and ``hi`` feasible; every p <= lo is infeasible, so
   ``Q(lo) <= Q*  <= Q(hi)``: the certificate, closed to the last bit.
-* **Unrestricted**: outer approximation (Hoffman/Tuy's cutting planes for concave minimization).
-  Start from P = T. Each iteration takes the vertex v of P with the least Q: ``Q(v)`` is a lower
-  bound on Q* (facts 1-3: R ∩ T ⊆ P and the minimum over P sits at a vertex). If v is feasible,
-  it is optimal. Otherwise the point z where the segment from v to the feasible centre
-  (1/2, 1/2) leaves R (bisection, I is monotone along it by convexity) is feasible (an upper
-  bound) and the tangent cut at z removes v; P is clipped by it. Stops when ``UB - LB <= tol``.
-  The cuts touch R at points of its boundary, so vertices converge to the boundary at second
-  order and a 1e-9 gap takes tens of iterations.
+* **Unrestricted** (the default, ``search="boundary"``): a certified 1-D search along the boundary
+  of the feasible set. Coordinates: ``u = 1 - p1 - p2`` and ``s = P_Y(1) = p1 + u P_X(1)`` (so
+  ``1 - s = p2 + u P_X(0)``), a linear bijection under which T is ``0 <= u <= cap(s) =
+  min(s / P_X(1), (1 - s) / P_X(0))`` and eq. 2 gives ``rho^2 = P_X(0) P_X(1) phi^2`` with
+  ``phi = u / sqrt(s (1 - s))``; on T, Q = 1/4 - arcsin|rho| / (2 pi) falls as phi grows
+  (Theorem 2: minimize the correlation). Then:
+
+  a. *The optimum is on the boundary.* At fixed s, phi grows with u, and I(., s) is convex
+     (fact 2) with I(0, s) = 0 (Y independent of X), hence nondecreasing on [0, cap(s)]: the best
+     point over s is the height ``u*(s) = max{u <= cap(s) : I(u, s) <= eps}`` (Theorem 2's
+     "I = eps", or an edge of T), and ``Q* = Q(max_s phi*(s))`` with ``phi* = u* / sqrt(s (1 - s))``.
+  b. *Only the curve between the two corners matters.* Along the edge p1 = 0 (u = s / P_X(1))
+     phi = sqrt(s / (1 - s)) / P_X(1) increases with s, and its feasible part runs from its I = 0
+     end (p2 = 1) to the corner where it meets I = eps (fact 4); likewise on p2 = 0, where phi
+     decreases with s. So each edge's best point is its corner (found by bisection along the
+     edge), and the maximum of phi* lies in [s_c1, s_c2] between the corners (s_c1 < P_X(1) <
+     s_c2: the identity, u = 1, s = P_X(1), is infeasible), where u* < cap(s) and I(u*, s) = eps.
+  c. *Heights.* At each s, Newton's method on the convex I(., s) lands at or above the root from
+     any start, and ``x eps / I(x)`` is feasible for any x with I(x) > eps (the chord from
+     (0, 0)): a bracket ``lo <= u*(s) <= hi`` with lo feasible, closed to NEWTON_RTOL.
+  d. *Bounds.* u* is concave (the height of a convex set). Between the corners it is smooth with
+     slope ``-I_s / I_u`` (``I_u >= eps / u* > 0`` by convexity); at a corner the curve's one-sided
+     slope is a supergradient. So ``u*(s) <= hi_i + g_i (s - s_i)`` for every s, and on each
+     interval [s_i, s_i+1] phi* is at most the larger of ``line / sqrt(s (1 - s))`` over the two
+     pieces either side of where the endpoint tangents cross; that ratio has a single critical
+     point, so its maximum is exact (``_piece_max``). The least Q over the intervals' bounds is
+     a proven lower bound; intervals whose bound is within tol of the best feasible point are
+     closed, the others are cut (a grid uniform in logit(s), refined where open).
+
+  The search needs no cuts around the whole feasible set: where every boundary point has nearly
+  the same Q (eps ~ 1e-6 I(X; F): I ~ C rho^2 to leading order) it evaluates the boundary at about
+  a thousand points, all at once, instead of adding cuts one at a time. Where it stops without
+  closing the gap (rounding), the outer approximation below answers.
+* **Outer approximation** (``search="outer"``, and ``privopt check``'s cross-check; Hoffman/Tuy's
+  cutting planes for concave minimization). Start from P = T. Each iteration takes the vertex v
+  of P with the least Q: ``Q(v)`` is a lower bound on Q* (facts 1-3: R ∩ T ⊆ P and the minimum
+  over P sits at a vertex). If v is feasible, it is optimal. Otherwise the point z where the
+  segment from v to the feasible centre (1/2, 1/2) leaves R (bisection, I is monotone along it
+  by convexity) is feasible (an upper bound) and the tangent cut at z removes v; P is clipped by
+  it. Stops when ``UB - LB <= tol``.
 
 The certificate is exact arithmetic-wise up to floating-point rounding in evaluating I, its
 gradient and Q (relative ~1e-15).
@@ -52,7 +84,7 @@ smallest feasible p1 found by bisection (fact 4). It gives a feasible point, no 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -60,6 +92,7 @@ from ..errors import UsageError
 from ..measures.obfuscation import (
     LN2,
     _fingerprint,
+    _kl_terms,
     channel,
     check_px,
     krcc_q_p,
@@ -174,12 +207,24 @@ def _solution(o, p1, p2, lb, status, iterations, method, symmetric, eps, tol, no
     return ChannelSolution(W, q, lb, gap, leak, status, iterations, o.count, method, symmetric, eps, tol, tuple(notes))
 
 
+SEARCHES = ("boundary", "outer")
+
+
 def optimal_channel(
-    px1, F_given_X, eps, symmetric: bool = False, tol: float = DEFAULT_TOL, max_iter: int = MAX_ITER
+    px1,
+    F_given_X,
+    eps,
+    symmetric: bool = False,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = MAX_ITER,
+    search: str = "boundary",
 ) -> ChannelSolution:
     """The test channel W minimizing Q(P_X, W) subject to I(Y; F) <= eps bits (and p1 == p2 when
     ``symmetric``), with a certified lower bound: ``lower_bound <= Q* <= q_value`` and
     ``gap <= tol`` when status is "optimal". See the module docstring for the method.
+    ``search`` picks the unrestricted method: "boundary" (the 1-D boundary search, with the outer
+    approximation as fallback where it cannot close the gap) or "outer" (the outer approximation
+    alone, ``max_iter`` cuts at most: ``privopt check``'s cross-check).
 
     Edges: P_X(1) in {0, 1} (X constant: I = 0 and Q = 1/4 for every W, the identity is
     returned); eps >= I(X; F) (the identity is feasible, Q = 0); eps = 0 with F dependent on X
@@ -187,6 +232,8 @@ def optimal_channel(
     ``independence_bound`` is within tol of 1/4 (e.g. 1e-300: the feasible channels are
     independent up to rounding, |u| ~ sqrt(eps)): BSC(1/2), certified by that bound."""
     px1, pf, r, eps, tol = _check(px1, F_given_X, eps, tol)
+    if search not in SEARCHES:
+        raise UsageError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
     o = _Oracle(px1, pf, r)
     symmetric = bool(symmetric)
 
@@ -265,7 +312,15 @@ def optimal_channel(
         )
     if symmetric:
         return _symmetric(o, eps, done)
-    return _outer_approximation(o, eps, tol, max_iter, done, floor)
+    if search == "outer":
+        return _outer_approximation(o, eps, tol, max_iter, done, floor)
+    sol = _boundary_search(o, eps, tol, done, floor)
+    if sol.status == "optimal":
+        return sol
+    alt = _outer_approximation(o, eps, tol, max_iter, done, floor)
+    best = alt if alt.gap < sol.gap else sol
+    why = f"the boundary search stopped with a gap of {sol.gap:.1e}, the outer approximation with {alt.gap:.1e}"
+    return replace(best, notes=(*best.notes, why))
 
 
 def independence_bound(px1: float, pf, r, eps: float) -> float:
@@ -429,6 +484,255 @@ def _edge_polish(o: _Oracle, eps: float, best: np.ndarray, ub: float):
             best, ub = cand, q
             note = f"on the edge p{k + 1} = 0: the least feasible p{other + 1} by bisection (Q {q!r})"
     return best, ub, note
+
+
+# ------------------------------------------------------------------ the 1-D boundary search
+
+BOUNDARY_GRID = 65  # initial points, uniform in x = logit(s) between the two corners
+BOUNDARY_SPLIT = 4  # an interval whose bound is open is cut into this many
+BOUNDARY_ROUNDS = 80
+NEWTON_RTOL = 1e-13  # relative width of the bracket [lo, hi] around each height u*(s)
+NEWTON_STEPS = 100  # safeguarded Newton steps per height (bisection where a step leaves the bracket)
+
+
+class _Heights:
+    """The upper boundary of the feasible set over the line ``s = P_Y(1)``, in the coordinates
+    ``u = 1 - p1 - p2``, ``s = p1 + u P_X(1)`` (so ``1 - s = p2 + u P_X(0)``; a linear bijection of
+    (p1, p2), T becomes ``0 <= u <= cap(s) = min(s / P_X(1), (1 - s) / P_X(0))``).
+
+    ``solve(s, sc, guess)`` returns, per point, ``lo <= u*(s) <= hi`` (lo feasible), and a
+    supergradient ``slope`` of the concave u* at s (NaN where none is available), where
+    ``u*(s) = max{u <= cap(s) : I(u, s) <= eps}``. Along the segment u in [0, cap(s)] at fixed s,
+    I is convex with I(0, s) = 0 (Y independent of X), so (a) it is nondecreasing, (b) a Newton
+    step from any point lands at or above the root, (c) the chord bound ``I(x eps / I(x)) <= eps``
+    makes ``x eps / I(x)`` feasible for every x with I(x) > eps, and (d) ``I_u >= eps / u* > 0`` at
+    the root, so the implicit slope ``du*/ds = -I_s / I_u`` exists where u* < cap(s). On the edge
+    (u* = cap(s)) the active edge line's slope is a supergradient (u* <= cap)."""
+
+    def __init__(self, o: _Oracle, eps: float):
+        self.o, self.eps = o, eps
+        self.px1, self.px0 = o.px1, 1.0 - o.px1
+        live = o.pf > 0
+        self.S2 = float(np.sum(np.where(live, o.pf * (o.r - o.px1) ** 2, 0.0)))  # > 0: F depends on X
+
+    def point(self, u, s, sc):
+        """(p1, p2) of height u over s, with the edge coordinate exactly 0 at u = cap(s)."""
+        p1 = np.where(u * self.px1 >= s, 0.0, s - u * self.px1)
+        p2 = np.where(u * self.px0 >= sc, 0.0, sc - u * self.px0)
+        return p1, p2
+
+    def derivatives(self, u, s, sc):
+        """(I_u, I_s) in bits at height u over s: ``I = sum_f P(f) d(s + u delta_f || s)`` with
+        ``delta_f = r_f - P_X(1)``, ``d/dt d(t || s) = logit t - logit s`` and ``d/ds d(t || s) =
+        (s - t) / (s (1 - s))``, whose P(f)-weighted sum vanishes (sum_f P(f) delta_f = 0)."""
+        o = self.o
+        _, _, l1, l0 = _kl_terms(self.px1, o.pf, o.r, *self.point(u, s, sc))
+        with np.errstate(invalid="ignore"):
+            w = np.where(o.pf > 0, o.pf * (l1 - l0), 0.0)
+            return np.sum(w * (o.r - self.px1), axis=-1) / LN2, np.sum(w, axis=-1) / LN2
+
+    def solve(self, s, sc, guess=None):
+        """Brackets and slopes at the points (s, 1 - s), from ``guess`` (heights; the quadratic
+        term of I, ``I ln2 ~ u^2 S2 / (2 s (1 - s))``, where None or not positive)."""
+        o, eps = self.o, self.eps
+        cap = np.minimum(s / self.px1, sc / self.px0)
+        i_cap = o.leak(*self.point(cap, s, sc))
+        edge = i_cap <= eps
+        lo = np.where(edge, cap, cap * np.minimum(1.0, eps / np.where(edge, 1.0, i_cap)))
+        hi = cap.copy()
+        quadratic = np.sqrt(2.0 * LN2 * eps * s * sc / self.S2)
+        x = np.clip(quadratic if guess is None else np.where(guess > 0, guess, quadratic), lo, hi)
+        todo = np.flatnonzero(~edge & (hi - lo > NEWTON_RTOL * hi))
+        for _ in range(NEWTON_STEPS):
+            if todo.size == 0:
+                break
+            xs, ss, scs, low, high = x[todo], s[todo], sc[todo], lo[todo], hi[todo]
+            ix = o.leak(*self.point(xs, ss, scs))
+            feas = ix <= eps
+            chord = xs * np.minimum(1.0, eps / np.where(feas, 1.0, ix))
+            low = np.maximum(low, np.where(feas, xs, chord))
+            high = np.where(feas, high, np.minimum(high, xs))
+            du, _ = self.derivatives(xs, ss, scs)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                nxt = xs - (ix - eps) / du
+            # from a feasible x, step at least past the bracket's tolerance (rounding can leave
+            # Newton creeping up to the root from below, an ulp at a time)
+            nxt = np.where(feas, np.maximum(nxt, xs * (1.0 + 0.5 * NEWTON_RTOL)), nxt)
+            nxt = np.where(np.isfinite(nxt) & (nxt > low) & (nxt < high), nxt, 0.5 * (low + high))
+            lo[todo], hi[todo], x[todo] = low, high, nxt
+            todo = todo[high - low > NEWTON_RTOL * high]
+        edge_slope = np.where(s * self.px0 <= sc * self.px1, 1.0 / self.px1, -1.0 / self.px0)
+        return lo, hi, np.where(edge, edge_slope, self.slope(hi, s, sc))
+
+    def slope(self, u, s, sc):
+        """The implicit slope ``du/ds = -I_s / I_u`` of the level curve through height u over s
+        (NaN where I_u is not a positive finite number)."""
+        du, ds = self.derivatives(u, s, sc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(du > 0, -ds / du, np.nan)
+        return np.where(np.isfinite(g), g, np.nan)
+
+
+def _piece_max(alpha, beta, s0, sc0, delta, ta, tb):
+    """Max over tau in [ta, tb] of ``(alpha + beta tau) / sqrt(s (1 - s))`` with ``s = s0 + tau
+    delta`` and ``1 - s = sc0 - tau delta`` (each side formed directly, so both keep their digits
+    near 0 and 1). The derivative vanishes only where ``beta s (1 - s) = (alpha + beta tau) delta
+    (1 - 2 s) / 2``; the tau^2 terms cancel, leaving one root ``tau* = (alpha delta D / 2 - beta s0
+    sc0) / (beta delta D / 2 + alpha delta^2)``, D = sc0 - s0: the max is at ta, tb or tau*."""
+    D = sc0 - s0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ts = (alpha * delta * D / 2 - beta * s0 * sc0) / (beta * delta * D / 2 + alpha * delta**2)
+    ts = np.where(np.isfinite(ts) & (ts > ta) & (ts < tb), ts, ta)
+    best = np.full(np.shape(alpha), -np.inf)
+    for t in (ta, tb, ts):
+        s, sc = s0 + t * delta, sc0 - t * delta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = (alpha + beta * t) / np.sqrt(s * sc)
+        best = np.maximum(best, np.where(np.isnan(v), np.inf, v))
+    return best
+
+
+def _interval_bounds(s, sc, hi, slope, px1):
+    """Upper bounds on ``phi(s) = u*(s) / sqrt(s (1 - s))`` over each interval [s_i, s_i+1].
+
+    u* is concave (the height of a convex set), so with a supergradient g_i at s_i,
+    ``u*(s) <= hi_i + g_i (s - s_i)`` for every s; on the interval u* is below the lesser of the
+    two endpoint tangents (NaN slope: that tangent is not used), and phi below the larger of
+    ``_piece_max`` on the two pieces either side of where they cross (any split point is valid).
+    Also ``u* <= cap(s)``: phi <= sqrt(s / (1 - s)) / P_X(1), increasing, and
+    sqrt((1 - s) / s) / P_X(0), decreasing, their lesser peaking at s = P_X(1)."""
+    px0 = 1.0 - px1
+    s0, sc0, s1, sc1 = s[:-1], sc[:-1], s[1:], sc[1:]
+    delta = np.where(s0 < 0.5, s1 - s0, sc0 - sc1)
+    h0, h1, g0, g1 = hi[:-1], hi[1:], slope[:-1], slope[1:]
+    a0, b0 = h0, g0 * delta  # tangent at s_i: a0 + b0 tau
+    a1, b1 = h1 - g1 * delta, g1 * delta  # tangent at s_i+1
+    use0, use1 = np.isfinite(g0), np.isfinite(g1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (a1 - a0) / (b0 - b1)
+    cross = np.where(np.isfinite(cross), np.clip(cross, 0.0, 1.0), 0.5)
+    cross = np.where(use0 & ~use1, 1.0, np.where(use1 & ~use0, 0.0, cross))
+    zero, one = np.zeros_like(s0), np.ones_like(s0)
+    left = np.where(
+        use0, _piece_max(np.where(use0, a0, 0.0), np.where(use0, b0, 0.0), s0, sc0, delta, zero, cross), -np.inf
+    )
+    right = np.where(
+        use1, _piece_max(np.where(use1, a1, 0.0), np.where(use1, b1, 0.0), s0, sc0, delta, cross, one), -np.inf
+    )
+    tangent = np.where(use0 | use1, np.maximum(left, right), np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        edge = np.where(
+            s1 <= px1, np.sqrt(s1 / sc1) / px1, np.where(s0 >= px1, np.sqrt(sc0 / s0) / px0, 1.0 / math.sqrt(px0 * px1))
+        )
+    return np.minimum(tangent, edge)
+
+
+def _refine(x, active):
+    """New grid points in the active intervals of the sorted logit grid x: each cut into
+    BOUNDARY_SPLIT equal parts (points already on the grid, at float64's resolution, dropped)."""
+    a, b = x[:-1][active], x[1:][active]
+    steps = np.arange(1, BOUNDARY_SPLIT) / BOUNDARY_SPLIT
+    new = (a[:, None] + (b - a)[:, None] * steps[None, :]).ravel()
+    return np.unique(new[(new > x[0]) & (new < x[-1]) & ~np.isin(new, x)])
+
+
+def _corners(o: _Oracle, eps: float, heights: _Heights):
+    """The two points where the curve I = eps meets the edges of T: on p1 = 0 the least feasible
+    p2, on p2 = 0 the least feasible p1 (I is nonincreasing in the other coordinate along each
+    edge, fact 4; I(0, 0) = I(X; F) > eps and I = 0 at the far end). Returns (s, 1 - s, u, (p1,
+    p2)) of each, the point itself feasible as evaluated, in the order p1 = 0 (s = P_X(1) u), then
+    p2 = 0 (1 - s = P_X(0) u)."""
+    out = []
+    for k in (0, 1):
+
+        def feasible(t, k=k):
+            pt = [np.zeros_like(t), np.zeros_like(t)]
+            pt[1 - k] = t
+            return o.leak(pt[0], pt[1]) <= eps
+
+        _, t, _ = _first_feasible(feasible, 0.0, 1.0)
+        u = 1.0 - t  # p_k = 0, p_other = t
+        s, sc = (heights.px1 * u, t + heights.px0 * u) if k == 0 else (t + heights.px1 * u, heights.px0 * u)
+        out.append((s, sc, u, (0.0, t) if k == 0 else (t, 0.0)))
+    return out
+
+
+def _boundary_search(o: _Oracle, eps: float, tol: float, done, floor: float) -> ChannelSolution:
+    """The unrestricted optimum by a certified 1-D search along the boundary (module docstring,
+    docs/obfuscation.md "The 1-D boundary search")."""
+    px1 = o.px1
+    k = math.sqrt(px1 * (1.0 - px1))
+    heights = _Heights(o, eps)
+    corners = _corners(o, eps, heights)
+    (sa, sca, ua, _), (sb, scb, ub_, _) = corners
+    xa, xb = math.log(sa / sca), math.log(sb / scb)
+    inner = np.linspace(xa, xb, BOUNDARY_GRID)[1:-1]
+    x = np.concatenate([[xa], inner, [xb]])
+    s = np.concatenate([[sa], _expit(inner), [sb]])
+    sc = np.concatenate([[sca], _expit(-inner), [scb]])
+    lo, hi, slope = heights.solve(s, sc)
+    # the corners: exact heights, and the curve's one-sided slope (the edge's would bound the far side)
+    lo[0], hi[0], lo[-1], hi[-1] = ua, ua, ub_, ub_
+    slope[[0, -1]] = heights.slope(np.array([ua, ub_]), s[[0, -1]], sc[[0, -1]])
+    rounds, note = 0, ""
+    while True:
+        rounds += 1
+        phi = lo / np.sqrt(s * sc)
+        j = int(np.argmax(phi))
+        qb = float(o.q(*heights.point(lo[j], s[j], sc[j])))
+        ub = _interval_bounds(s, sc, hi, slope, px1)
+        qub = 0.25 - np.arcsin(np.minimum(1.0, k * ub)) / (2.0 * math.pi)
+        active = qub < qb - tol
+        if not active.any():
+            break
+        if rounds >= BOUNDARY_ROUNDS:
+            note = f"stopped after {rounds} rounds"
+            break
+        new = _refine(x, active)
+        if new.size == 0:
+            note = "stopped: the open intervals cannot be cut further (rounding floor)"
+            break
+        pos = np.searchsorted(x, new)  # warm start: phi interpolated in x between the neighbours
+        w = (new - x[pos - 1]) / (x[pos] - x[pos - 1])
+        ns, nsc = _expit(new), _expit(-new)
+        nlo, nhi, nslope = heights.solve(ns, nsc, ((1 - w) * phi[pos - 1] + w * phi[pos]) * np.sqrt(ns * nsc))
+        order = np.argsort(np.concatenate([x, new]), kind="stable")
+        x, s, sc, lo, hi, slope = (
+            np.concatenate([a, b])[order]
+            for a, b in ((x, new), (s, ns), (sc, nsc), (lo, nlo), (hi, nhi), (slope, nslope))
+        )
+    lb = max(float(qub.min()), floor)
+    if j in (0, len(x) - 1):  # a corner: the point found on its edge
+        best = np.array(corners[0 if j == 0 else 1][3])
+    else:  # nudged into the feasible set should rounding have left it a hair outside
+        u = lo[j]
+        for step in range(60):
+            p1, p2 = heights.point(u, s[j], sc[j])
+            if o.leak(p1, p2) <= eps:
+                break
+            u *= 1.0 - 2.0 ** (step - 52)
+        best = np.array([float(p1), float(p2)])
+    ub_q = float(o.q(best[0], best[1]))
+    notes = [
+        (
+            f"boundary search: {len(x)} points on the curve I(Y; F) = eps between its two corners on the "
+            f"edges, {rounds} rounds; the height u*(s) of the convex feasible set is concave, so its tangents "
+            "bound it and the least Q over the intervals' bounds is a proven lower bound"
+        )
+    ]
+    if note:
+        notes.append(note)
+    best, ub_q, edge = _edge_polish(o, eps, best, ub_q)
+    if edge:
+        notes.append(edge)
+    lb = min(lb, ub_q)
+    status = "optimal" if ub_q - lb <= tol else "gap_not_closed"
+    return done(float(best[0]), float(best[1]), lb, status, rounds, "boundary-search", notes)
+
+
+def _expit(x):
+    """``1 / (1 + exp(-x))``, to a few ulps on both tails."""
+    return 1.0 / (1.0 + np.exp(-x))
 
 
 def grid_channel(px1, F_given_X, eps, symmetric: bool = False, points: int = 20001) -> ChannelSolution:

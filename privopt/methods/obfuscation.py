@@ -3,8 +3,8 @@
 
 The program: minimize Q(P_X, W) subject to I(Y; F) <= eps bits over 2 x 2 channels W (optionally
 symmetric, p1 = p2). It is nonconvex (Q is quasiconcave on the channels that matter), so it is
-solved globally (``lower/obfuscation.py``: bisection along the symmetric channels, outer
-approximation with tangent cuts otherwise) and returns a proven lower bound with the answer:
+solved globally (``lower/obfuscation.py``: bisection along the symmetric channels, a certified 1-D
+search along the boundary of the feasible set otherwise) and returns a proven lower bound with the answer:
 ``lower_bound <= Q* <= Q(W)`` with ``Q(W) - lower_bound <= DEFAULT_TOL``.
 """
 
