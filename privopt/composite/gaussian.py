@@ -399,4 +399,6 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
             shares[v.key] = y * row.coefs[v.key] if grouped else y
             values[v.key] = value if i == 0 else 0.0
     keys = [v.key for v in row_vars]
-    return Split(tuple(shares[k] for k in keys), tuple(values[k] for k in keys), s.objective, s.lower_bound, s.calls)
+    return Split(
+        tuple(shares[k] for k in keys), tuple(values[k] for k in keys), s.objective, s.lower_bound, s.calls, s.points
+    )
