@@ -112,11 +112,16 @@ def test_a_changed_choice_fails(results, tmp_path):
     assert checked.exit_code == 1 and "FAIL  design choice" in checked.stdout, checked.output
 
 
-def test_a_joint_sensitivity_above_its_ceiling_fails(results, tmp_path):
-    r = copy.deepcopy(results["blocks_joint_gaussian"]["json"])
+@pytest.mark.parametrize("spec", ["blocks_joint_gaussian", "blocks_joint_mixed"])
+def test_a_joint_programs_variance_or_sensitivity_tampered_fails(spec, results, tmp_path):
+    r = copy.deepcopy(results[spec]["json"])
+    r["blocks"]["prefix"]["variances"]["eta"][0] *= 0.9  # less noise: a sensitivity above the ceiling
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs): gaussian dp" in checked.stdout
+    r = copy.deepcopy(results[spec]["json"])
     r["composition"][0]["parts"][0]["sensitivity"] *= 1.001
     checked = _verify(r, tmp_path)
-    assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs) sensitivity" in checked.stdout
+    assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs): recorded sensitivity" in checked.stdout
 
 
 def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):

@@ -7,10 +7,9 @@ change is exit 2, naming the file):
 * **blocks**: each block solved by its own route carries its own full result (``result``), re-
   checked exactly as a single result (``check.verify``: the block rebuilt from its recorded text
   at its recorded params, its point, its certificate), every check named ``block NAME: ...``; its
-  recorded params and value must be the ones the composite reports. A block of a joint Gaussian
-  program has no result of its own: its mechanism's recorded Mahalanobis sensitivity is compared
-  with the largest the row's (eps, delta) allows, recomputed (``measures.gaussian.max_sensitivity``);
-  the sensitivity itself is the solve's (the covariances are not recorded).
+  recorded params and value must be the ones the composite reports. The blocks of a joint
+  Gaussian program have no result of their own: the program is re-checked from their recorded
+  (co)variances (``_joint``).
 * **composition**: every row ``sum_k coef_k x_k <= rhs`` re-evaluated at the chosen params
   (relative ``ROW_RTOL``; a joint group's blocks have coefficient ``1 / |group|``, so it counts
   once), each mechanism's delta param equal to its share of the row's delta, and the
@@ -28,8 +27,8 @@ change is exit 2, naming the file):
   ``evaluate``: the objective itself. Then ``bound <= objective`` and the recorded gap
   recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
   notes): the points' own proven bounds (their certificates are not stored), the bracket's lower
-  end of accuracy first (the target failing there), the joint program's dual bound, another
-  design branch's bound.
+  end of accuracy first (the target failing there), the joint program's dual bound (its dual
+  point is not recorded), another design branch's bound.
 """
 
 from __future__ import annotations
@@ -159,35 +158,56 @@ def _blocks(model, result: dict, blocks: dict, folder: Path | None, notes: list[
     if joint:
         checks += _joint(model, result)
         notes.append(
-            "a joint Gaussian program's blocks: its recorded sensitivity against the ceiling recomputed from "
-            "(eps, delta); its covariances and dual bound are not recorded (taken as recorded)"
+            "a joint Gaussian program: its point re-checked from the recorded variances; its dual bound "
+            "(the conic dual point) is not recorded: taken as recorded"
         )
     return checks
 
 
 def _joint(model, result: dict) -> list[Check]:
-    """Each joint Gaussian mechanism's recorded sensitivity <= the largest its (eps, delta) allows."""
-    from ..measures.gaussian import max_sensitivity
+    """Each joint Gaussian program re-checked from its recorded (co)variances: the joint model
+    rebuilt at the group's recorded (eps, delta) (``gaussian.joint_model``: the blocks' releases
+    stacked, each scaled by the square root of its weight), then ``verify_noise`` (each noise in
+    its set, every input's summed squared Mahalanobis sensitivity within the ceiling (eps, delta)
+    allows, the loss), and each block's own value recomputed (``gaussian.block_values``)."""
+    import numpy as np
 
-    checks = []
-    for row in result.get("composition") or []:
-        for p in row["parts"]:
-            if "joint" not in p["mechanism"]:
-                continue
-            block = model.blocks[p["blocks"][0]]
-            calibration = "classic" if block.budget.calibration == "classic" else "analytic"
-            ceiling = max_sensitivity(_number(p["eps"]), _number(p["delta"]), calibration)
-            s = _number(p.get("sensitivity"))
+    from ..composite.gaussian import block_values, group_weights, joint_model
+    from ..lower.noise import lower_noise
+    from ..verification.problems import verify_noise
+
+    checks: list[Check] = []
+    blocks = result["blocks"]
+    for group in model.groups or ((model.joint,) if model.joint is not None else ()):
+        label = f"joint Gaussian ({', '.join(group.blocks)})"
+        first = model.blocks[group.blocks[0]]
+        mine = blocks[group.blocks[0]].get("params") or {}
+        if first.budget is None or first.budget.eps not in mine:
+            checks.append(condition(label, False, "the result records no (eps, delta) for this group"))
+            continue
+        eps, delta = _number(mine[first.budget.eps]), _number(mine.get(first.budget.delta, group.delta))
+        joint_m, parts = joint_model(
+            model, dataclasses.replace(group, eps=eps, delta=delta), group_weights(model, group)
+        )
+        cov = {}
+        for n in group.blocks:
+            for k, S in (blocks[n].get("variances") or {}).items():
+                cov[f"{n}.{k}"] = np.asarray(S, dtype=float)
+        missing = [k.name for k in joint_m.noises if k.name not in cov]
+        if missing:
+            checks.append(condition(label, False, f"the result records no variances of {', '.join(missing)}"))
+            continue
+        v = verify_noise(joint_m, {k.name: cov[k.name] for k in joint_m.noises}, lower_noise(joint_m))
+        checks += [dataclasses.replace(c, name=f"{label}: {c.name}") for c in v.checks]
+        part = next(
+            (p for r in result.get("composition") or [] for p in r["parts"] if p["blocks"] == list(group.blocks)), {}
+        )
+        if "sensitivity" in part:
             checks.append(
-                compare(
-                    f"joint Gaussian ({', '.join(p['blocks'])}) sensitivity",
-                    s,
-                    ceiling,
-                    f"the recorded sensitivity {s!r} is above {ceiling!r}, the most ({p['eps']!r}, {p['delta']!r}) "
-                    f"allows ({calibration})",
-                    f"{s:.12g} <= {ceiling:.12g} allowed by ({p['eps']:g}, {p['delta']:g}), {calibration}",
-                )
+                _same(f"{label}: recorded sensitivity", part["sensitivity"], v.values["max_sensitivity"], 1e-6)
             )
+        for n, value in block_values(parts, cov).items():
+            checks.append(_same(f"{label}: block {n} value from the variances", blocks[n].get("objective"), value))
     return checks
 
 

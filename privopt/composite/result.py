@@ -69,6 +69,11 @@ class CompositeResult:
                 entry = {"params": dict(a.params), "objective": _finite(a.value), "status": a.status}
                 if a.result is not None:
                     entry["method"] = a.result.method
+                cov = getattr(a.result, "cov", None) or {}  # a joint Gaussian program's: this block's noises
+                if cov:
+                    entry["variances"] = {
+                        k.partition(".")[2]: S.tolist() for k, S in cov.items() if k.startswith(name + ".")
+                    }
             blocks[name] = entry | {"file": b.file, "sha256": b.sha256, "text": b.spec.source.text}
         if objective is None:
             status = "infeasible"
