@@ -152,3 +152,25 @@ def test_composite_results_verify_with_no_solver_importable(results, tmp_path):
         path.write_text(json.dumps(results[name]["json"]))
         paths += [str(path), str(results[name]["out"] / "result.json")]
     _run_blocked(paths)
+
+
+def test_a_randomized_response_closed_form_split_is_re_derived(tmp_path):
+    shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
+    spec = tmp_path / "two_rr.priv"
+    spec.write_text(
+        'spec "two randomized responses share one budget"\n'
+        'use "blocks/randomized_response.priv" as a\n'
+        'use "blocks/randomized_response.priv" as b\n'
+        "param eps = 3.0\n"
+        "subject to dp(a, b) <= eps\n"
+        "minimize a.objective + 2 * b.objective\n"
+    )
+    solved = CliRunner().invoke(main, ["solve", str(spec), "--json"])
+    assert solved.exit_code == 0, solved.output
+    r = json.loads(solved.stdout)
+    assert r["splits"][0]["points"] == []  # the closed form: no evaluated points
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 0 and "ok    split 1 (a.eps, b.eps) lower bound" in checked.stdout, checked.output
+    r["splits"][0]["lower_bound"] -= 0.01
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  split 1 (a.eps, b.eps) lower bound" in checked.stdout

@@ -23,7 +23,8 @@ change is exit 2, naming the file):
   ``split.recheck`` (the cells' suffix maxima of the points' proven bounds, Lagrangian and
   min-plus), or for an inverse-square closed form (Gaussian blocks under the classic
   calibration, values ``a_i / y_i^2``) the Lagrangian dual ``sum_i 3/2 (2 a_i)^(1/3) lam^(2/3) -
-  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``);
+  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
+  for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
   ``evaluate``: the objective itself. Then ``bound <= objective`` and the recorded gap
   recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
   notes): the points' own proven bounds (their certificates are not stored), the bracket's lower
@@ -82,7 +83,7 @@ def verify_composite(
     report.checks += _rows(model, result, values)
     report.checks += _objective(model, result, blocks, values)
     report.checks += _choice(model, result, blocks)
-    report.checks += _bound(model, result, blocks, report.notes)
+    report.checks += _bound(model, result, blocks, report.notes, allow_paths)
     report.notes.append(
         f"the composition and the objective: floats, relative {ROW_RTOL:g} (rows) and {VALUE_RTOL:g} (values)"
     )
@@ -294,7 +295,7 @@ def _choice(model, result: dict, blocks: dict) -> list[Check]:
     ]
 
 
-def _bound(model, result: dict, blocks: dict, notes: list[str]) -> list[Check]:
+def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: bool) -> list[Check]:
     """The proven bound re-derived where the result records what it needs, then its order and gap."""
     opt = result.get("optimality") or {}
     key = "lower_bound" if model.sense == "minimize" else "upper_bound"
@@ -303,7 +304,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str]) -> list[Check]:
     checks: list[Check] = []
     method = result.get("method")
     if method == "split":
-        derived, more = _split_bound(model, result, blocks, sign)
+        derived, more = _split_bound(model, result, blocks, sign, allow_paths)
         checks += more
         if derived is not None:
             name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
@@ -351,7 +352,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str]) -> list[Check]:
     return checks
 
 
-def _split_bound(model, result: dict, blocks: dict, sign: float) -> tuple[float | None, list[Check]]:
+def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bool) -> tuple[float | None, list[Check]]:
     """The composite's bound (minimize sense, then signed back): constant + each row's re-derived
     bound + each block not split's weighted value."""
     splits = result.get("splits")
@@ -361,7 +362,7 @@ def _split_bound(model, result: dict, blocks: dict, sign: float) -> tuple[float 
     split_vars = set()
     for k, rec in enumerate(splits):
         split_vars |= set(rec.get("vars") or [])
-        derived = _row_bound(model, rec)
+        derived = _row_bound(model, rec, allow_paths)
         if isinstance(derived, str):
             checks.append(condition(f"split {k + 1}", False, derived))
             return None, checks
@@ -375,7 +376,7 @@ def _split_bound(model, result: dict, blocks: dict, sign: float) -> tuple[float 
     return sign * total, checks
 
 
-def _row_bound(model, rec: dict) -> float | str:
+def _row_bound(model, rec: dict, allow_paths: bool) -> float | str:
     """One row's lower bound from its record, or why it cannot be re-derived."""
     budget = _number(rec.get("budget"))
     pts = rec.get("points") or []
@@ -391,10 +392,35 @@ def _row_bound(model, rec: dict) -> float | str:
         for v in rec["vars"]
     )
     if not classic:
-        return "a closed-form split other than inverse-square records no points to re-derive its bound from"
+        return _rr_bound(model, rec, budget, allow_paths)
     y = [_number(x) for x in rec.get("shares") or []]
     a = [_number(v) * x**2 for v, x in zip(rec.get("values") or [], y)]
     if not y or not all(x > 0 for x in y):
         return "an inverse-square split with a zero share"
     lams = [2 * ai / yi**3 for ai, yi in zip(a, y)]
     return max(math.fsum(1.5 * (2 * ai) ** (1 / 3) * lam ** (2 / 3) for ai in a) - lam * budget for lam in lams)
+
+
+def _rr_bound(model, rec: dict, budget: float, allow_paths: bool) -> float | str:
+    """A randomized-response closed-form split's bound recomputed by ``split.rr_split``: each
+    block rebuilt at its recorded params must meet ``closedform/rr.py``'s theorem (its value is
+    then ``w (k - 1) / (e^eps + k - 1)`` at every eps of its range), ``k`` from the theorem,
+    ``w`` the block's weight in the objective (minimize sense), the width its range's top."""
+    from ..closedform.rr import RANDOMIZED_RESPONSE
+    from ..composite.split import rr_split
+
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    ks, ws, tops = [], [], []
+    for key in rec["vars"]:
+        var = model.vars[key]
+        block = model.blocks[var.block]
+        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)  # the theorem's conditions do not involve eps
+        problem = build(block.spec, dict(block.fixed) | {var.param: eps0}, allow_paths)
+        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
+        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
+        if not match or var.lo != 0:
+            return f"block {var.block}: a closed-form split, but neither inverse-square nor randomized response"
+        ks.append(float(match.data["k"]))
+        ws.append(sign * model.objective.coefs.get(f"{var.block}.objective", 0.0))
+        tops.append(var.hi)
+    return rr_split(ks, ws, tops, budget).lower_bound
