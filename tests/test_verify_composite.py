@@ -174,3 +174,12 @@ def test_a_randomized_response_closed_form_split_is_re_derived(tmp_path):
     r["splits"][0]["lower_bound"] -= 0.01
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1 and "FAIL  split 1 (a.eps, b.eps) lower bound" in checked.stdout
+
+
+def test_the_api_verifies_a_composite_result_dict(results):
+    import privopt
+
+    report = privopt.verify(copy.deepcopy(results["blocks_gaussian"]["json"]))
+    assert report.passed and report.problem_class == "composite"
+    assert any(c.name.startswith("block pairs: ") for c in report.checks)
+    assert "split 1 (pairs.eps, totals.eps) lower bound" in [c.name for c in report.checks]
