@@ -2,7 +2,7 @@
 written by ``--json`` and by ``--out``, verifies (also where no solver can be imported);
 tampering with a block's chosen eps, a block's table cell, the objective, a recorded point's
 bound, the lower bound, the design choice or a joint mechanism's sensitivity fails with exit 1
-naming the check; an edited block file gives exit 2 naming it."""
+naming the check; an edited block file or composite spec gives exit 2 naming it."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
     assert checked.exit_code == 1 and "FAIL  status" in checked.stdout
 
 
-def test_an_edited_block_file_is_exit_2(tmp_path):
+def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
     shutil.copy(ROOT / "specs" / "blocks_means.priv", tmp_path)
     shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
     solved = CliRunner().invoke(main, ["solve", str(tmp_path / "blocks_means.priv"), "--json"])
@@ -143,6 +143,12 @@ def test_an_edited_block_file_is_exit_2(tmp_path):
     block.write_text(block.read_text() + "\n# edited\n")
     checked = CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")])
     assert checked.exit_code == 2 and "harmonic_mean.priv" in checked.output and "changed" in checked.output
+    block.write_text(block.read_text().removesuffix("\n# edited\n"))
+    assert CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")]).exit_code == 0
+    spec = tmp_path / "blocks_means.priv"
+    spec.write_text(spec.read_text() + "\n# edited\n")
+    checked = CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")])
+    assert checked.exit_code == 2 and "blocks_means.priv" in checked.output and "changed" in checked.output
 
 
 def test_composite_results_verify_with_no_solver_importable(results, tmp_path):
