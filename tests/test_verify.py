@@ -1,6 +1,6 @@
 """``privopt verify RESULT.json`` (issue 22): every single-program spec's result, written by
 ``--json`` and by ``--out``, verifies; tampering with any kind of field fails with exit 1 and
-names it; a changed spec or data file, an unknown format and a composite give exit 2."""
+names it; a changed spec or data file, an unknown format and a single result posing as a composite give exit 2."""
 
 from __future__ import annotations
 
@@ -209,7 +209,7 @@ def test_a_changed_data_file_is_exit_2_naming_it(tmp_path, monkeypatch):
     [
         (lambda r: r.pop("format"), "no format"),
         (lambda r: r.update(format=99), "format 99"),
-        (lambda r: r.update(blocks={}), "composite results: not yet"),
+        (lambda r: r.update(blocks={}), "is not a composite spec"),
         (lambda r: r.pop("spec"), "records no spec"),
     ],
     ids=["no-format", "unknown-format", "composite", "no-spec"],
@@ -230,13 +230,13 @@ def test_unreadable_result_is_exit_2(tmp_path):
     assert checked.exit_code == 2 and "cannot read" in checked.output
 
 
-def test_a_composite_result_is_refused(tmp_path, monkeypatch):
+def test_a_composite_result_verifies(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     solved = CliRunner().invoke(main, ["solve", "specs/blocks_means.priv", "--json"])
     assert solved.exit_code == 0, solved.output
     (tmp_path / "c.json").write_text(solved.stdout)
     checked = CliRunner().invoke(main, ["verify", str(tmp_path / "c.json")])
-    assert checked.exit_code == 2 and "composite results: not yet" in checked.output
+    assert checked.exit_code == 0 and "block arith: certificate" in checked.output, checked.output
 
 
 def test_text_output_lists_every_check_with_its_margin(solved, tmp_path):

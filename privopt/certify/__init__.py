@@ -6,7 +6,7 @@ each data file's SHA-256, every param's value, the released tables or variances 
 shortest round-trip ``repr`` of each float) and the certificate of its route
 (``core.certificate``). From these alone:
 
-* ``source``: the result read (an unknown format, a composite or an unreadable file: exit 2);
+* ``source``: the result read (an unknown format or an unreadable file: exit 2);
   the spec found (``--spec``, else the recorded path from the recorded folder, then from the
   result's folder, else the recorded text), its SHA-256 and each data file's compared with the
   recorded ones (a difference: exit 2, naming the file); the problem rebuilt by the language
@@ -22,12 +22,16 @@ shortest round-trip ``repr`` of each float) and the certificate of its route
   runs (``verification.problems`` via the block kinds' ``verify``), then the certificate, into a
   ``Report`` (exit 0: every check holds; 1: one fails, named, with its margin).
 
+A composite's result (``composite``) is re-checked block by block (each block's own result as
+above), then its composition, objective, design choice and the split's lower bound.
+
 Nothing here imports a solver package (tests/test_verify_nosolver.py runs it where none can be
 imported).
 """
 
 from __future__ import annotations
 
-from .check import Report, verify
+from .check import Report
+from .composite import verify
 
 __all__ = ["Report", "verify"]

@@ -21,7 +21,7 @@ from ..verification.checks import Check, compare, condition
 from ..verification.problems import verify_channel, verify_mechanism, verify_noise, verify_transparency
 from ..verification.tolerances import CONF_RTOL, CONIC_RTOL, OBJ_RTOL
 from . import points, proofs
-from .source import Source, load
+from .source import Source, load, read_result
 
 
 @dataclass
@@ -81,12 +81,23 @@ class Report:
         return head + lines + [f"note: {n}" for n in self.notes] + [verdict]
 
 
-def verify(path_or_dict: str | Path | dict, spec: str | Path | None = None, allow_paths: bool = False) -> Report:
-    """Re-check a result (a path to ``result.json`` / ``solve --json`` output, or its dict)
-    without a solver. ``spec``: the spec file to check against (default: the recorded one).
-    Raises ``UsageError`` (unreadable, unknown format, composite, changed spec or data) or
-    ``SpecError``; returns the ``Report`` (``passed``) otherwise."""
-    src = load(path_or_dict, spec, allow_paths)
+def verify(
+    path_or_dict: str | Path | dict,
+    spec: str | Path | None = None,
+    allow_paths: bool = False,
+    folder: Path | None = None,
+) -> Report:
+    """Re-check a single-program result (a path to ``result.json`` / ``solve --json`` output, or
+    its dict) without a solver. ``spec``: the spec file to check against (default: the recorded
+    one); ``folder``: where a dict's ``--out`` CSV files are. Raises ``UsageError`` (unreadable,
+    unknown format, changed spec or data) or ``SpecError``; returns the ``Report`` (``passed``)."""
+    result, name, where = read_result(path_or_dict)
+    return verify_read((result, name, folder or where), spec, allow_paths)
+
+
+def verify_read(read: tuple[dict, str, Path | None], spec: str | Path | None, allow_paths: bool) -> Report:
+    """``verify`` of a result already read (``source.read_result``)."""
+    src = load(read, spec, allow_paths)
     result = src.result
     cert = result.get("certificate") or {}
     report = Report(

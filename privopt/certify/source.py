@@ -2,8 +2,8 @@
 problem rebuilt at the recorded params (``privopt verify``; the package docstring says how).
 
 Every refusal is a ``UsageError`` (exit 2) naming the file: an unreadable result, an unknown
-format, a composite (not yet: the lead adds composites once issue 21 lands), a spec or data
-file whose SHA-256 differs from the recorded one. A spec that no longer parses gives the
+format, a spec or data file whose SHA-256 differs from the recorded one (a composite's
+blocks: ``composite``). A spec that no longer parses gives the
 language's located ``SpecError`` (exit 2).
 """
 
@@ -58,18 +58,24 @@ def read_result(path_or_dict: str | Path | dict) -> tuple[dict, str, Path | None
             ) from None
     if not isinstance(result, dict):
         raise UsageError(f"{name}: not a result: a JSON object is expected")
-    if "blocks" in result or "accountant" in result:
-        raise UsageError(f"{name}: composite results: not yet (privopt verify checks single-program results)")
     fmt = result.get("format")
     if fmt not in KNOWN_FORMATS:
         known = ", ".join(map(str, KNOWN_FORMATS))
         said = "no format" if fmt is None else f"format {fmt!r}"
         raise UsageError(f"{name}: a result of {said}; this privopt verifies format {known} (solve it again)")
-    if result.get("status") != "optimal":
-        raise UsageError(f"{name}: status '{result.get('status')}': only an optimal result has a point to verify")
+    solved = (
+        ("optimal", "feasible") if is_composite(result) else ("optimal",)
+    )  # a composite's feasible: a certified gap
+    if result.get("status") not in solved:
+        raise UsageError(f"{name}: status '{result.get('status')}': only a solved result has a point to verify")
     if not isinstance(result.get("spec"), dict) or not isinstance(result["spec"].get("sha256"), str):
         raise UsageError(f"{name}: the result records no spec (spec.sha256)")
     return result, name, folder
+
+
+def is_composite(result: dict) -> bool:
+    """A composite's result (``composite.result.CompositeResult``): it has blocks."""
+    return result.get("problem_class") == "composite" or "blocks" in result
 
 
 def sha256(text: str) -> str:
@@ -115,10 +121,11 @@ def find_spec(spec: dict, result_folder: Path | None, override: str | Path | Non
     return text, path, "recorded text"
 
 
-def load(path_or_dict: str | Path | dict, spec: str | Path | None = None, allow_paths: bool = False) -> Source:
-    """The result read (``read_result``), its spec found (``find_spec``), parsed and built at the
-    recorded params, and the data files the build read compared with the recorded SHA-256."""
-    result, name, folder = read_result(path_or_dict)
+def load(read: tuple[dict, str, Path | None], spec: str | Path | None = None, allow_paths: bool = False) -> Source:
+    """The result read (``read_result``: the result, its name, its folder), its spec found
+    (``find_spec``), parsed and built at the recorded params, and the data files the build read
+    compared with the recorded SHA-256."""
+    result, name, folder = read
     recorded = result["spec"]
     text, path, where = find_spec(recorded, folder, spec)
     params = recorded.get("params") or {}

@@ -67,6 +67,7 @@ class _Part:
 
     method: str
     verification: dict
+    cov: dict = dataclasses.field(default_factory=dict)  # the joint program's noise (co)variances, for verify
 
 
 def applies(c) -> bool:
@@ -145,7 +146,7 @@ def _solve_joint(c, joint, weights: dict[str, float], options: dict):
     return model, parts, cov, verification, backend.label
 
 
-def _block_values(parts: dict, cov: dict) -> dict[str, float]:
+def block_values(parts: dict, cov: dict) -> dict[str, float]:
     """Each block's expected squared error at the joint optimum, in its own units (unweighted):
     ``o_b + sum_k tr(G_k' G_k Sigma_k)``."""
     values = {}
@@ -169,8 +170,8 @@ def solve(c, options: dict) -> CompositeResult:
     model, parts, cov, verification, label = _solve_joint(c, joint, weights, options)
     loss = verification["objective"]
     lower = verification["evidence"]["bound"]
-    part = _Part(f"joint conic ({label})", verification)
-    values = _block_values(parts, cov)
+    part = _Part(f"joint conic ({label})", verification, cov)
+    values = block_values(parts, cov)
     answers = {
         n: BlockAnswer(_params(c.blocks[n], joint.eps, joint.delta), values[n], "optimal", None, part) for n in parts
     }
@@ -358,11 +359,11 @@ def _group_answers(c, group, eps: float, options: dict) -> dict[str, BlockAnswer
         return {n: BlockAnswer(params[n], None, "infeasible", why, None) for n in group.blocks}
     joint = dataclasses.replace(group, eps=eps)
     _model, parts, cov, verification, label = _solve_joint(c, joint, group_weights(c, group), options)
-    part = _Part(f"joint conic ({label}) with {', '.join(group.blocks)}", verification)
+    part = _Part(f"joint conic ({label}) with {', '.join(group.blocks)}", verification, cov)
     if not verification["passed"]:
         why = f"the joint program did not verify: {'; '.join(verification['failures'])}"
         return {n: BlockAnswer(params[n], None, "unverified", why, part) for n in group.blocks}
-    values = _block_values(parts, cov)
+    values = block_values(parts, cov)
     return {n: BlockAnswer(params[n], values[n], "optimal", None, part) for n in group.blocks}
 
 
@@ -399,4 +400,6 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
             shares[v.key] = y * row.coefs[v.key] if grouped else y
             values[v.key] = value if i == 0 else 0.0
     keys = [v.key for v in row_vars]
-    return Split(tuple(shares[k] for k in keys), tuple(values[k] for k in keys), s.objective, s.lower_bound, s.calls)
+    return Split(
+        tuple(shares[k] for k in keys), tuple(values[k] for k in keys), s.objective, s.lower_bound, s.calls, s.points
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -49,9 +50,12 @@ class CompositeResult:
     # files ``--out`` writes in the block's subfolder
     block_results: dict[str, Any] = field(default_factory=dict, repr=False)
     composition: list[dict] = field(default_factory=list)  # each dp(...) row: its mechanisms (model.Row.describe)
+    splits: list[dict] = field(default_factory=list)  # each row's certified split (``split_record``)
 
     @classmethod
-    def build(cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons):
+    def build(
+        cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons, splits=()
+    ):
         from ..results import Result  # a block's own answer (pandas: loaded once a block has solved)
 
         blocks = {}
@@ -65,7 +69,12 @@ class CompositeResult:
                 entry = {"params": dict(a.params), "objective": _finite(a.value), "status": a.status}
                 if a.result is not None:
                     entry["method"] = a.result.method
-            blocks[name] = entry | {"file": b.file, "sha256": b.sha256}
+                cov = getattr(a.result, "cov", None) or {}  # a joint Gaussian program's: this block's noises
+                if cov:
+                    entry["variances"] = {
+                        k.partition(".")[2]: S.tolist() for k, S in cov.items() if k.startswith(name + ".")
+                    }
+            blocks[name] = entry | {"file": b.file, "sha256": b.sha256, "text": b.spec.source.text}
         if objective is None:
             status = "infeasible"
         else:
@@ -86,7 +95,7 @@ class CompositeResult:
                 "passed": all(ok for _, ok in checks),
                 "checks": [{"check": t, "passed": ok} for t, ok in checks],
             },
-            spec=c.provenance(),
+            spec=c.provenance() | {"text": c.spec.source.text, "cwd": os.getcwd()},
             stats={"block_solves": calls, "seconds": seconds},
             reasons=list(reasons) if objective is None else [],
             sense=c.sense,
@@ -96,6 +105,7 @@ class CompositeResult:
                 if n in active and a is not None and a.status == "optimal" and isinstance(a.result, Result)
             },
             composition=c.composition({n: answers.get(n) for n in active}),
+            splits=[split_record(c, row, keys, s) for row, keys, s in splits],
         )
 
     @property
@@ -109,15 +119,25 @@ class CompositeResult:
 
     sections = ()  # a composite's answer is its blocks' entries, not sections of one program
 
-    def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:  # noqa: ARG002 - no tables of its own
+    def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:
+        """The composite's JSON; each block solved by its own route carries its own result's
+        (``result``: what ``privopt verify`` re-checks as a single result)."""
+        from ..results import RESULT_FORMAT
+
+        blocks = {
+            n: b | ({"result": self.block_results[n].to_dict(tables, groups)} if n in self.block_results else {})
+            for n, b in self.blocks.items()
+        }
         return {
             "status": self.status,
+            "format": RESULT_FORMAT,
             "objective": self.objective,
             "problem_class": self.problem_class,
             "method": self.method,
             "accountant": self.accountant,
             "composition": self.composition,
-            "blocks": self.blocks,
+            "blocks": blocks,
+            "splits": self.splits,
             "even_split": None if self.even_split is None else self.even_split | {"gain": _finite(self.gain)},
             "optimality": self.optimality,
             "choice": self.choice,
@@ -165,6 +185,25 @@ class CompositeResult:
     def print(self, console, tables: bool = True) -> None:  # noqa: ARG002
         for line in self.text_lines():
             console.print(visible(line), markup=False)
+
+
+def split_record(c, row, keys: list[str], s) -> dict:
+    """A row's certified split as ``privopt verify`` re-derives it: its chosen variables
+    (``vars``), the budget split (``budget``: the row's right-hand side less the ranges' lower
+    ends, ``sum_i coef_i lo_i``), the split's shares, (weighted, minimize-sense) values, objective
+    and proven lower bound, the Lagrangian multiplier, and every evaluated point (share, verified
+    value, proven bound) per term (``split.Split.points``; none for a closed form)."""
+    budget = row.rhs - math.fsum(row.coefs[k] * c.vars[k].lo for k in keys)
+    return {
+        "vars": list(keys),
+        "budget": budget,
+        "shares": [_finite(x) for x in s.shares],
+        "values": [_finite(v) for v in s.values],
+        "objective": _finite(s.objective),
+        "lower_bound": _finite(s.lower_bound),
+        "multiplier": None if s.multiplier is None else _finite(s.multiplier),
+        "points": [[[_finite(x) for x in p] for p in pts] for pts in s.points],
+    }
 
 
 def _checks(c, answers: dict, active: list[str]) -> list[tuple[str, bool]]:

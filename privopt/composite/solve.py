@@ -220,6 +220,7 @@ def solve(c: Composite, **options) -> CompositeResult:
         calls=len(oracle.cache),
         seconds=time.perf_counter() - t0,
         reasons=out.reasons,
+        splits=out.splits,
     )
 
 
@@ -230,6 +231,7 @@ class _Outcome:
     answers: dict
     active: list[str]
     reasons: list[str] = field(default_factory=list)
+    splits: list = field(default_factory=list)  # (row, its variables, its Split): what verify re-derives
 
 
 def _objective(c: Composite, answers: dict, values: dict[str, float], active: list[str]) -> float:
@@ -370,6 +372,7 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
             )
     bound = _objective(c, {}, {}, [])  # the constant part
     values: dict[str, float] = {}
+    splits = []
     for row in rows:
         keys = [k for k in row.coefs if k in active_vars]
         if not keys:
@@ -380,6 +383,7 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
         for k, x in zip(keys, result.shares):
             values[k] = active_vars[k].lo + x / row.coefs[k]
         bound += result.lower_bound
+        splits.append((row, keys, result))
     # the answer: every block solved at its budget (a closed form's point is solved here)
     answers = {n: oracle.answer(n, {k: v for k, v in values.items() if k.startswith(n + ".")}) for n in active}
     fixed = [n for n in active if not any(v.block == n for v in active_vars.values())]
@@ -387,7 +391,7 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
         a = answers[n]
         bound += math.inf if a.value is None else weights.get(n, 0.0) * a.value
     value = _objective(c, answers, values, active)
-    return _Outcome(value, min(bound, value), answers, active, _reasons(answers))
+    return _Outcome(value, min(bound, value), answers, active, _reasons(answers), splits)
 
 
 def _active_row(row: Row, active_vars: dict) -> Row:

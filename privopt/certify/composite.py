@@ -1,0 +1,429 @@
+"""A composite's result re-checked (``privopt verify`` on ``use`` / ``choose`` specs; issues 21, 22).
+
+From what the result records (``composite.result.CompositeResult.to_dict``) and the composite
+spec rebuilt from its recorded text (its SHA-256 and every block file's compared first: a
+change is exit 2, naming the file):
+
+* **blocks**: each block solved by its own route carries its own full result (``result``), re-
+  checked exactly as a single result (``check.verify``: the block rebuilt from its recorded text
+  at its recorded params, its point, its certificate), every check named ``block NAME: ...``; its
+  recorded params and value must be the ones the composite reports. The blocks of a joint
+  Gaussian program have no result of their own: the program is re-checked from their recorded
+  (co)variances (``_joint``).
+* **composition**: every row ``sum_k coef_k x_k <= rhs`` re-evaluated at the chosen params
+  (relative ``ROW_RTOL``; a joint group's blocks have coefficient ``1 / |group|``, so it counts
+  once), each mechanism's delta param equal to its share of the row's delta, and the
+  accountant's claim (pure: every delta 0 and the eps add; basic: the eps and the deltas add;
+  gaussian: the one joint mechanism gets the row's (eps, delta)).
+* **objective**: ``const + sum_b c_b b.objective`` (a block not chosen counts 0; a chosen
+  variable ``t`` of accuracy first is read from the block params it sets), against the recorded
+  one; each accuracy target at the answer; the design choice: the chosen branch's blocks solved,
+  the others not.
+* **lower bound**: ``split``: each row's bound recomputed from its recorded points by
+  ``split.recheck`` (the cells' suffix maxima of the points' proven bounds, Lagrangian and
+  min-plus), or for an inverse-square closed form (Gaussian blocks under the classic
+  calibration, values ``a_i / y_i^2``) the Lagrangian dual ``sum_i 3/2 (2 a_i)^(1/3) lam^(2/3) -
+  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
+  for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
+  ``evaluate``: the objective itself. Then ``bound <= objective`` and the recorded gap
+  recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
+  notes): the points' own proven bounds (their certificates are not stored), the bracket's lower
+  end of accuracy first (the target failing there), the joint program's dual bound (its dual
+  point is not recorded), another design branch's bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+from ..builder.build import build
+from ..composite.model import build as build_composite
+from ..composite.model import is_composite as is_composite_spec
+from ..composite.split import RTOL, Split, recheck, relative_gap
+from ..errors import UsageError
+from ..language.parser import parse
+from ..verification.checks import Check, compare, condition
+from .check import Report, verify_read
+from .check import verify as verify_single
+from .source import find_spec, is_composite, read_result
+
+ROW_RTOL = 1e-9  # a composition row's sum against its right-hand side, relative to max(1, |rhs|)
+VALUE_RTOL = 1e-9  # recorded values against recomputed ones (objective, bounds), relative to max(1, |value|)
+
+
+def verify(path_or_dict: str | Path | dict, spec: str | Path | None = None, allow_paths: bool = False) -> Report:
+    """Re-check a result, single or composite (``privopt verify``, ``privopt.verify``), without a
+    solver: a single program's by ``check.verify``, a composite's as the module docstring says.
+    Raises ``UsageError`` (unreadable, unknown format, a changed spec, block or data file: exit 2)
+    or ``SpecError``; returns the ``Report`` (``passed``) otherwise."""
+    result, name, folder = read_result(path_or_dict)
+    if not is_composite(result):
+        return verify_read((result, name, folder), spec, allow_paths)
+    return verify_composite(result, name, folder, spec, allow_paths)
+
+
+def verify_composite(
+    result: dict, name: str, folder: Path | None, spec: str | Path | None, allow_paths: bool
+) -> Report:
+    """The composite result ``result`` re-checked (module docstring) into a ``Report``."""
+    recorded = result["spec"]
+    text, path, where = find_spec(recorded, folder, spec)
+    params = recorded.get("params") or {}
+    parsed = parse(text, path)
+    if not is_composite_spec(parsed):
+        raise UsageError(f"{name}: a composite's result, but its spec {path or '<spec>'} is not a composite spec")
+    model = build_composite(parsed, dict(params), allow_paths, lambda s, v: build(s, v, allow_paths))
+    blocks = result.get("blocks") or {}
+    _same_blocks(model, blocks)
+    report = Report(name, str(path) if path else "<spec>", where, "composite", result.get("method"), dict(params))
+    values = _values(model, result, blocks, report)
+    report.checks += _blocks(model, result, blocks, folder, report.notes)
+    report.checks += _rows(model, result, values)
+    report.checks += _objective(model, result, blocks, values)
+    report.checks += _choice(model, result, blocks)
+    report.checks += _bound(model, result, blocks, report.notes, allow_paths)
+    report.notes.append(
+        f"the composition and the objective: floats, relative {ROW_RTOL:g} (rows) and {VALUE_RTOL:g} (values)"
+    )
+    report.notes.append(
+        "informative figures (the even split and the gain, a joint program's best split, timings) are not re-checked"
+    )
+    return report
+
+
+def _same_blocks(model, blocks: dict) -> None:
+    """Each block file as read now has the recorded SHA-256 (else exit 2, naming it)."""
+    if set(blocks) != set(model.blocks):
+        raise UsageError(f"the result's blocks {sorted(blocks)} are not the spec's {sorted(model.blocks)}")
+    for n, b in model.blocks.items():
+        if blocks[n].get("sha256") != b.sha256:
+            raise UsageError(
+                f"{b.file}: block '{n}' changed since it was solved (SHA-256 {b.sha256}, the result records "
+                f"{blocks[n].get('sha256')}); solve again"
+            )
+
+
+def _number(x) -> float:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else math.nan
+
+
+def _values(model, result: dict, blocks: dict, report: Report) -> dict[str, float]:
+    """The chosen variables and block values at the answer: ``a.eps`` from block a's recorded
+    params, ``a.objective`` from its recorded value (0 when not chosen), a variable ``t`` of the
+    composite from the block param it sets (``with eps = t``)."""
+    values: dict[str, float] = {}
+    for n, b in blocks.items():
+        values[f"{n}.objective"] = 0.0 if b.get("status") == "not chosen" else _number(b.get("objective"))
+    for key, var in model.vars.items():
+        if var.block is not None:
+            values[key] = _number((blocks[var.block].get("params") or {}).get(var.param, 0.0))
+    for key, var in model.vars.items():
+        if var.block is None:
+            setters = [(n, p, f) for n, b in model.blocks.items() for p, f in b.linked.items() if set(f.coefs) == {key}]
+            if setters:
+                n, p, f = setters[0]
+                x = _number((blocks[n].get("params") or {}).get(p))
+                values[key] = (x - f.const) / f.coefs[key]
+                report.params[key] = values[key]
+    return values
+
+
+def _blocks(model, result: dict, blocks: dict, folder: Path | None, notes: list[str]) -> list[Check]:
+    checks: list[Check] = []
+    joint = {
+        b for r in result.get("composition") or [] for p in r["parts"] if "joint" in p["mechanism"] for b in p["blocks"]
+    }
+    for n, b in blocks.items():
+        status = b.get("status")
+        if status == "not chosen":
+            continue
+        own = b.get("result")
+        if status != "optimal":
+            checks.append(condition(f"block {n}", False, f"status {status!r}: the answer has no solved block here"))
+        elif isinstance(own, dict):
+            sub = folder / n if folder is not None else None  # --out: the block's CSV files
+            single = verify_single(own, allow_paths=False, folder=sub)
+            checks += [dataclasses.replace(c, name=f"block {n}: {c.name}") for c in single.checks]
+            checks.append(_same(f"block {n}: value", b.get("objective"), own.get("objective")))
+            mine = (own.get("spec") or {}).get("params") or {}
+            off = {k: v for k, v in (b.get("params") or {}).items() if mine.get(k) != v}
+            checks.append(
+                condition(
+                    f"block {n}: params",
+                    not off,
+                    f"the composite reports {off}, the block's own result was solved at {mine}",
+                    "the block's own result is at the composite's params",
+                )
+            )
+        elif n not in joint:
+            checks.append(condition(f"block {n}", False, "the result records no result of this block to re-check"))
+    if joint:
+        checks += _joint(model, result)
+        notes.append(
+            "a joint Gaussian program: its point re-checked from the recorded variances; its dual bound "
+            "(the conic dual point) is not recorded: taken as recorded"
+        )
+    return checks
+
+
+def _joint(model, result: dict) -> list[Check]:
+    """Each joint Gaussian program re-checked from its recorded (co)variances: the joint model
+    rebuilt at the group's recorded (eps, delta) (``gaussian.joint_model``: the blocks' releases
+    stacked, each scaled by the square root of its weight), then ``verify_noise`` (each noise in
+    its set, every input's summed squared Mahalanobis sensitivity within the ceiling (eps, delta)
+    allows, the loss), and each block's own value recomputed (``gaussian.block_values``)."""
+    import numpy as np
+
+    from ..composite.gaussian import block_values, group_weights, joint_model
+    from ..lower.noise import lower_noise
+    from ..verification.problems import verify_noise
+
+    checks: list[Check] = []
+    blocks = result["blocks"]
+    for group in model.groups or ((model.joint,) if model.joint is not None else ()):
+        label = f"joint Gaussian ({', '.join(group.blocks)})"
+        first = model.blocks[group.blocks[0]]
+        mine = blocks[group.blocks[0]].get("params") or {}
+        if first.budget is None or first.budget.eps not in mine:
+            checks.append(condition(label, False, "the result records no (eps, delta) for this group"))
+            continue
+        eps, delta = _number(mine[first.budget.eps]), _number(mine.get(first.budget.delta, group.delta))
+        joint_m, parts = joint_model(
+            model, dataclasses.replace(group, eps=eps, delta=delta), group_weights(model, group)
+        )
+        cov = {}
+        for n in group.blocks:
+            for k, S in (blocks[n].get("variances") or {}).items():
+                cov[f"{n}.{k}"] = np.asarray(S, dtype=float)
+        missing = [k.name for k in joint_m.noises if k.name not in cov]
+        if missing:
+            checks.append(condition(label, False, f"the result records no variances of {', '.join(missing)}"))
+            continue
+        v = verify_noise(joint_m, {k.name: cov[k.name] for k in joint_m.noises}, lower_noise(joint_m))
+        checks += [dataclasses.replace(c, name=f"{label}: {c.name}") for c in v.checks]
+        part = next(
+            (p for r in result.get("composition") or [] for p in r["parts"] if p["blocks"] == list(group.blocks)), {}
+        )
+        if "sensitivity" in part:
+            checks.append(
+                _same(f"{label}: recorded sensitivity", part["sensitivity"], v.values["max_sensitivity"], 1e-6)
+            )
+        for n, value in block_values(parts, cov).items():
+            checks.append(_same(f"{label}: block {n} value from the variances", blocks[n].get("objective"), value))
+    return checks
+
+
+def _same(name: str, recorded, value, rtol: float = VALUE_RTOL) -> Check:
+    r, v = _number(recorded), _number(value)
+    diff = abs(r - v)
+    return compare(name, diff, rtol * max(1.0, abs(v)), f"recorded {recorded!r}, recomputed {value!r}", f"{v!r}")
+
+
+def _rows(model, result: dict, values: dict[str, float]) -> list[Check]:
+    """Each composition row at the chosen params, each mechanism's delta and the accountant."""
+    checks = []
+    for row in model.rows:
+        used = math.fsum(coef * values.get(k, 0.0) for k, coef in row.coefs.items())
+        allowed = row.rhs + ROW_RTOL * max(1.0, abs(row.rhs))
+        text = " + ".join(f"{c:g} {k}" for k, c in row.coefs.items())
+        checks.append(
+            compare(
+                f"composition {text} <= {row.rhs:g}",
+                used,
+                allowed,
+                f"the chosen params spend {used!r}, above {row.rhs!r}",
+                f"{used:.12g} <= {row.rhs:.12g}",
+            )
+        )
+        if row.accountant is None:
+            continue
+        deltas = []
+        for part in row.parts:
+            block = model.blocks[part.blocks[0]]
+            mine = (result["blocks"][part.blocks[0]].get("params") or {}) if part.blocks[0] in result["blocks"] else {}
+            if block.budget is not None and block.budget.delta in mine:
+                got = _number(mine[block.budget.delta])
+                deltas.append(got)
+                checks.append(_same(f"composition: {'+'.join(part.blocks)} delta share", got, part.delta, ROW_RTOL))
+        delta_sum = math.fsum(deltas)
+        if row.accountant == "pure":
+            checks.append(
+                condition(f"{row.accountant} accountant: no delta", delta_sum == 0, f"deltas {deltas} in a pure row")
+            )
+        else:
+            checks.append(
+                compare(
+                    f"{row.accountant} accountant: the deltas add up",
+                    delta_sum,
+                    row.delta + ROW_RTOL * max(row.delta, 1e-300),
+                    f"the mechanisms' deltas add to {delta_sum!r}, above {row.delta!r}",
+                    f"{delta_sum:.6g} <= {row.delta:.6g}",
+                )
+            )
+    return checks
+
+
+def _objective(model, result: dict, blocks: dict, values: dict[str, float]) -> list[Check]:
+    """The objective recomputed, and each accuracy target at the answer."""
+    value = model.objective.at({k: values.get(k, math.nan) for k in model.objective.coefs})
+    checks = [_same("objective = the blocks' weighted values (+ constant)", result.get("objective"), value)]
+    for t in model.targets:
+        v = values.get(f"{t.block}.objective", math.nan)
+        ok = v <= t.bound if t.op == "<=" else v >= t.bound
+        checks.append(
+            condition(
+                f"target {t.block}.objective {t.op} {t.bound:g}",
+                bool(ok),
+                f"the block's value {v!r} misses it",
+                f"{v!r} (the block verified there)",
+            )
+        )
+    return checks
+
+
+def _choice(model, result: dict, blocks: dict) -> list[Check]:
+    if not model.choice:
+        return []
+    chosen = result.get("choice")
+    solved = [n for n in model.choice if blocks[n].get("status") != "not chosen"]
+    return [
+        condition(
+            "design choice",
+            chosen in model.choice and solved == [chosen],
+            f"the result chooses {chosen!r} but the blocks solved are {solved}",
+            f"{chosen} released (the other branches not chosen)",
+        )
+    ]
+
+
+def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: bool) -> list[Check]:
+    """The proven bound re-derived where the result records what it needs, then its order and gap."""
+    opt = result.get("optimality") or {}
+    key = "lower_bound" if model.sense == "minimize" else "upper_bound"
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    bound, objective = _number(opt.get(key)), _number(result.get("objective"))
+    checks: list[Check] = []
+    method = result.get("method")
+    if method == "split":
+        derived, more = _split_bound(model, result, blocks, sign, allow_paths)
+        checks += more
+        if derived is not None:
+            name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
+            if model.choice:  # the bound is the least over the branches: at most this branch's
+                checks.append(
+                    compare(
+                        name,
+                        sign * (bound - derived),
+                        VALUE_RTOL * max(1.0, abs(derived)),
+                        f"recorded {bound!r} is not proven by the chosen branch's {derived!r}",
+                    )
+                )
+                notes.append("the other design branches' bounds are taken as recorded")
+            else:
+                checks.append(_same(name, bound, derived))
+        notes.append(
+            "each recorded point's own proven bound (its block certificate at that budget) is taken as recorded"
+        )
+    elif method == "evaluate":
+        checks.append(_same(key.replace("_", " "), bound, objective))
+    elif method == "bisection":
+        notes.append("accuracy first: the bracket's lower end (the target fails there) is taken as recorded")
+    else:
+        notes.append(f"the {method} method's proven bound is taken as recorded")
+    checks.append(
+        compare(
+            f"{key.replace('_', ' ')} on the objective's side",
+            sign * (bound - objective),
+            VALUE_RTOL * max(1.0, abs(objective)),
+            f"the bound {bound!r} is beyond the objective {objective!r}",
+            f"{bound!r} vs {objective!r}",
+        )
+    )
+    gap = relative_gap(sign * objective, sign * bound)
+    checks.append(_same("relative gap", opt.get("gap"), gap))
+    status = result.get("status")
+    checks.append(
+        condition(
+            "status",
+            (status == "optimal") == (gap <= RTOL),
+            f"status {status!r} with a gap of {gap:.3g} (optimal: within {RTOL:g})",
+            f"{status} (gap {gap:.3g})",
+        )
+    )
+    return checks
+
+
+def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bool) -> tuple[float | None, list[Check]]:
+    """The composite's bound (minimize sense, then signed back): constant + each row's re-derived
+    bound + each block not split's weighted value."""
+    splits = result.get("splits")
+    if not isinstance(splits, list):
+        return None, [condition("split", False, "the result records no splits to re-derive its bound from")]
+    checks, total = [], sign * model.objective.const
+    split_vars = set()
+    for k, rec in enumerate(splits):
+        split_vars |= set(rec.get("vars") or [])
+        derived = _row_bound(model, rec, allow_paths)
+        if isinstance(derived, str):
+            checks.append(condition(f"split {k + 1}", False, derived))
+            return None, checks
+        checks.append(_same(f"split {k + 1} ({', '.join(rec['vars'])}) lower bound", rec.get("lower_bound"), derived))
+        total += derived
+    split_blocks = {model.vars[v].block for v in split_vars if v in model.vars}
+    for key, coef in model.objective.coefs.items():
+        n = key.rpartition(".")[0]
+        if n in model.blocks and n not in split_blocks and blocks[n].get("status") != "not chosen":
+            total += sign * coef * _number(blocks[n].get("objective"))
+    return sign * total, checks
+
+
+def _row_bound(model, rec: dict, allow_paths: bool) -> float | str:
+    """One row's lower bound from its record, or why it cannot be re-derived."""
+    budget = _number(rec.get("budget"))
+    pts = rec.get("points") or []
+    if pts:
+        points = tuple(tuple(tuple(math.inf if x is None else float(x) for x in p) for p in block) for block in pts)
+        s = Split((), (), _number(rec.get("objective")), _number(rec.get("lower_bound")), 0, points)
+        try:
+            return recheck(s, [p[-1][0] if p else 0.0 for p in points], budget)
+        except ValueError as e:
+            return f"the recorded points do not prove a bound: {e}"
+    classic = all(
+        (b := model.blocks[model.vars[v].block]).budget is not None and b.budget.classic(model.vars[v].param)
+        for v in rec["vars"]
+    )
+    if not classic:
+        return _rr_bound(model, rec, budget, allow_paths)
+    y = [_number(x) for x in rec.get("shares") or []]
+    a = [_number(v) * x**2 for v, x in zip(rec.get("values") or [], y)]
+    if not y or not all(x > 0 for x in y):
+        return "an inverse-square split with a zero share"
+    lams = [2 * ai / yi**3 for ai, yi in zip(a, y)]
+    return max(math.fsum(1.5 * (2 * ai) ** (1 / 3) * lam ** (2 / 3) for ai in a) - lam * budget for lam in lams)
+
+
+def _rr_bound(model, rec: dict, budget: float, allow_paths: bool) -> float | str:
+    """A randomized-response closed-form split's bound recomputed by ``split.rr_split``: each
+    block rebuilt at its recorded params must meet ``closedform/rr.py``'s theorem (its value is
+    then ``w (k - 1) / (e^eps + k - 1)`` at every eps of its range), ``k`` from the theorem,
+    ``w`` the block's weight in the objective (minimize sense), the width its range's top."""
+    from ..closedform.rr import RANDOMIZED_RESPONSE
+    from ..composite.split import rr_split
+
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    ks, ws, tops = [], [], []
+    for key in rec["vars"]:
+        var = model.vars[key]
+        block = model.blocks[var.block]
+        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)  # the theorem's conditions do not involve eps
+        problem = build(block.spec, dict(block.fixed) | {var.param: eps0}, allow_paths)
+        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
+        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
+        if not match or var.lo != 0:
+            return f"block {var.block}: a closed-form split, but neither inverse-square nor randomized response"
+        ks.append(float(match.data["k"]))
+        ws.append(sign * model.objective.coefs.get(f"{var.block}.objective", 0.0))
+        tops.append(var.hi)
+    return rr_split(ks, ws, tops, budget).lower_bound

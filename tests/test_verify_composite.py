@@ -1,0 +1,191 @@
+"""``privopt verify`` on composite results (issues 21 and 22): every ``specs/blocks_*.priv`` result,
+written by ``--json`` and by ``--out``, verifies (also where no solver can be imported);
+tampering with a block's chosen eps, a block's table cell, the objective, a recorded point's
+bound, the lower bound, the design choice or a joint mechanism's sensitivity fails with exit 1
+naming the check; an edited block file or composite spec gives exit 2 naming it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from conftest import COMPOSITE_SPECS, ROOT
+from test_verify_nosolver import _run_blocked
+
+from privopt.cli import main
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict[str, dict]:
+    """Each composite spec solved once with --json (its JSON) and with --out (its folder)."""
+    out = {}
+    base = tmp_path_factory.mktemp("composite")
+    for spec in COMPOSITE_SPECS:
+        solved = CliRunner().invoke(main, ["solve", str(spec), "--json"])
+        assert solved.exit_code == 0, solved.output
+        folder = base / spec.stem
+        written = CliRunner().invoke(main, ["solve", str(spec), "--out", str(folder)])
+        joint = "one noise placement together" in written.output  # a joint program's blocks have no own files
+        assert written.exit_code == (2 if joint else 0), written.output
+        out[spec.stem] = {"json": json.loads(solved.stdout), "out": None if joint else folder}
+    return out
+
+
+def _verify(result: dict, tmp_path, name: str = "r.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(result))
+    return CliRunner().invoke(main, ["verify", str(path)])
+
+
+@pytest.mark.parametrize("spec", [p.stem for p in COMPOSITE_SPECS])
+def test_every_composite_result_verifies_from_json_and_out(spec, results, tmp_path):
+    checked = _verify(results[spec]["json"], tmp_path)
+    assert checked.exit_code == 0, checked.output
+    assert checked.stdout.splitlines()[-1] == "verified: every check holds"
+    assert "composition" in checked.stdout or spec == "blocks_accuracy"
+    assert "objective = the blocks' weighted values" in checked.stdout
+    if results[spec]["out"] is not None:
+        from_out = CliRunner().invoke(main, ["verify", str(results[spec]["out"] / "result.json")])
+        assert from_out.exit_code == 0, from_out.output
+
+
+def test_each_block_is_checked_as_a_single_result(results, tmp_path):
+    checked = _verify(results["blocks_means"]["json"], tmp_path)
+    for block in ("arith", "harm"):
+        assert f"block {block}: certificate dual bound (exact)" in checked.stdout
+    assert "lower bound re-derived from the recorded splits" in checked.stdout
+
+
+def _means(results) -> dict:
+    return copy.deepcopy(results["blocks_means"]["json"])
+
+
+def _more_eps(r):
+    r["blocks"]["arith"]["params"]["eps"] += 0.01
+
+
+def _cell(r):
+    r["blocks"]["arith"]["result"]["tables"]["f"][0]["value"] = 0.25
+
+
+def _objective(r):
+    r["objective"] *= 0.99
+
+
+def _point_bounds(r):
+    for p in r["splits"][0]["points"][0]:
+        if p[2] is not None:  # the share 0 point's value and bound are +inf (null)
+            p[2] -= 1.0
+
+
+def _lower_bound(r):
+    r["optimality"]["lower_bound"] -= 0.001
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (_more_eps, "composition 1 arith.eps + 1 harm.eps <= 1"),
+        (_cell, "block arith:"),
+        (_objective, "objective = the blocks' weighted values"),
+        (_point_bounds, "split 1 (arith.eps, harm.eps) lower bound"),
+        (_lower_bound, "lower bound re-derived from the recorded splits"),
+    ],
+    ids=["block-eps", "table-cell", "objective", "point-bound", "lower-bound"],
+)
+def test_tampering_fails_named(change, named, results, tmp_path):
+    r = _means(results)
+    change(r)
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    assert any(line.startswith("FAIL") and named in line for line in checked.stdout.splitlines()), checked.stdout
+
+
+def test_a_changed_choice_fails(results, tmp_path):
+    r = copy.deepcopy(results["blocks_choice"]["json"])
+    assert r["choice"] == "ordered"
+    r["choice"] = "rr"
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  design choice" in checked.stdout, checked.output
+
+
+@pytest.mark.parametrize("spec", ["blocks_joint_gaussian", "blocks_joint_mixed"])
+def test_a_joint_programs_variance_or_sensitivity_tampered_fails(spec, results, tmp_path):
+    r = copy.deepcopy(results[spec]["json"])
+    r["blocks"]["prefix"]["variances"]["eta"][0] *= 0.9  # less noise: a sensitivity above the ceiling
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs): gaussian dp" in checked.stdout
+    r = copy.deepcopy(results[spec]["json"])
+    r["composition"][0]["parts"][0]["sensitivity"] *= 1.001
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs): recorded sensitivity" in checked.stdout
+
+
+def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
+    r = copy.deepcopy(results["blocks_means"]["json"])
+    assert r["status"] == "feasible"
+    r["status"] = "optimal"
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  status" in checked.stdout
+
+
+def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
+    shutil.copy(ROOT / "specs" / "blocks_means.priv", tmp_path)
+    shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
+    solved = CliRunner().invoke(main, ["solve", str(tmp_path / "blocks_means.priv"), "--json"])
+    assert solved.exit_code == 0, solved.output
+    (tmp_path / "r.json").write_text(solved.stdout)
+    assert CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")]).exit_code == 0
+    block = tmp_path / "blocks" / "harmonic_mean.priv"
+    block.write_text(block.read_text() + "\n# edited\n")
+    checked = CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")])
+    assert checked.exit_code == 2 and "harmonic_mean.priv" in checked.output and "changed" in checked.output
+    block.write_text(block.read_text().removesuffix("\n# edited\n"))
+    assert CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")]).exit_code == 0
+    spec = tmp_path / "blocks_means.priv"
+    spec.write_text(spec.read_text() + "\n# edited\n")
+    checked = CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")])
+    assert checked.exit_code == 2 and "blocks_means.priv" in checked.output and "changed" in checked.output
+
+
+def test_composite_results_verify_with_no_solver_importable(results, tmp_path):
+    paths = []
+    for name in ("blocks_means", "blocks_joint_mixed", "blocks_accuracy"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(results[name]["json"]))
+        paths += [str(path), str(results[name]["out"] / "result.json")]
+    _run_blocked(paths)
+
+
+def test_a_randomized_response_closed_form_split_is_re_derived(tmp_path):
+    shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
+    spec = tmp_path / "two_rr.priv"
+    spec.write_text(
+        'spec "two randomized responses share one budget"\n'
+        'use "blocks/randomized_response.priv" as a\n'
+        'use "blocks/randomized_response.priv" as b\n'
+        "param eps = 3.0\n"
+        "subject to dp(a, b) <= eps\n"
+        "minimize a.objective + 2 * b.objective\n"
+    )
+    solved = CliRunner().invoke(main, ["solve", str(spec), "--json"])
+    assert solved.exit_code == 0, solved.output
+    r = json.loads(solved.stdout)
+    assert r["splits"][0]["points"] == []  # the closed form: no evaluated points
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 0 and "ok    split 1 (a.eps, b.eps) lower bound" in checked.stdout, checked.output
+    r["splits"][0]["lower_bound"] -= 0.01
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  split 1 (a.eps, b.eps) lower bound" in checked.stdout
+
+
+def test_the_api_verifies_a_composite_result_dict(results):
+    import privopt
+
+    report = privopt.verify(copy.deepcopy(results["blocks_gaussian"]["json"]))
+    assert report.passed and report.problem_class == "composite"
+    assert any(c.name.startswith("block pairs: ") for c in report.checks)
+    assert "split 1 (pairs.eps, totals.eps) lower bound" in [c.name for c in report.checks]
