@@ -387,7 +387,9 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
     if room == 0:
         pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
         values = [value for value, _ in pairs]
-        s = Split(tuple(0.0 for _ in terms), tuple(values), math.fsum(values), math.fsum(b for _, b in pairs), len(terms))
+        s = Split(
+            tuple(0.0 for _ in terms), tuple(values), math.fsum(values), math.fsum(b for _, b in pairs), len(terms)
+        )
     else:
         s = split(terms, room, rtol=RTOL, max_calls=max_calls * len(terms))
     shares, values = {}, {}
