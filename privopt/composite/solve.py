@@ -30,6 +30,7 @@ from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
 from . import explain, gaussian, model
 from .model import Row
+from .parametric import Cell, ParametricLP, TermDual
 from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
@@ -78,6 +79,8 @@ class _Oracle:
     options: dict
     cache: dict = field(default_factory=dict)
     warm: dict = field(default_factory=dict)  # block -> _Warm or None
+    families: dict = field(default_factory=dict)  # block -> ParametricLP or None
+    lowered: dict = field(default_factory=dict)  # (block, eps) -> MechanismLP
 
     def answer(self, name: str, values: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
@@ -110,6 +113,45 @@ class _Oracle:
         if result.status != "optimal":
             return BlockAnswer(params, None, result.status, "; ".join(result.reasons), result)
         return BlockAnswer(params, float(result.objective), "optimal", None, result)
+
+    def dual(self, v, eps: float, a: BlockAnswer) -> Cell | None:
+        """The certificate of block ``v.block``'s cells below ``eps`` (``parametric.Cell``: its
+        LP's optimum and t-form duals at ``eps``), when its LP is affine in ``e^-eps``
+        (``ParametricLP.make``) and the bound at ``eps`` meets the verified value ``a.value``
+        (relative ``RTOL``; otherwise the LP is not the block's program as solved and no
+        certificate is given); else None."""
+        block = self.composite.blocks[v.block]
+        if block.linked or a.value is None or not (math.isfinite(eps) and eps >= 0):
+            return None
+        if v.block not in self.families:
+            try:
+                self.families[v.block] = ParametricLP.make(lambda e: self._lowered(v, e))
+            except (SpecError, UsageError, InfeasibleError, ValueError, AssertionError):
+                self.families[v.block] = None  # not a mechanism LP at every budget
+        fam = self.families[v.block]
+        if fam is None:
+            return None
+        from ..backends import get_backend
+
+        found = fam.solve(eps, get_backend("highs"))
+        if found is None:
+            return None
+        cell = Cell(fam, eps, *found)
+        if abs(cell.bounds(eps)[1] - a.value) > RTOL * max(1.0, abs(a.value)):
+            return None
+        return cell
+
+    def _lowered(self, v, eps: float):
+        """The block's LP at budget ``eps`` of its chosen ``v`` (its other params fixed), memoized."""
+        from ..lower.mechanism import lower_mechanism
+
+        key = (v.block, eps)
+        if key not in self.lowered:
+            problem = self._load(v.block, dict(self.composite.blocks[v.block].fixed) | {v.param: eps})
+            if getattr(problem, "design", None) is None:
+                raise ValueError(f"block {v.block} is not a mechanism table")
+            self.lowered[key] = lower_mechanism(problem)
+        return self.lowered[key]
 
     def _load(self, name: str, params: dict[str, float]):
         """The block's program at ``params``: its warm template at a new budget where it has one
@@ -439,15 +481,19 @@ def _term(c: Composite, oracle: _Oracle, v, row: Row, weights: dict) -> Term:
 
 def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
     """The block's value on its share ``y = scale (eps - lo)``: its closed curve (exact: its own
-    bound), else its verified solves as (weighted value, weighted proven bound)."""
+    bound), else its verified solves as (weighted value, weighted proven bound, the point's dual
+    ``parametric.TermDual`` or None: its second-order bound inside the cell below)."""
     if cv is not None:  # the closed form as the value oracle (exact: its own bound)
         return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
 
-    def g(y: float) -> tuple[float, float]:
-        a = oracle.answer(v.block, {v.key: v.lo + y / scale})
+    def g(y: float) -> tuple:
+        eps = v.lo + y / scale
+        a = oracle.answer(v.block, {v.key: eps})
         if a.value is None:
             return math.inf, math.inf
-        return w * a.value, w * _proven(a)
+        cell = oracle.dual(v, eps, a)
+        d = TermDual(cell, w, v.lo, scale) if cell is not None else None
+        return w * a.value, w * _proven(a), d
 
     return Term(g, scale * (v.hi - v.lo))
 

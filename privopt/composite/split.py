@@ -68,6 +68,7 @@ class Term:
 
 
 Point = tuple[float, float, float]  # (share, verified value, proven bound)
+CellDual = tuple[object, float, float]  # (the cell's top point's dual d, then d.cell(the cell's lower end))
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Split:
     calls: int
     points: tuple[tuple[Point, ...], ...] = ()
     multiplier: float | None = None
+    duals: tuple[tuple[CellDual | None, ...], ...] = ()  # per block, per point (None: none)
 
     @property
     def gap(self) -> float:
@@ -104,8 +106,9 @@ def relative_gap(upper: float, lower: float) -> float:
 
 
 def oracle_pair(out, x: float) -> tuple[float, float]:
-    """An oracle's answer as ``(value, bound)``; a bound above its value (beyond rounding) is a
-    mix-up of primal and bound and is refused."""
+    """An oracle's answer as ``(value, bound)`` (a third element, the point's dual, is left to
+    ``_Curve``); a bound above its value (beyond rounding) is a mix-up of primal and bound and
+    is refused."""
     v, b = (float(out[0]), float(out[1])) if isinstance(out, tuple) else (float(out), float(out))
     if math.isnan(v) or math.isnan(b):
         raise ValueError(f"the value oracle returned NaN at {x!r}")
@@ -126,6 +129,8 @@ class _Curve:
         self.values: dict[int, float] = {}  # lower numerator -> verified value
         self.bounds: dict[int, float] = {}  # lower numerator -> proven bound
         self.xs: dict[int, float] = {}
+        self.duals: dict[int, object] = {}  # lower numerator -> the point's dual (``Term``)
+        self.cell_duals: dict[tuple[int, int], CellDual] = {}
         self.calls = 0
         for j in range(grid + 1):
             m = j * (ONE // grid)
@@ -136,7 +141,10 @@ class _Curve:
     def _add(self, m: int, x: float) -> None:
         if m in self.values:
             return
-        self.values[m], self.bounds[m] = oracle_pair(self.term.oracle(x), x)
+        out = self.term.oracle(x)
+        self.values[m], self.bounds[m] = oracle_pair(out, x)
+        if isinstance(out, tuple) and len(out) > 2 and out[2] is not None:
+            self.duals[m] = out[2]
         self.xs[m] = x
         self.calls += 1
 
@@ -152,12 +160,24 @@ class _Curve:
         w = np.array([self.ceil_num(m) for m in ms], dtype=np.int64)
         return w, np.array([self.values[m] for m in ms]), np.array(ms, dtype=np.int64)[:, None]
 
-    def lb_items(self) -> tuple[np.ndarray, np.ndarray]:
+    def lb_items(self) -> tuple[np.ndarray, ...]:
+        """The cells' items (``_cells``) with each cell's dual item (``_dual_items``)."""
         ms = self.nums()
-        return _cells(np.array(ms, dtype=np.int64), np.array([self.bounds[m] for m in ms]))
+        w, v = _cells(np.array(ms, dtype=np.int64), np.array([self.bounds[m] for m in ms]))
+        for lo, hi in zip(ms, ms[1:]):
+            if hi in self.duals and (lo, hi) not in self.cell_duals:
+                d = self.duals[hi]
+                self.cell_duals[lo, hi] = (d, *map(float, d.cell(self.xs[lo])))
+        cells = [self.cell_duals.get(pair) for pair in zip(ms, ms[1:])]
+        return (w, v, *_dual_items(ms, v, cells))
 
     def points(self) -> tuple[Point, ...]:
         return tuple((self.xs[m], self.values[m], self.bounds[m]) for m in self.nums())
+
+    def point_duals(self) -> tuple[CellDual | None, ...]:
+        """Per point, the dual of the cell it closes (None for the first point and where none)."""
+        ms = self.nums()
+        return (None, *(self.cell_duals.get(pair) for pair in zip(ms, ms[1:])))
 
     def refine(self, j: int) -> bool:
         """Halve cell j (between the j-th and (j+1)-th points); False at the resolution's end."""
@@ -175,6 +195,22 @@ def _cells(ms: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (``B``: the suffix maximum of the proven bounds); and the top point, last."""
     best = np.maximum.accumulate(bounds[::-1])[::-1]
     return ms, np.append(best[1:], best[-1:])
+
+
+def _dual_items(ms, v: np.ndarray, cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each cell's second item for the Lagrangian bound (``parametric.py``): with its top
+    point's dual ``d`` (concave in ``t = e^eps``), ``min_{cell} g + lam y >= min(max(B, d(x_j)) +
+    lam x_j, d(x_{j+1}) + lam x_{j+1})``: the first item's value is raised to ``max(B, d(x_j))``
+    and ``(x_{j+1}, d(x_{j+1}))`` is the second; without a dual (and for the top point) the
+    second item is ``(x_j, +inf)``, leaving the monotone item alone."""
+    raised = v.copy()
+    w2 = np.array(ms, dtype=np.int64)
+    v2 = np.full(len(ms), math.inf)
+    for j, cd in enumerate(cells):
+        if cd is not None:
+            raised[j] = max(v[j], cd[1])
+            w2[j], v2[j] = ms[j + 1], cd[2]
+    return raised, w2, v2
 
 
 @dataclass
@@ -240,22 +276,43 @@ def _least(f: _Frontier, limit: float) -> float:
     return float(f.v.min()) if f.v.size else limit
 
 
-def _dual(items: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+def _lagrange_items(item: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A block's items for the Lagrangian: ``(w, v)`` (monotone cells) or ``(w, v, raised, w2,
+    v2)`` (with the cells' dual items, ``_dual_items``) as ``(w, raised, w2, v2)``: the cell's
+    value at ``lam`` is ``min(raised + lam w, v2 + lam w2)``."""
+    if len(item) == 2:
+        w, v = item
+        return w, v, w, np.full(len(w), math.inf)
+    w, _, raised, w2, v2 = item
+    return w, raised, w2, v2
+
+
+def _cell_values(items: Sequence[tuple], lam: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per block, each cell's Lagrangian value at ``lam`` and the budget (numerator) it spends."""
+    out = []
+    for item in items:
+        w, v, w2, v2 = _lagrange_items(item)
+        a, b = v + lam * w.astype(float), v2 + lam * w2.astype(float)
+        out.append((np.minimum(a, b), np.where(a <= b, w, w2)))
+    return out
+
+
+def _dual(items: Sequence[tuple]) -> tuple[float, float]:
     """``(lam, D(lam))``: the Lagrangian bound of the cells' items maximized over ``lam >= 0``
     (module docstring), in numerator units (``E = 2^L``). ``D`` is concave: ``lam`` is bracketed
     by bisection on its subgradient ``sum_i x_{j_i(lam)} - E`` (the least budget among ties) and
     the better end's value is the bound (each end's is a proof). +inf when a block has no item or
     the least budgets alone overrun ``E`` (no feasible split)."""
-    if not items or any(len(w) == 0 for w, _ in items):
+    if not items or any(len(it[0]) == 0 for it in items):
         return 0.0, math.inf
-    sizes = [len(w) for w, _ in items]
+    sizes = [len(it[0]) for it in items]
     starts = np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64)
     seg = np.repeat(np.arange(len(items)), sizes)
-    w = np.concatenate([w for w, _ in items]).astype(float)
-    v = np.concatenate([v for _, v in items])
 
     def at(lam: float) -> tuple[float, float]:
-        r = v + lam * w
+        cells = _cell_values(items, lam)
+        r = np.concatenate([r for r, _ in cells])
+        w = np.concatenate([w for _, w in cells]).astype(float)
         h = np.minimum.reduceat(r, starts)
         spend = float(np.minimum.reduceat(np.where(r <= h[seg], w, np.inf), starts).sum())
         total = math.fsum(h)
@@ -314,21 +371,21 @@ class _Bound:
     alive: list[np.ndarray]  # per block, per item: the cell may hold a split below the cutoff
 
 
-def _bound(items: Sequence[tuple[np.ndarray, np.ndarray]], upper: float, rtol: float) -> _Bound:
-    """The proven lower bound of the cells' items given the incumbent ``upper`` (module
-    docstring): cells dead by reduced cost, then by min-plus; the Lagrangian over the rest."""
+def _bound(items: Sequence[tuple], upper: float, rtol: float) -> _Bound:
+    """The proven lower bound of the cells' items (``(w, v)`` or with dual items, ``_dual_items``)
+    given the incumbent ``upper`` (module docstring): cells dead by reduced cost, then by
+    min-plus (over the monotone items); the Lagrangian over the rest."""
     cutoff = upper - rtol * max(abs(upper), TINY) / 2 if math.isfinite(upper) else math.inf
     lam, dual = _dual(items)
-    alive = [np.ones(len(w), dtype=bool) for w, _ in items]
+    alive = [np.ones(len(it[0]), dtype=bool) for it in items]
     if math.isfinite(cutoff):
         with np.errstate(invalid="ignore"):
-            for k, (w, v) in enumerate(items):
-                reduced = v + lam * w.astype(float)
+            for k, (reduced, _) in enumerate(_cell_values(items, lam)):
                 alive[k] = reduced - reduced.min() < cutoff - dual
-    minplus, est = _minplus([(w[a], v[a]) for (w, v), a in zip(items, alive)], cutoff)
+    minplus, est = _minplus([(it[0][a], it[1][a]) for it, a in zip(items, alive)], cutoff)
     for a, e in zip(alive, est):
         a[a] = e < cutoff
-    lam2, dual2 = _dual([(w[a], v[a]) for (w, v), a in zip(items, alive)])
+    lam2, dual2 = _dual([tuple(x[a] for x in it) for it, a in zip(items, alive)])
     lower = max(minplus, dual2)
     if not all(a.all() for a in alive):
         lower = min(lower, cutoff)  # a dead cell's splits are at least the cutoff
@@ -363,30 +420,46 @@ def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: i
         if better.v.size:
             ub = better
     points = tuple(c.points() for c in curves)
+    duals = tuple(c.point_duals() for c in curves) if any(c.duals for c in curves) else ()
     if not ub.v.size:  # no evaluated combination is feasible: every block at the bottom of its range
         values = tuple(c.values[0] for c in curves)
-        return Split(tuple(0.0 for _ in curves), values, math.inf, bound.lower, calls, points, bound.multiplier)
+        return Split(tuple(0.0 for _ in curves), values, math.inf, bound.lower, calls, points, bound.multiplier, duals)
     best = ub.pick[int(np.argmin(ub.v))]
     shares = tuple(c.xs[int(m)] for c, m in zip(curves, best))
     values = tuple(c.values[int(m)] for c, m in zip(curves, best))
-    return Split(shares, values, math.fsum(values), bound.lower, calls, points, bound.multiplier)
+    return Split(shares, values, math.fsum(values), bound.lower, calls, points, bound.multiplier, duals)
 
 
 def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL) -> float:
-    """The lower bound recomputed from ``s.points`` alone (what ``privopt verify`` re-checks):
-    each block's points increasing in share, the last at its top ``min(width, budget)``, every
-    bound at most its value; the cells' numerators are the shares' floors (so the bound equals
+    """The lower bound recomputed from ``s.points`` and ``s.duals`` alone (what ``privopt
+    verify`` re-checks): each block's points increasing in share, the last at its top ``min(width,
+    budget)``, every bound at most its value; each recorded cell dual's bounds recomputed from its
+    multipliers at both ends of its cell (``d(x_j)``, ``d(x_{j+1})``) and equal to the recorded ones
+    to rounding; the cells' numerators are the shares' floors (so the bound equals
     ``s.lower_bound`` to rounding). A violated condition is a ``ValueError``."""
-    if len(s.points) != len(widths):
-        raise ValueError("one list of points per block")
+    if len(s.points) != len(widths) or (s.duals and len(s.duals) != len(widths)):
+        raise ValueError("one list of points (and of duals) per block")
     items = []
-    for pts, width in zip(s.points, widths):
+    for k, (pts, width) in enumerate(zip(s.points, widths)):
         xs = [x for x, _, _ in pts]
         if not pts or xs != sorted(set(xs)) or xs[0] != 0.0 or xs[-1] != min(width, budget):
             raise ValueError("a block's points must increase from 0 to its top")
         bounds = np.array([oracle_pair((v, b), x)[1] for x, v, b in pts])
-        ms = np.array([math.floor(x / budget * ONE) for x in xs], dtype=np.int64)
-        items.append(_cells(ms, bounds))
+        ms = [math.floor(x / budget * ONE) for x in xs]
+        w, v = _cells(np.array(ms, dtype=np.int64), bounds)
+        cells = list(s.duals[k][1:]) if s.duals else [None] * (len(pts) - 1)
+        if len(cells) != len(pts) - 1 or (s.duals and s.duals[k][0] is not None):
+            raise ValueError("one dual per cell, at the point that closes it")
+        for j, cd in enumerate(cells):
+            if cd is None:
+                continue
+            d, below, at = cd
+            again = tuple(map(float, d.cell(xs[j])))
+            if any(abs(a - b) > SLACK * max(1.0, abs(b)) for a, b in zip(again, (below, at))):
+                raise ValueError(
+                    f"the recorded dual bounds {below!r}, {at!r} of a cell are not what its duals give {again!r}"
+                )
+        items.append((w, v, *_dual_items(ms, v, cells)))
     return _bound(items, s.objective, rtol).lower
 
 

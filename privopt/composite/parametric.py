@@ -1,0 +1,257 @@
+"""A second-order bound on an LP block's value inside a cell of budgets, from LP weak duality
+(issue 21, item 3; docs/blocks.md, "How far the split's bound closes").
+
+The block's LP at budget ``eps`` (``lower.mechanism.lower_mechanism``, rows scaled by
+``s = e^-eps``) has rows whose coefficients and bounds are affine in ``s``, and ``c`` and the
+box ``l <= x <= u`` do not depend on eps (``ParametricLP.make`` checks all of it at three
+budgets and refuses otherwise). A row that depends on ``s``, times ``t = e^eps = 1/s``, is
+affine in ``t``: the LP is ``min c'x`` s.t. ``lo(t) <= (A0 + t A1) x <= hi(t)``, ``l <= x <= u``
+(the t-form). For ANY row multipliers ``y``, weak duality with the box kept explicit gives
+
+    L(y, t) = sum_i y_i side_i(t) + sum_j min(r_j l_j, r_j u_j),  r = c - (A0 + t A1)' y
+
+(``side_i``: the row's lower bound where ``y_i > 0``, its upper where ``y_i < 0``).
+
+**Why one fixed y is not enough.** ``L(y_b, .)`` is concave in ``t`` and exact at ``b`` with the
+optimal duals, but the basic columns (``r_j = 0`` at ``b``) leave their optimal values for a
+bound of the box as soon as ``t`` moves, so its slope is the worst over the box, not the
+envelope slope ``-y' A1 x*``: first-order error, no better than monotonicity.
+
+**The bound used** (``Cell``): multipliers that move with ``t``, ``y(t) = y_b + d dy`` with
+``d = t - t_b`` and ``dy`` the least-squares solution of ``(A1' y_b + A(t_b)' dy)_J = 0`` over the
+columns ``J`` strictly inside their box at the optimum ``x*`` (so their reduced costs move only
+at second order), ``dy`` nonzero only on the rows whose duals are nonzero (and on none whose
+dual would change sign in the cell). Then exactly
+
+    L(y(t), t) = q0 + q1 d + q2 d^2 + sum_j E_j(d),   E_j(d) = min_{l_j <= x <= u_j} r_j(d) (x - x*_j) <= 0,
+
+with ``r(d) = r0 + r1 d + r2 d^2`` (``r0 = c - A(t_b)' y_b``, ``r1 = -(A1' y_b + A(t_b)' dy)``,
+``r2 = -A1' dy``) and ``q`` the rows' and ``r' x*``'s terms. On a cell ``[a, b]`` each ``E_j`` is
+at least its least value over the range of ``r_j(d)`` (exact for a quadratic, ``E``: the sum),
+and ``q2 d^2 >= min(q2, 0) d^2``, so ``V(e) >= L(y(t), t) >= q~(t) + E`` with ``q~ = q0 + q1 d +
+min(q2, 0) d^2`` concave in ``t``; ``lam * eps = lam ln t`` is concave too, hence
+
+    min_{a <= e <= b} V(e) + lam e  >=  min(q~(e^a) + E + lam a,  q0 + E + lam b),
+
+an error second order in the cell's width.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+AFFINE_RTOL = 1e-12  # entries must be affine in s = e^-eps to rounding (relative to the largest)
+PROBES = (0.0, 0.5, 1.0)  # the budgets the affine structure is established at
+INSIDE = 1e-9  # a column within this of a box end is at that end (not in J)
+
+
+def _affine(vals: list, s: list[float]):
+    """``(slope, intercept)`` in ``s`` of a quantity at the three probes, or None when the
+    middle probe is off the line (beyond ``AFFINE_RTOL``)."""
+    slope = (vals[2] - vals[0]) / (s[2] - s[0])
+    icpt = vals[0] - slope * s[0]
+    off = icpt + slope * s[1] - vals[1]
+    scale = max(1.0, *(float(abs(v).max()) if np.size(v) else 0.0 for v in vals))
+    size = off.nnz if sp.issparse(off) else off.size
+    if size and float(abs(off).max()) > AFFINE_RTOL * scale:
+        return None
+    return slope, icpt
+
+
+@dataclass(frozen=True)
+class ParametricLP:
+    """A block's LP as a function of its budget in the t-form (module docstring): ``A0 + t A1``,
+    row bounds ``lo0 + t lo1``, ``hi0 + t hi1``; ``rows`` marks the rows that depend on eps;
+    ``at(eps)`` lowers the block (the s-form, solved for the duals); ``units`` maps the LP's
+    ``c x`` to the block's objective (``sign * scale * v + const``)."""
+
+    at: Callable[[float], object]  # eps -> MechanismLP
+    c: np.ndarray
+    A0: object
+    A1: object
+    lo: tuple[np.ndarray, np.ndarray]
+    hi: tuple[np.ndarray, np.ndarray]
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    rows: np.ndarray
+    units: tuple[float, float]  # (sign * scale, const)
+
+    @staticmethod
+    def make(lower: Callable[[float], object]) -> ParametricLP | None:
+        """The block's LP family when every row is affine in ``s = e^-eps`` and the objective,
+        box and shape do not depend on eps, checked at ``PROBES``; None otherwise (the split
+        then bounds the block by monotonicity alone)."""
+        m = [lower(e) for e in PROBES]
+        lps = [x.lp for x in m]
+        first = lps[0]
+        if any(lp.Q is not None or lp.cones or lp.integrality is not None for lp in lps):
+            return None
+        if any(lp.shape != first.shape for lp in lps):
+            return None
+        for f in ("c", "col_lower", "col_upper"):
+            if any(not np.array_equal(getattr(lp, f), getattr(first, f)) for lp in lps[1:]):
+                return None
+        if any((x.sign, x.scale, x.const) != (m[0].sign, m[0].scale, m[0].const) for x in m[1:]):
+            return None
+        s = [math.exp(-e) for e in PROBES]
+        mat = _affine([sp.csr_array(lp.A, dtype=float) for lp in lps], s)
+        if mat is None:
+            return None
+        P, Q = mat
+        rows = np.asarray(abs(P).sum(axis=1)).ravel() > 0
+        sides = []
+        for f in ("row_lower", "row_upper"):
+            fin = np.isfinite(getattr(first, f))
+            if any(not np.array_equal(np.isfinite(getattr(lp, f)), fin) for lp in lps[1:]):
+                return None
+            line = _affine([np.where(fin, getattr(lp, f), 0.0) for lp in lps], s)
+            if line is None:
+                return None
+            rows |= line[0] != 0
+            sides.append((line, fin))
+        D = sp.diags_array(rows.astype(float))
+        I_D = sp.diags_array((~rows).astype(float))
+        A0, A1 = sp.csr_array(D @ P + I_D @ Q), sp.csr_array(D @ Q)  # t-row = t * s-row on the eps rows
+        bounds = []
+        for (slope, icpt), fin in sides:
+            b0 = np.where(rows, slope, icpt)
+            b1 = np.where(rows, icpt, 0.0)
+            inf = np.where(fin, 0.0, getattr(first, "row_lower" if not bounds else "row_upper"))
+            bounds.append((np.where(fin, b0, inf), np.where(fin, b1, 0.0)))
+        return ParametricLP(
+            lower, first.c, A0, A1, bounds[0], bounds[1], first.col_lower, first.col_upper, rows,
+            (m[0].sign * m[0].scale, m[0].const),
+        )  # fmt: skip
+
+    def solve(self, eps: float, backend) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(x*, y)`` at ``eps``: the optimum and its row duals in the t-form (the s-form's times
+        ``e^-eps`` on the eps rows), from a solve of the lowered LP; None when it is not optimal."""
+        sol = backend.solve(self.at(eps).lp, tol=1e-9)
+        if not sol.ok or sol.row_dual is None or sol.x is None:
+            return None
+        y = np.asarray(sol.row_dual, dtype=float)
+        y = np.where(self.rows, y * math.exp(-eps), y)
+        y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(self.lo[0])) | ((y < 0) & ~np.isfinite(self.hi[0]))] = 0.0
+        return np.asarray(sol.x, dtype=float), y
+
+    def matrix(self, t: float):
+        return sp.csr_array(self.A0 + t * self.A1)
+
+    def side(self, y: np.ndarray, t: float) -> np.ndarray:
+        """Each row's bound on the side of its multiplier's sign (0 where ``y_i = 0``)."""
+        lo = self.lo[0] + t * self.lo[1]
+        hi = self.hi[0] + t * self.hi[1]
+        return np.where(y > 0, lo, np.where(y < 0, hi, 0.0))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The point's certificate for the cells below it (module docstring): its budget ``eps_b``,
+    optimum ``x`` and t-form duals ``y``; ``bounds(eps_a)`` gives ``(q~(e^a) + E, q0 + E)`` in
+    the block's objective units (a minimizing block's lower bounds). ``dy`` is recomputed from
+    ``x`` and ``y`` (``recheck`` needs only these)."""
+
+    family: ParametricLP
+    eps_b: float
+    x: np.ndarray
+    y: np.ndarray
+    memo: dict = field(default_factory=dict, compare=False, repr=False)  # rows kept -> dy
+
+    def bounds(self, eps_a: float) -> tuple[float, float]:
+        f, tb = self.family, math.exp(self.eps_b)
+        da = math.exp(eps_a) - tb  # <= 0
+        Ab = f.matrix(tb)
+        yb = self.y
+        dy = self._dy(Ab, da)
+        r0 = f.c - Ab.T @ yb
+        r1 = -(f.A1.T @ yb + Ab.T @ dy)
+        r2 = -(f.A1.T @ dy)
+        # rows: sum_i y_i(d) side_i(t), the side of y_i(d)'s sign, fixed in the cell (``_dy``)
+        sign = np.where(yb != 0, np.sign(yb), -np.sign(dy))
+        side0 = f.side(sign, tb)
+        side1 = np.where(sign > 0, f.lo[1], np.where(sign < 0, f.hi[1], 0.0))
+        q0 = float(yb @ side0 + r0 @ self.x)
+        q1 = float(dy @ side0 + yb @ side1 + r1 @ self.x)
+        q2 = float(dy @ side1 + r2 @ self.x)
+        E = _loss(r0, r1, r2, da, self.x, f.col_lower, f.col_upper)
+        at_a = q0 + q1 * da + min(q2, 0.0) * da * da + E
+        k, const = f.units
+        return k * at_a + const, k * (q0 + E) + const
+
+    def _dy(self, Ab, da: float) -> np.ndarray:
+        """The duals' motion (module docstring): least squares keeping the reduced costs of the
+        columns inside their box, or at a bound with a zero reduced cost, unmoved to first order,
+        over the rows active at ``x*``; a row whose multiplier would change sign in the cell, or
+        take a sign whose side is infinite, is dropped (zero: always valid)."""
+        f, y, x = self.family, self.y, self.x
+        r0 = f.c - Ab.T @ y
+        tol = INSIDE * max(1.0, float(np.abs(f.c).max(initial=0.0)))
+        J = np.flatnonzero(((x > f.col_lower + INSIDE) & (x < f.col_upper - INSIDE)) | (np.abs(r0) <= tol))
+        ax = Ab @ x
+        lo, hi = f.lo[0] + math.exp(self.eps_b) * f.lo[1], f.hi[0] + math.exp(self.eps_b) * f.hi[1]
+        active = (np.abs(ax - np.where(np.isfinite(lo), lo, np.inf)) <= INSIDE) | (
+            np.abs(ax - np.where(np.isfinite(hi), hi, np.inf)) <= INSIDE
+        )
+        R = np.flatnonzero((y != 0) | active)
+        rhs = -(f.A1.T @ y)[J]
+        dy = np.zeros_like(y)
+        for _ in range(4):
+            key = R.tobytes()
+            if key not in self.memo:
+                self.memo[key] = _least_squares(Ab, R, J, rhs, y.size)
+            dy = self.memo[key]
+            sign = np.where(y != 0, np.sign(y), -np.sign(dy))  # y_i(d) for d < 0
+            bad = ((y + da * dy) * y < 0) | ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
+            if not bad.any():
+                return dy
+            R = R[~bad[R]]
+        return np.zeros_like(y)
+
+
+def _least_squares(Ab, R: np.ndarray, J: np.ndarray, rhs: np.ndarray, m: int) -> np.ndarray:
+    """``dy`` (zero off ``R``) near the least-squares solution of ``A[R, J]' dy_R = rhs`` by
+    LSQR (any ``dy`` gives a proven bound; a good one a tight bound)."""
+    from scipy.sparse.linalg import lsqr
+
+    dy = np.zeros(m)
+    if R.size and J.size:
+        dy[R] = lsqr(sp.csr_array(Ab[R][:, J]).T, rhs, atol=1e-15, btol=1e-15, iter_lim=20 * (R.size + J.size))[0]
+    return dy
+
+
+def _loss(r0, r1, r2, da: float, x, lo, hi) -> float:
+    """``sum_j min over d in [da, 0]`` of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``:
+    each ``E_j`` is concave in ``r_j``, so its least value is at an end of the range of the
+    quadratic ``r_j(d)`` over the interval (its ends and vertex)."""
+    ds = [da, 0.0]
+    vals = [r0 + r1 * d + r2 * d * d for d in ds]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(r2 != 0, -r1 / (2 * r2), np.nan)
+    inside = (v > da) & (v < 0)
+    vals.append(np.where(inside, r0 + r1 * v + r2 * v * v, r0))
+    rmin, rmax = np.minimum.reduce(vals), np.maximum.reduce(vals)
+    with np.errstate(invalid="ignore"):
+        terms = [r * (z - x) for r in (rmin, rmax) for z in (lo, hi)]
+    terms = [np.where(np.isnan(t), 0.0, t) for t in terms]  # 0 * inf: the column cannot move
+    return float(np.minimum.reduce(terms).sum())
+
+
+@dataclass(frozen=True)
+class TermDual:
+    """A point's certificate in the split's units: ``cell(x_a)`` is ``w`` times ``Cell.bounds``
+    at the cell's lower end (share ``x_a``; ``eps = lo + x / scale``), ``w`` the block's weight
+    of its sense's sign (so ``w`` times a bound on the block is a lower bound on the term)."""
+
+    cell_cert: Cell
+    weight: float
+    lo: float
+    scale: float
+
+    def cell(self, x_a: float) -> tuple[float, float]:
+        a, b = self.cell_cert.bounds(self.lo + x_a / self.scale)
+        return self.weight * a, self.weight * b

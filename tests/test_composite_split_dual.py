@@ -1,0 +1,133 @@
+"""The split's second-order bound inside cells from the LP blocks' parametric duals
+(``composite/parametric.py``, issue 21 item 3): the cell bound is below the LP optimum wherever
+it is claimed (against HiGHS solves), a tampered dual fails ``recheck``, and the split of
+specs/blocks_means.priv with dual bounds matches a dense reference to 1e-6."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize_scalar
+
+import privopt
+from privopt.backends import get_backend
+from privopt.composite.parametric import Cell, ParametricLP, TermDual
+from privopt.composite.solve import _Oracle, _value_term
+from privopt.composite.split import recheck, split
+from privopt.lower.mechanism import lower_mechanism
+
+SPECS = Path(__file__).resolve().parent.parent / "specs"
+BLOCK = SPECS / "blocks" / "arithmetic_mean.priv"
+
+
+@pytest.fixture(scope="module")
+def family() -> ParametricLP:
+    fam = ParametricLP.make(lambda e: lower_mechanism(privopt.load(BLOCK, {"eps": e})))
+    assert fam is not None  # the shaped-noise block's LP is affine in e^-eps
+    return fam
+
+
+def optimum(fam: ParametricLP, eps: float) -> float:
+    """The block's LP optimum at ``eps`` in its objective units, solved by HiGHS (+inf where the
+    block is infeasible: its unbiasedness row cannot hold at small budgets)."""
+    m = fam.at(eps)
+    sol = get_backend("highs").solve(m.lp, tol=1e-9)
+    if sol.status == "infeasible":
+        return math.inf
+    assert sol.ok
+    return m.in_objective_units(float(m.lp.c @ sol.x))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    b=st.floats(0.05, 2.0),
+    frac=st.floats(0.001, 1.0),
+    where=st.floats(0.0, 1.0),
+    lam=st.floats(0.0, 60.0),
+)
+def test_the_cell_bound_is_below_the_lp_optimum(family, b, frac, where, lam):
+    a = b * (1.0 - frac)
+    e = a + where * (b - a)
+    found = family.solve(b, get_backend("highs"))
+    assume(found is not None)  # infeasible at b: no certificate there
+    cell = Cell(family, b, *found)
+    at_a, at_b = cell.bounds(a)
+    vb = optimum(family, b)
+    assert cell.bounds(b)[1] == pytest.approx(vb, rel=1e-7)  # exact at its own point
+    assert at_b <= vb + 1e-9 * abs(vb)
+    assert at_a <= optimum(family, a) + 1e-9
+    # the cell's Lagrangian claim: min over the cell of V + lam e is above both ends' items
+    assert min(at_a + lam * a, at_b + lam * b) <= optimum(family, e) + lam * e + 1e-9
+
+
+def test_the_cell_bound_is_second_order(family):
+    """Halving the cell divides the bound's error at the point by about four (not two)."""
+    cell = Cell(family, 0.5, *family.solve(0.5, get_backend("highs")))
+    vb = optimum(family, 0.5)
+    errors = [vb - cell.bounds(0.5 - h)[1] for h in (0.02, 0.01, 0.005)]
+    assert all(err >= -1e-9 for err in errors)
+    assert errors[1] < errors[0] / 3 and errors[2] < errors[1] / 3
+
+
+@pytest.fixture(scope="module")
+def means():
+    """The split of specs/blocks_means.priv's row with dual bounds, and its terms."""
+    c = privopt.load(SPECS / "blocks_means.priv")
+    oracle = _Oracle(c, {})
+    terms = [_value_term(oracle, v, 1.0, 1.0, None) for v in c.vars.values()]
+    return split(terms, 1.0, rtol=1e-6, max_calls=400), terms, oracle, c
+
+
+def test_the_split_with_dual_bounds_matches_a_dense_reference(means):
+    s, terms, _, _ = means
+    assert s.gap <= 1e-6 and s.duals  # certified, with dual certificates recorded
+
+    def total(x: float) -> float:
+        return terms[0].oracle(x)[0] + terms[1].oracle(1.0 - x)[0]
+
+    grid = np.linspace(0.0, 1.0, 41)
+    k = int(np.argmin([total(x) for x in grid]))
+    best = minimize_scalar(total, bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 40)]), options={"xatol": 1e-7})
+    ref = min(best.fun, total(grid[k]))
+    assert s.objective == pytest.approx(ref, rel=1e-6)
+    assert s.lower_bound <= ref * (1 + 1e-12)
+
+
+def test_recheck_recomputes_the_dual_bounds(means):
+    s, *_ = means
+    assert recheck(s, [math.inf, math.inf], 1.0) == pytest.approx(s.lower_bound, rel=1e-12)
+
+
+def test_a_tampered_dual_fails_recheck(means):
+    s, *_ = means
+    k = next(j for j, cd in enumerate(s.duals[0]) if cd is not None)
+    d, below, at = s.duals[0][k]
+    cert = d.cell_cert
+    tampered = dataclasses.replace(d, cell_cert=Cell(cert.family, cert.eps_b, cert.x, cert.y * 1.01))
+    duals0 = list(s.duals[0])
+    duals0[k] = (tampered, below, at)
+    bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
+    with pytest.raises(ValueError, match="dual bounds"):
+        recheck(bad, [math.inf, math.inf], 1.0)
+
+
+def test_a_dual_moved_to_another_cell_fails_recheck(means):
+    s, *_ = means
+    ks = [j for j, cd in enumerate(s.duals[0]) if cd is not None]
+    duals0 = list(s.duals[0])
+    duals0[ks[0]], duals0[ks[1]] = duals0[ks[1]], duals0[ks[0]]
+    bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
+    with pytest.raises(ValueError, match="dual bounds"):
+        recheck(bad, [math.inf, math.inf], 1.0)
+
+
+def test_a_term_dual_scales_with_the_weight(family):
+    cell = Cell(family, 0.7, *family.solve(0.7, get_backend("highs")))
+    one, three = TermDual(cell, 1.0, 0.0, 1.0), TermDual(cell, 3.0, 0.0, 1.0)
+    assert three.cell(0.6) == pytest.approx(tuple(3 * v for v in one.cell(0.6)), rel=1e-12)
