@@ -125,8 +125,8 @@ def test_a_joint_programs_variance_or_sensitivity_tampered_fails(spec, results, 
 
 
 def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
-    r = copy.deepcopy(results["blocks_means"]["json"])
-    assert r["status"] == "feasible"
+    r = copy.deepcopy(results["blocks_joint_mixed"]["json"])
+    assert r["status"] == "feasible"  # a certified gap above split.RTOL
     r["status"] = "optimal"
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1 and "FAIL  status" in checked.stdout
@@ -189,3 +189,14 @@ def test_the_api_verifies_a_composite_result_dict(results):
     assert report.passed and report.problem_class == "composite"
     assert any(c.name.startswith("block pairs: ") for c in report.checks)
     assert "split 1 (pairs.eps, totals.eps) lower bound" in [c.name for c in report.checks]
+
+
+def test_the_cells_dual_bounds_are_what_the_lower_bound_is_re_derived_from(results, tmp_path):
+    """blocks_means is certified to 1e-6 by its cells' LP-dual bounds (``cell_bounds``): without
+    them the recorded points prove less than the recorded bound, and verify says so."""
+    r = _means(results)
+    (row,) = r["splits"]
+    assert any(cb is not None for block in row["cell_bounds"] for cb in block)
+    row["cell_bounds"] = [[None for _ in block] for block in row["cell_bounds"]]
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "lower bound re-derived from the recorded splits" in checked.stdout

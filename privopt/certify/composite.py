@@ -27,7 +27,8 @@ change is exit 2, naming the file):
   for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
   ``evaluate``: the objective itself. Then ``bound <= objective`` and the recorded gap
   recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
-  notes): the points' own proven bounds (their certificates are not stored), the bracket's lower
+  notes): the points' own proven bounds (their certificates are not stored), each cell's LP-dual
+  bounds (``cell_bounds``: their multipliers are not stored), the bracket's lower
   end of accuracy first (the target failing there), the joint program's dual bound (its dual
   point is not recorded), another design branch's bound.
 """
@@ -132,9 +133,11 @@ def _values(model, result: dict, blocks: dict, report: Report) -> dict[str, floa
 
 def _blocks(model, result: dict, blocks: dict, folder: Path | None, notes: list[str]) -> list[Check]:
     checks: list[Check] = []
-    joint = {
-        b for r in result.get("composition") or [] for p in r["parts"] if "joint" in p["mechanism"] for b in p["blocks"]
-    }
+    # blocks solved in a joint Gaussian group's program (the rebuilt model's groups, or the whole
+    # composite as one group): their variances are checked by the group's program, not alone
+    joint = {b for g in model.groups for b in g.blocks} | (
+        set(model.joint.blocks) if model.joint is not None else set()
+    )
     for n, b in blocks.items():
         status = b.get("status")
         if status == "not chosen":
@@ -326,6 +329,13 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         notes.append(
             "each recorded point's own proven bound (its block certificate at that budget) is taken as recorded"
         )
+        if any(
+            any(cb is not None for block in r.get("cell_bounds") or [] for cb in block)
+            for r in result.get("splits") or []
+        ):
+            notes.append(
+                "each cell's LP-dual bounds (cell_bounds) are taken as recorded: their multipliers are not stored"
+            )
     elif method == "evaluate":
         checks.append(_same(key.replace("_", " "), bound, objective))
     elif method == "bisection":
@@ -379,13 +389,32 @@ def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bo
     return sign * total, checks
 
 
+class _RecordedCell:
+    """A cell's LP-dual bounds as recorded (``cell_bounds``): its multipliers are not stored yet,
+    so ``split.recheck`` combines these two numbers as given (a note says so), like the points'
+    own bounds; the row's lower bound is still re-derived from them and must match."""
+
+    def __init__(self, below: float, at: float):
+        self.bounds = (below, at)
+
+    def cell(self, _x: float) -> tuple[float, float]:
+        return self.bounds
+
+
 def _row_bound(model, rec: dict, allow_paths: bool) -> float | str:
     """One row's lower bound from its record, or why it cannot be re-derived."""
     budget = _number(rec.get("budget"))
     pts = rec.get("points") or []
     if pts:
         points = tuple(tuple(tuple(math.inf if x is None else float(x) for x in p) for p in block) for block in pts)
-        s = Split((), (), _number(rec.get("objective")), _number(rec.get("lower_bound")), 0, points)
+        duals = tuple(
+            tuple(
+                None if cb is None else (_RecordedCell(float(cb[0]), float(cb[1])), float(cb[0]), float(cb[1]))
+                for cb in block
+            )
+            for block in rec.get("cell_bounds") or []
+        )
+        s = Split((), (), _number(rec.get("objective")), _number(rec.get("lower_bound")), 0, points, duals=duals)
         try:
             return recheck(s, [p[-1][0] if p else 0.0 for p in points], budget)
         except ValueError as e:

@@ -401,5 +401,12 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
             values[v.key] = value if i == 0 else 0.0
     keys = [v.key for v in row_vars]
     return Split(
-        tuple(shares[k] for k in keys), tuple(values[k] for k in keys), s.objective, s.lower_bound, s.calls, s.points
+        tuple(shares[k] for k in keys),
+        tuple(values[k] for k in keys),
+        s.objective,
+        s.lower_bound,
+        s.calls,
+        s.points,
+        multiplier=s.multiplier,
+        duals=s.duals,
     )

@@ -156,14 +156,14 @@ class Cell:
     the block's objective units (a minimizing block's lower bounds). ``dy`` is recomputed from
     ``x`` and ``y`` (``recheck`` needs only these)."""
 
-    family: ParametricLP
+    lp: ParametricLP
     eps_b: float
     x: np.ndarray
     y: np.ndarray
     memo: dict = field(default_factory=dict, compare=False, repr=False)  # rows kept -> dy
 
     def bounds(self, eps_a: float) -> tuple[float, float]:
-        f, tb = self.family, math.exp(self.eps_b)
+        f, tb = self.lp, math.exp(self.eps_b)
         da = math.exp(eps_a) - tb  # <= 0
         Ab = f.matrix(tb)
         yb = self.y
@@ -188,7 +188,7 @@ class Cell:
         columns inside their box, or at a bound with a zero reduced cost, unmoved to first order,
         over the rows active at ``x*``; a row whose multiplier would change sign in the cell, or
         take a sign whose side is infinite, is dropped (zero: always valid)."""
-        f, y, x = self.family, self.y, self.x
+        f, y, x = self.lp, self.y, self.x
         r0 = f.c - Ab.T @ y
         tol = INSIDE * max(1.0, float(np.abs(f.c).max(initial=0.0)))
         J = np.flatnonzero(((x > f.col_lower + INSIDE) & (x < f.col_upper - INSIDE)) | (np.abs(r0) <= tol))
