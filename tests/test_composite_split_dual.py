@@ -109,7 +109,7 @@ def test_a_tampered_dual_fails_recheck(means):
     k = next(j for j, cd in enumerate(s.duals[0]) if cd is not None)
     d, below, at = s.duals[0][k]
     cert = d.cell_cert
-    tampered = dataclasses.replace(d, cell_cert=Cell(cert.family, cert.eps_b, cert.x, cert.y * 1.01))
+    tampered = dataclasses.replace(d, cell_cert=Cell(cert.lp, cert.eps_b, cert.x, cert.y * 1.01))
     duals0 = list(s.duals[0])
     duals0[k] = (tampered, below, at)
     bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
