@@ -31,3 +31,22 @@ settings.register_profile(
     "fuzz", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+def invoke(*args):
+    """``privopt ARGS`` in this process (click's runner), each argument as text."""
+    from click.testing import CliRunner
+
+    from privopt.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def strict_json(text: str):
+    """``json.loads`` that refuses NaN and Infinity (``--json`` output is strict JSON)."""
+    import json
+
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)

@@ -6,15 +6,13 @@ import shutil
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privopt
-from privopt.cli import main
 from privopt.composite.split import Term, inverse_square_split, rr_split, split
 from privopt.errors import SpecError
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 
 # ------------------------------------------------------------------ the split core
 
@@ -115,10 +113,6 @@ def test_an_infeasible_split_is_proven():
 
 
 # ------------------------------------------------------------------ located errors
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def composite(tmp_path, text: str, blocks=("randomized_response.priv",)):

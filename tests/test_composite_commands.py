@@ -10,28 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import privopt
 from privopt import api, plot
-from privopt.cli import main
 from privopt.composite import Composite
 from privopt.composite.check import GRID, min_plus, run_check
-from tests.conftest import COMPOSITE_SPECS, SPECS
+from tests.conftest import COMPOSITE_SPECS, SPECS, invoke
+from tests.conftest import strict_json as strict
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("PRIVOPT_UPDATE_GOLDEN") == "1"
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def strict(text: str):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def golden(path: Path, text: str) -> None:

@@ -12,22 +12,16 @@ import shutil
 import cvxpy as cp
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from scipy.optimize import brentq
 from scipy.stats import norm
 
 import privopt
-from privopt.cli import main
 from privopt.errors import SpecError
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 
 SPEC = SPECS / "blocks_joint_gaussian.priv"
 PREFIX = np.tril(np.ones((4, 4)))
 PAIRS = np.array([[1.0, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]])
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def analytic_delta(d: float, eps: float) -> float:

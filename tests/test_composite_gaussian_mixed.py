@@ -9,22 +9,16 @@ import shutil
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import privopt
-from privopt.cli import main
 from privopt.errors import SpecError
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 from tests.test_composite_gaussian import PAIRS, PREFIX, analytic_bound, classic_bound, reference
 
 SPEC = SPECS / "blocks_joint_mixed.priv"
 COUNT = SPECS / "blocks" / "joint_count.priv"
 TOTALS = np.array([[1.0, 1, 1, 1], [1, 1, 0, 0]])
 PAIRS3 = np.array([[1.0, 1, 0], [0, 1, 1]])
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")

@@ -9,27 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import privopt
-from privopt.cli import main
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
+from tests.conftest import strict_json as strict
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("PRIVOPT_UPDATE_GOLDEN") == "1"
 COMPOSITES = sorted(SPECS.glob("blocks_*.priv"))
 KEYS = {"status", "objective", "blocks", "accountant", "even_split", "optimality", "choice", "verification"}
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def strict(text: str):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 @pytest.fixture(scope="module")
