@@ -194,7 +194,7 @@ def _report(src: Source, notes: list[str]) -> list[Check]:
         checks += proof
         notes += more
     elif cert.get("kind") == "lfp-brackets":
-        checks += proofs.lfp_brackets(result, beta, notes)
+        checks += proofs.lfp_brackets(inst, result, beta, notes)
     else:
         checks.append(_unknown(cert))
     return checks

@@ -212,14 +212,98 @@ def theorem(problem, result: dict, judge) -> tuple[list[Check], list[str]]:
             f"{recognizer.cites}: its conditions hold for the spec",
         )
     ]
-    if recognizer.method != "closed-form" and recognizer.name != "corollary-2":
-        return checks, [
-            f"{recognizer.cites}: the reduced LP's optimum needs a solver; the answer is checked, not re-solved"
-        ]
+    if recognizer.method == "reduced-lp":  # Prop. 2: its transport LP's optimum, proven by its potentials
+        notes: list[str] = []
+        return checks + transport(problem, match.data.san, result, notes), notes
     from ..blocks import kind_of
 
     prepared = kind_of(problem).prepare(problem)  # what the recognizer reads beside the problem
     return checks + judge(recognizer.answer(problem, match, prepared, None, None)), []
+
+
+def transport(problem, san, result: dict, notes: list[str]) -> list[Check]:
+    """Prop. 2's transport LP re-proven from the recorded potentials (u, v): their largest
+    violation of ``u(s, x) + v(s, y) <= ps(s) d(x, y)`` over the pairs (``VERIFY_TOL``, relative
+    to the cost), the lower bound they prove on the LP's optimum (``closedform.sanitization.
+    transport_dual``, valid for any u, v; in exact rational arithmetic up to ``EXACT_MAX_CELLS``
+    pairs) against the recorded one, and in the objective's units (the objective at the full
+    diagonal plus it, Prop. 2) against the recorded objective: within ``OBJ_RTOL``, and not below."""
+    from ..closedform.sanitization import diagonal_objective, transport_dual, transport_pairs
+
+    record = ((result.get("certificate") or {}).get("data") or {}).get("transport")
+    shape = san.p.shape
+    u = _floats((record or {}).get("u"), shape)
+    v = _floats((record or {}).get("v"), shape)
+    if u is None or v is None or not (np.isfinite(u).all() and np.isfinite(v).all()):
+        return [condition("certificate transport potentials", False, "the certificate records no potentials (u, v)")]
+    d = problem.objective.distance
+    dual = transport_dual(san.p, san.q, san.ps, d, u, v)
+    value = dual.value
+    r, t, pairs = transport_pairs(san.p, san.q)
+    n_pairs = 0 if pairs is None else pairs[0].size
+    if n_pairs <= EXACT_MAX_CELLS:
+        value = float(_exact_transport(r, t, san.ps, d, u, v, pairs))
+        notes.append(f"Prop. 2's transport dual value: exact rational arithmetic ({n_pairs} pairs)")
+    else:
+        notes.append(f"Prop. 2's transport dual value: floats ({n_pairs} pairs)")
+    checks = []
+    if dual.worst is not None:
+        s, x, y = dual.worst
+        V = problem.variables
+        pair = (
+            f"{san.private} = {V[san.private].labels[s]}, {san.data} = {V[san.data].labels[x]}, "
+            f"{san.release} = {V[san.release].labels[y]}"
+        )
+        checks.append(
+            compare(
+                "certificate transport potentials",
+                dual.violation,
+                VERIFY_TOL,
+                f"at {pair}: u + v exceeds the cost by {dual.violation:.3g} (relative); the potentials are not dual "
+                "feasible",
+                f"dual feasible: u + v <= ps d on every pair (largest excess {dual.violation:.3g} relative, at {pair})",
+            )
+        )
+    bound = diagonal_objective(problem, san) + value
+    recorded = result.get("objective")
+    obj = float(recorded) if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) else math.nan
+    allowed = OBJ_RTOL * max(1.0, abs(bound))
+    notes.append("Prop. 2's bound in the objective's units (the full diagonal's objective plus the dual value): floats")
+    return [
+        *checks,
+        same("certificate transport dual value", (record or {}).get("value"), value, "transport dual value"),
+        same("certificate transport bound", (record or {}).get("bound"), bound, "transport bound"),
+        compare(
+            "certificate transport gap",
+            obj - bound,
+            allowed,
+            f"the objective {obj!r} is {obj - bound:.3g} above the bound {bound!r} the potentials prove",
+            f"the objective is within {obj - bound:.3g} of the bound {bound!r} the potentials prove",
+        ),
+        compare(
+            "certificate transport bound below the objective",
+            bound - obj,
+            allowed,
+            f"the objective {obj!r} is below the proven bound {bound!r}, which cannot be",
+        ),
+    ]
+
+
+def _exact_transport(r, t, ps, d, u, v, pairs) -> Fraction:
+    """``closedform.sanitization.transport_dual``'s value in exact rational arithmetic (every
+    float taken exactly)."""
+    F = Fraction
+    total = sum(
+        (F(a) * F(b) for a, b in zip(r.ravel().tolist() + t.ravel().tolist(), u.ravel().tolist() + v.ravel().tolist())),
+        F(0),
+    )
+    if pairs is None:
+        return total
+    for s, x, y in zip(*(a.tolist() for a in pairs)):
+        slack = F(float(ps[s])) * F(float(d[x, y])) - F(float(u[s, x])) - F(float(v[s, y]))
+        if slack < 0:
+            total += slack * min(F(float(r[s, x])), F(float(t[s, y])))
+    return total
 
 
 def same_optimum(value: float, recorded) -> Check:
@@ -264,26 +348,36 @@ def global_bound(problem, result: dict) -> list[Check]:
     ]
 
 
-def lfp_brackets(result: dict, beta: np.ndarray, notes: list[str]) -> list[Check]:
-    """Per group: the bracket's upper end is the recorded beta, its lower end not above it, the
-    widest relative gap within the recorded tolerance; the bound is the largest lower end."""
+def _floats(values, shape: tuple[int, ...]) -> np.ndarray | None:
+    """A recorded array (nested lists, null as NaN) as floats of ``shape``, or None."""
+    try:
+        out = np.array(values, dtype=float)  # a null (None) in a float list is NaN
+    except (TypeError, ValueError):
+        return None
+    return out if out.shape == shape else None
+
+
+def _group(inst, g: int) -> str:
+    """A QID group as its labels, for a failure's message."""
+    key = inst.group_key(g)
+    return "QID group " + (", ".join(f"{k} = {v}" for k, v in key.items()) if key else "(the only one)")
+
+
+def lfp_brackets(inst, result: dict, beta: np.ndarray, notes: list[str]) -> list[Check]:
+    """Per group: the bracket's upper end is the recorded beta, its lower end not above it and
+    proven (``bracket_lower_ends``), the widest relative gap within ``GAP_TOL``; the bound is the
+    largest lower end."""
     cert = result.get("certificate") or {}
     data = cert.get("data") or {}
-    try:
-        lower = np.asarray([math.nan if v is None else v for v in data["lower"]], dtype=float)
-        upper = np.asarray([math.nan if v is None else v for v in data["upper"]], dtype=float)
-    except (KeyError, TypeError, ValueError):
-        return [condition("certificate brackets", False, "the certificate records no brackets per group")]
-    if lower.shape != beta.shape or upper.shape != beta.shape:
-        return [
-            condition("certificate brackets", False, f"the certificate has no bracket for each of {beta.size} groups")
-        ]
+    G = beta.size
+    lower, upper = _floats(data.get("lower"), (G,)), _floats(data.get("upper"), (G,))
+    if lower is None or upper is None:
+        return [condition("certificate brackets", False, f"the certificate has no bracket for each of {G} groups")]
     live = np.isfinite(beta)
     off = np.abs(upper - beta)[live]
     g = int(np.argmax(off)) if off.size else 0
     worst_gap = np.where(upper > 0, (upper - lower) / np.where(upper > 0, upper, 1.0), 0.0)[live]
     tol = GAP_TOL + RECOMPUTE_RTOL  # privopt's own gap tolerance, not the recorded one
-    notes.append("the LFP's lower brackets were proven by its LP solves and are taken as recorded")
     return [
         compare(
             "certificate brackets' upper ends",
@@ -297,6 +391,7 @@ def lfp_brackets(result: dict, beta: np.ndarray, notes: list[str]) -> list[Check
             0.0,
             "a group's lower bracket end is above its upper end",
         ),
+        *bracket_lower_ends(inst, data, lower, live, notes),
         compare(
             "certificate brackets' gap",
             float(worst_gap.max(initial=0.0)),
@@ -304,4 +399,63 @@ def lfp_brackets(result: dict, beta: np.ndarray, notes: list[str]) -> list[Check
             f"a group's bracket is wider than the LFP's tolerance {GAP_TOL:g}",
         ),
         same("certificate bound", cert.get("bound"), float(np.max(lower, initial=-math.inf)), "bound"),
+    ]
+
+
+def bracket_lower_ends(inst, data: dict, lower: np.ndarray, live: np.ndarray, notes: list[str]) -> list[Check]:
+    """Each live group's recorded lower end re-derived: at most the larger of the closed-form
+    bound (``closedform.atr.lower_bound``, recomputed) and the bound its Farkas ray proves at its
+    level (``verification.brackets``; in rational arithmetic when the rays have at most
+    ``EXACT_MAX_CELLS`` cells, else in floats with their rounding allowance, to
+    ``RECOMPUTE_RTOL``). A ray with a negative or non-finite entry proves nothing and is named."""
+    from ..closedform.atr import lower_bound
+    from ..measures.confidence import conditional_prior
+    from ..verification.brackets import proven_lower, proven_lower_exact
+
+    G, m, A = inst.lower.shape
+    level, ray = _floats(data.get("level"), (G,)), _floats(data.get("ray"), (G, m, A))
+    if level is None or ray is None:
+        return [condition("certificate rays", False, f"the certificate has no level and ray for each of {G} groups")]
+    has = live & np.isfinite(level)
+    bad = has & ~(np.isfinite(ray).all(axis=(1, 2)) & (ray >= 0).all(axis=(1, 2)))
+    checks = [
+        condition(
+            "certificate rays",
+            not bad.any(),
+            f"{_group(inst, int(np.argmax(bad)))}: its ray has a negative or non-finite multiplier",
+            f"{int(has.sum())} group(s) proven by a Farkas ray, the others by the closed-form bound",
+        )
+    ]
+    proven = lower_bound(conditional_prior(inst.p), inst.lower, inst.upper)
+    rays = np.flatnonzero(has)
+    exact = rays.size * m * A <= EXACT_MAX_CELLS
+    margin = np.where(live, proven - lower, math.inf)
+    if exact:
+        for k in rays.tolist():
+            by_ray = proven_lower_exact(inst.p[k], inst.lower[k], inst.upper[k], float(level[k]), ray[k])
+            best = Fraction(float(proven[k])) if by_ray is None else max(by_ray, Fraction(float(proven[k])))
+            margin[k] = float(best - Fraction(float(lower[k])))
+        allowed = 0.0
+        notes.append(f"the LFP's lower ends: their Farkas rays in exact rational arithmetic ({rays.size} group(s))")
+    else:
+        by_ray = proven_lower(inst.p[rays], inst.lower[rays], inst.upper[rays], level[rays], ray[rays])
+        margin[rays] = np.maximum(proven[rays], by_ray) - lower[rays]
+        allowed = RECOMPUTE_RTOL
+        notes.append(
+            f"the LFP's lower ends: their Farkas rays in floats ({rays.size} groups), with a rounding allowance, "
+            f"to {RECOMPUTE_RTOL:g}"
+        )
+    notes.append("the closed-form lower ends (Theorem 1's bound, the mediant, Lemma 5): recomputed in floats")
+    g = int(np.argmin(margin)) if G else 0
+    worst = float(margin[g]) if G else math.inf
+    return [
+        *checks,
+        compare(
+            "certificate brackets' lower ends",
+            -worst,
+            allowed * max(1.0, abs(float(lower[g]))) if G else 0.0,
+            f"{_group(inst, g)}: the lower end {float(lower[g])!r} is not proven (its proof gives "
+            f"{float(lower[g]) + worst!r}; off by {-worst:.3g})",
+            f"every lower end is proven (the least margin {worst:.3g})",
+        ),
     ]

@@ -189,10 +189,33 @@ def transport_lp(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray):
     """Prop. 2's (eq. 12) transport LP over the pairs X^-(s) x X^+(s) of every s, as
     (LinearProgram, (s, x, y) of each column, the supply row of each column), or None when no
     mass moves (the full diagonal is the answer)."""
-    _, r, t = _residuals(p, q)
+    r, t, pairs = transport_pairs(p, q)
     S, k = p.shape
+    if pairs is None:
+        return None
+    s_idx, xs, ys = pairs
+    m = s_idx.size
+    cols = np.arange(m)
+    supply_row, demand_row, used = _rows(pairs, S, k)
+    A = sp.csc_array(
+        (np.ones(2 * m), (np.concatenate([supply_row, demand_row]), np.tile(cols, 2))), shape=(2 * S * k, m)
+    )
+    rhs = np.concatenate([r.ravel(), t.ravel()])
+    lp = LinearProgram(ps[s_idx] * d[xs, ys], A[used], rhs[used], rhs[used], np.zeros(m), np.full(m, np.inf))
+    return lp, pairs, supply_row
+
+
+def transport_pairs(p: np.ndarray, q: np.ndarray):
+    """(the supplies r over (S, X), the demands t over (S, Y), the pairs): the pairs are (s, x, y)
+    of X^-(s) x X^+(s), the transport LP's columns, as three arrays (None if there is none)."""
+    _, r, t = _residuals(p, q)
+    return r, t, _pairs(r, t)
+
+
+def _pairs(r: np.ndarray, t: np.ndarray):
+    """(s, x, y) of every pair X^-(s) x X^+(s); None if there is none."""
     s_idx, xs, ys = [], [], []
-    for s in range(S):  # pairs per s; sizes |X^-(s)| x |X^+(s)|, built by broadcasting
+    for s in range(r.shape[0]):  # pairs per s; sizes |X^-(s)| x |X^+(s)|, built by broadcasting
         a, b = np.flatnonzero(r[s] > 0), np.flatnonzero(t[s] > 0)
         if a.size and b.size:
             aa, bb = np.meshgrid(a, b, indexing="ij")
@@ -201,18 +224,58 @@ def transport_lp(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray):
             ys.append(bb.ravel())
     if not s_idx:
         return None
-    s_idx, xs, ys = np.concatenate(s_idx), np.concatenate(xs), np.concatenate(ys)
-    m = s_idx.size
-    cols = np.arange(m)
+    return np.concatenate(s_idx), np.concatenate(xs), np.concatenate(ys)
+
+
+def _rows(pairs, S: int, k: int):
+    """(each column's supply row, its demand row, the rows the LP keeps) among the 2 S k rows
+    (s, x) of supply then (s, y) of demand."""
+    s_idx, xs, ys = pairs
     supply_row = s_idx * k + xs
     demand_row = S * k + s_idx * k + ys
-    A = sp.csc_array(
-        (np.ones(2 * m), (np.concatenate([supply_row, demand_row]), np.tile(cols, 2))), shape=(2 * S * k, m)
-    )
-    rhs = np.concatenate([r.ravel(), t.ravel()])
-    used = np.unique(np.concatenate([supply_row, demand_row]))
-    lp = LinearProgram(ps[s_idx] * d[xs, ys], A[used], rhs[used], rhs[used], np.zeros(m), np.full(m, np.inf))
-    return lp, (s_idx, xs, ys), supply_row
+    return supply_row, demand_row, np.unique(np.concatenate([supply_row, demand_row]))
+
+
+def transport_potentials(p: np.ndarray, q: np.ndarray, row_dual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The transport LP's dual potentials (u over the supplies (s, x), v over the demands
+    (s, y), both (S, X); 0 off the LP's rows) from its row multipliers (d objective / d bound)."""
+    _, _, pairs = transport_pairs(p, q)
+    S, k = p.shape
+    y = np.zeros(2 * S * k)
+    if pairs is not None:
+        y[_rows(pairs, S, k)[2]] = row_dual
+    return y[: S * k].reshape(S, k), y[S * k :].reshape(S, k)
+
+
+@dataclass(frozen=True)
+class TransportDual:
+    """What potentials (u, v) prove about Prop. 2's transport LP (``transport_dual``)."""
+
+    value: float  # a lower bound on the LP's optimum, whatever u and v are
+    violation: float  # the largest u(s, x) + v(s, y) - ps(s) d(x, y) over the pairs, relative to max(1, |cost|)
+    worst: tuple[int, int, int] | None  # its pair (s, x, y)
+
+
+def transport_dual(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, u: np.ndarray, v: np.ndarray):
+    """Weak duality for Prop. 2's transport LP (eq. 12): for every plan T >= 0 moving the
+    supplies r_s(x) onto the demands t_s(y) over the pairs, with cost c = ps(s) d(x, y),
+
+        c T  >=  sum r u + sum t v + sum over pairs of min(0, c - u - v) min(r_s(x), t_s(y)),
+
+    since c T = sum (u + v) T + sum (c - u - v) T and each T(s, x, y) <= min(r_s(x), t_s(y)).
+    With feasible potentials (u + v <= c on every pair) the last sum is 0 and this is the dual
+    value; nothing the solver claims is trusted. Floats (``certify.proofs`` redoes it exactly)."""
+    r, t, pairs = transport_pairs(p, q)
+    value = float((r * u).sum() + (t * v).sum())
+    if pairs is None:
+        return TransportDual(value, 0.0, None)
+    s_idx, xs, ys = pairs
+    cost = ps[s_idx] * d[xs, ys]
+    slack = cost - u[s_idx, xs] - v[s_idx, ys]
+    value += float((np.minimum(slack, 0.0) * np.minimum(r[s_idx, xs], t[s_idx, ys])).sum())
+    over = -slack / np.maximum(1.0, np.abs(cost))
+    j = int(np.argmax(over))
+    return TransportDual(value, float(over[j]), (int(s_idx[j]), int(xs[j]), int(ys[j])))
 
 
 def prop2(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray, backend: Backend, time_limit=None):
@@ -330,11 +393,13 @@ def _answer(rec, problem: Problem, match, backend, time_limit):
 
     x, sol = rec.solve(problem, match, backend, time_limit)
     stats = {}
+    data = {"theorem": rec.cites, "conditions": match.why}
     if sol is not None:
         stats.update(
             lp_solve_s=round(sol.solve_s, 6), lp_build_s=round(sol.build_s, 6), solver=f"{sol.solver} {sol.version}"
         )
-    cert = Certificate("theorem", rec.claim, data={"theorem": rec.cites, "conditions": match.why})
+        data["transport"] = _transport_record(problem, match.data.san, sol)
+    cert = Certificate("theorem", rec.claim, data=data)
     return Outcome(
         x,
         rec.claim,
@@ -343,6 +408,28 @@ def _answer(rec, problem: Problem, match, backend, time_limit):
         certificate=cert,
         stats=stats,
     )
+
+
+def _transport_record(problem: Problem, san: Sanitization, sol) -> dict:
+    """Prop. 2's transport LP in the certificate: its potentials (u, v) over (S, X), the lower
+    bound they prove on its optimum (``transport_dual``) and that bound in the objective's
+    units, the objective at the full diagonal alone (``diagonal_objective``) plus it. No
+    potentials (a backend without duals): nulls, and ``privopt verify`` cannot re-prove it."""
+    if sol.row_dual is None:
+        return {"u": None, "v": None, "value": None, "bound": None}
+    d = problem.objective.distance
+    u, v = transport_potentials(san.p, san.q, sol.row_dual)
+    value = transport_dual(san.p, san.q, san.ps, d, u, v).value
+    return {"u": u, "v": v, "value": value, "bound": diagonal_objective(problem, san) + value}
+
+
+def diagonal_objective(problem: Problem, san: Sanitization) -> float:
+    """The objective at the design holding the full diagonal min(1, q/p) and nothing else (not
+    a channel: the objective is affine, and with the transport plan T on the pairs added it is
+    this plus the transport cost c T, Prop. 2)."""
+    keep, _, _ = _residuals(san.p, san.q)
+    diagonal = _channel(san.p, keep[:, :, None] * np.eye(san.p.shape[1])[None])
+    return problem.objective.evaluate(to_design(problem, san, diagonal).ravel())
 
 
 class Lemma1:

@@ -556,7 +556,7 @@ def _combine(
 def _merge_certificates(certs: list[dict]) -> dict:
     """The blocks' certificates as one: groups are independent (Lemma 3), so the bound on the
     largest confidence is the blocks' largest, the gap their largest; a theorem's cases add up
-    and the LFP's per-group brackets are joined in block order."""
+    and the LFP's per-group brackets (and their rays) are joined in block order."""
     out = dict(certs[0], data=dict(certs[0]["data"]))
     if out["bound"] is not None:
         out["bound"] = max(c["bound"] for c in certs)
@@ -567,7 +567,7 @@ def _merge_certificates(certs: list[dict]) -> dict:
         data["binding_case_groups"] = {
             k: sum(c["data"]["binding_case_groups"][k] for c in certs) for k in data["binding_case_groups"]
         }
-    for key in ("lower", "upper"):
+    for key in ("lower", "upper", "level", "ray"):
         if key in data:
             data[key] = np.concatenate([np.asarray(c["data"][key], dtype=float) for c in certs])
     if "groups" in data:

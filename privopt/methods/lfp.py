@@ -51,6 +51,7 @@ from ..core.plan import Outcome
 from ..errors import SolverError
 from ..measures.confidence import conditional_prior, group_max_confidence
 from ..measures.reduce import shift_onto_sum
+from ..verification.brackets import proven_lower
 from ..verification.tolerances import GAP_TOL
 
 LP_TOL = 1e-10  # HiGHS's tightest primal and dual feasibility tolerances
@@ -76,7 +77,10 @@ class LFPSolution:
     lp_shape: tuple[int, int]  # rows, cols of the largest LP solved
     solver: str
     version: str
-    gap: np.ndarray  # (G,) beta - proven lower bound (0 where the bracket closed exactly)
+    gap: np.ndarray  # (G,) beta - the proven lower end (``lower``); 0 where the bracket closed exactly
+    lower: np.ndarray  # (G,) the proven lower ends: Theorem 1's bound or a ray's (0 for a group of no mass)
+    level: np.ndarray  # (G,) the level of the LP whose Farkas ray proves the lower end (NaN: Theorem 1's bound)
+    ray: np.ndarray  # (G, m, A) that ray: the multipliers of the ratio rows (zeros where level is NaN)
     chunks: int = 1  # independent chunks of open groups solved
     workers: int = 1  # processes that solved them (1: this one)
 
@@ -269,7 +273,8 @@ def solve_lfp(
     q = conditional_prior(p)
     X = feasible_start(lower, upper, reference)
     X, beta = _best_rounding(q, X, lower, upper)
-    lb = np.minimum(lower_bound(q, lower, upper), beta)
+    theorem = lower_bound(q, lower, upper)
+    lb = np.minimum(theorem, beta)
     open_ = np.flatnonzero(live & (beta - lb > rtol * beta))
     chunk_size = max(1, int(chunk_size))
     chunks = [open_[k : k + chunk_size] for k in range(0, open_.size, chunk_size)]
@@ -281,7 +286,19 @@ def solve_lfp(
     results: list[_ChunkResult | None] = [None] * len(chunks)
 
     def args(idx: np.ndarray) -> tuple:
-        return (q[idx], lower[idx], upper[idx], X[idx], beta[idx], lb[idx], max_steps, deadline, rtol, check_eps)
+        return (
+            p[idx],
+            q[idx],
+            lower[idx],
+            upper[idx],
+            X[idx],
+            beta[idx],
+            lb[idx],
+            max_steps,
+            deadline,
+            rtol,
+            check_eps,
+        )
 
     if n_workers == 1:
         for k, idx in enumerate(chunks):
@@ -311,8 +328,12 @@ def solve_lfp(
     build_s = solve_s = 0.0
     shape = (0, 0)
     solver, version = _solver_name(backend), ""
+    ray_lb = np.full(G, -np.inf)
+    level = np.full(G, np.nan)
+    ray = np.zeros(lower.shape)
     for idx, r in zip(chunks, results):
         X[idx], beta[idx], lb[idx] = r.X, r.beta, r.lb
+        ray_lb[idx], level[idx], ray[idx] = r.ray_lb, r.level, r.ray
         steps = max(steps, r.steps)
         solves += r.solves
         build_s += r.build_s
@@ -320,8 +341,28 @@ def solve_lfp(
         shape = max(shape, r.shape)
         solver, version = r.solver, r.version
     beta = np.where(live, beta, 0.0)
-    gap = np.where(live, np.maximum(beta - lb, 0.0), 0.0)
-    return LFPSolution(beta, X, steps, solves, build_s, solve_s, shape, solver, version, gap, len(chunks), n_workers)
+    by_ray = live & (ray_lb > theorem)  # else Theorem 1's bound proves the lower end: no ray kept
+    level = np.where(by_ray, level, np.nan)
+    ray[~by_ray] = 0.0
+    proven = np.where(live, np.minimum(np.where(by_ray, ray_lb, theorem), beta), 0.0)
+    gap = np.maximum(beta - proven, 0.0)
+    return LFPSolution(
+        beta,
+        X,
+        steps,
+        solves,
+        build_s,
+        solve_s,
+        shape,
+        solver,
+        version,
+        gap,
+        proven,
+        level,
+        ray,
+        len(chunks),
+        n_workers,
+    )
 
 
 def _solver_name(backend: Backend) -> str:
@@ -346,6 +387,9 @@ class _ChunkResult:
     X: np.ndarray
     beta: np.ndarray
     lb: np.ndarray
+    ray_lb: np.ndarray  # the best lower end a Farkas ray proved per group (-inf: none)
+    level: np.ndarray  # the level of that ray's LP (NaN: none)
+    ray: np.ndarray  # the ray: the ratio rows' multipliers over (group, record, outcome)
     steps: int
     solves: int
     build_s: float
@@ -382,6 +426,7 @@ def _chunk_task(spec: tuple[str, str | None], *args) -> _ChunkResult:
 
 def _solve_chunk(
     backend: Backend,
+    p: np.ndarray,
     q: np.ndarray,
     lower: np.ndarray,
     upper: np.ndarray,
@@ -394,8 +439,10 @@ def _solve_chunk(
     check_eps: float,
 ) -> _ChunkResult:
     """The steps of ``solve_lfp`` for one chunk of open groups (of positive mass); returns the
-    chunk's best tables, their confidences and the proven lower bounds."""
+    chunk's best tables, their confidences, the working lower ends and, per group, the best
+    lower end a step's Farkas ray proves (``verification.brackets``) with its level and ray."""
     X, beta, lb = X.copy(), beta.copy(), lb.copy()
+    ray_lb, level, ray = np.full(len(q), -np.inf), np.full(len(q), np.nan), np.zeros(lower.shape)
     reach = np.full(len(q), check_eps)
     active = np.arange(len(q))
     steps = solves = 0
@@ -448,6 +495,12 @@ def _solve_chunk(
         X[upd] = Xa[better]
         beta[upd] = new_beta[better]
         reach[upd] = np.minimum(reach[upd] * 16.0, 0.5)
+        if sol.row_dual is not None:
+            lam = _ray(qa, La.shape[2], sol.row_dual)
+            proven = proven_lower(p[active], La, Ua, b_try, lam)
+            gain = proven > ray_lb[active]
+            won = active[gain]
+            ray_lb[won], level[won], ray[won] = proven[gain], b_try[gain], lam[gain]
         infeasible = tau > T_TOL
         bound = b_try + (tau - T_TOL) * w.min(axis=1)
         lb[active[infeasible]] = np.maximum(
@@ -457,7 +510,20 @@ def _solve_chunk(
         stuck = ~infeasible & ~better
         still = ~stuck & (beta[active] - lb[active] > rtol * beta[active])
         active = active[still]
-    return _ChunkResult(X, beta, lb, steps, solves, build_s, solve_s, shape, solver, version)
+    return _ChunkResult(X, beta, lb, ray_lb, level, ray, steps, solves, build_s, solve_s, shape, solver, version)
+
+
+def _ray(q: np.ndarray, A: int, row_dual: np.ndarray) -> np.ndarray:
+    """The Farkas ray of a step's LP (``_block_lp``) over (group, record, outcome): the
+    multipliers of its ratio rows ``q X - beta' S - w t <= 0``, one per cell of positive mass in
+    C order after the G m record rows and the G A rows of S. A row's dual is d objective / d
+    bound, <= 0 for a binding ``<=`` row; the ray is its negative, floored at 0 (lam >= 0)."""
+    G, m = q.shape
+    live = np.broadcast_to(q[:, :, None] > 0, (G, m, A))
+    lam = np.zeros((G, m, A))
+    start = G * m + G * A
+    lam[live] = np.maximum(-row_dual[start : start + int(live.sum())], 0.0)
+    return lam
 
 
 # ------------------------------------------------------------------ the method, for the driver
@@ -505,27 +571,32 @@ class LFPMethod:
             (table, sol.beta, None),
             f"certified: proven lower bound within {stats['max_relative_gap']:.1e} (relative)",
             be.label,
-            certificate=lfp_certificate(sol.beta, sol.beta - sol.gap, stats["max_relative_gap"]),
+            certificate=lfp_certificate(sol, stats["max_relative_gap"]),
             stats=stats,
         )
 
 
-def lfp_certificate(beta: np.ndarray, lower: np.ndarray, max_relative_gap: float) -> Certificate:
+def lfp_certificate(sol: LFPSolution, max_relative_gap: float) -> Certificate:
     """The LFP's brackets [lower_g, beta_g] per group (Lemma 3: groups are independent), with
-    the largest relative gap; the bound on the largest confidence is the largest lower bound."""
+    the largest relative gap; the bound on the largest confidence is the largest lower end.
+    Each lower end's proof: a level and its Farkas ray (``verification.brackets``), arrays over
+    the groups (``level`` NaN, the ray zeros: the closed-form bound ``closedform.atr.lower_bound``
+    proves it)."""
     return Certificate(
         "lfp-brackets",
         "every group's max confidence lies in a proven bracket [lower bound, beta] no wider than the gap",
-        bound=float(lower.max()) if lower.size else 0.0,
+        bound=float(sol.lower.max()) if sol.lower.size else 0.0,
         side="lower",
         gap=max_relative_gap,
         data={
             "units": "max confidence (beta)",
-            "groups": int(beta.size),
+            "groups": int(sol.beta.size),
             "max_relative_gap": max_relative_gap,
-            "lower": lower,
-            "upper": beta,
+            "lower": sol.lower,
+            "upper": sol.beta,
             "tolerance": GAP_TOL,
+            "level": sol.level,
+            "ray": sol.ray,
         },
     )
 
@@ -535,7 +606,7 @@ def _uncertified_message(inst, sol: LFPSolution, rel_gap: np.ndarray, uncertifie
     order = np.argsort(-np.nan_to_num(np.where(uncertified, rel_gap, -np.inf), nan=np.inf), kind="stable")
     shown = [int(g) for g in order[: min(5, int(uncertified.sum()))]]
     lines = [
-        f"{inst.group_key(g)}: best table {sol.beta[g]:.12g}, proven lower bound {sol.beta[g] - sol.gap[g]:.12g} "
+        f"{inst.group_key(g)}: best table {sol.beta[g]:.12g}, proven lower bound {sol.lower[g]:.12g} "
         f"(relative gap {rel_gap[g]:.2g} > {GAP_TOL:g})"
         for g in shown
     ]
