@@ -5,6 +5,7 @@ names it; a changed spec or data file, an unknown format and a single result pos
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -269,3 +270,140 @@ def test_a_tampered_csv_of_an_out_folder_is_caught(tmp_path, monkeypatch):
     csv.unlink()
     report = privopt.verify(out / "result.json")
     assert not report.passed and "R.csv" in report.failed[0].detail
+
+
+# ------------------------------------------------------------------ the LFP's lower ends and Prop. 2's transport LP
+
+RAYS_SPEC = """spec "three outcomes, rules from a formula"
+var g1 : public {a, b, c}
+var g2 : public {u, v, w}
+var inc : private {i1, i2, i3, i4}
+var dec : outcome {o1, o2, o3}
+known P(g1, g2, inc) = counts from "pop.csv" column population
+known D = P(dec | g1, g2, inc) from "rules.csv" column rate
+design Dt = P(dec | g1, g2, inc)
+param delta = 0.9
+subject to |Dt - D| <= 1 - delta
+minimize max_confidence(g1, g2, dec -> inc)
+"""
+
+
+@pytest.fixture(scope="module")
+def lfp_result(tmp_path_factory) -> dict:
+    """An LFP result where Theorem 1's closed-form bound does not close every group, so some
+    lower ends are proven by a step's Farkas ray (9 QID groups, 4 private values, 3 outcomes)."""
+    folder = tmp_path_factory.mktemp("rays")
+    pop, rules = ["g1,g2,inc,population"], ["g1,g2,inc,dec,rate"]
+    for j, (a, b, c) in enumerate(itertools.product("abc", "uvw", ("i1", "i2", "i3", "i4"))):
+        pop.append(f"{a},{b},{c},{(37 * j + 11) % 89 + 1}")
+        w = [((j * 31 + k * 17) % 11 + 1) ** 2 for k in range(3)]
+        rates = [round(x / sum(w), 3) for x in w[:2]]
+        rules += [f"{a},{b},{c},{o},{r}" for o, r in zip(("o1", "o2", "o3"), [*rates, round(1 - sum(rates), 3)])]
+    (folder / "pop.csv").write_text("\n".join(pop) + "\n")
+    (folder / "rules.csv").write_text("\n".join(rules) + "\n")
+    (folder / "rays.priv").write_text(RAYS_SPEC)
+    result = json.loads(privopt.load(folder / "rays.priv").solve().to_json())
+    assert result["method"] == "lfp" and result["certificate"]["kind"] == "lfp-brackets"
+    return result
+
+
+def _ray_groups(result: dict) -> list[int]:
+    return [g for g, level in enumerate(result["certificate"]["data"]["level"]) if level is not None]
+
+
+def _group_name(result: dict, g: int) -> str:
+    key = result["groups"][g]["key"]
+    return f"g1 = {key['g1']}, g2 = {key['g2']}"
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "floats"])
+def test_lfp_lower_ends_are_re_derived_from_their_rays(lfp_result, exact, tmp_path, monkeypatch):
+    if not exact:
+        monkeypatch.setattr("privopt.certify.proofs.EXACT_MAX_CELLS", 0)
+    rays = _ray_groups(lfp_result)
+    assert 0 < len(rays) < len(lfp_result["groups"])  # some by a ray, the others by the closed-form bound
+    checked = _verify(lfp_result, tmp_path, "--json")
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.stdout)
+    names = {c["name"]: c for c in report["checks"]}
+    assert f"{len(rays)} group(s) proven by a Farkas ray" in names["certificate rays"]["detail"]
+    assert names["certificate brackets' lower ends"]["passed"]
+    kind = "exact rational arithmetic" if exact else "in floats"
+    assert any("Farkas rays" in n and kind in n for n in report["notes"]), report["notes"]
+
+
+def _halve_largest(row):
+    i, a = max(((i, a) for i in range(len(row)) for a in range(len(row[0]))), key=lambda ia: row[ia[0]][ia[1]])
+    row[i][a] *= 0.5
+
+
+@pytest.mark.parametrize(
+    "tamper, named",
+    [
+        (lambda data, g: _halve_largest(data["ray"][g]), "certificate brackets' lower ends"),
+        (lambda data, g: data["ray"][g][0].__setitem__(0, -0.1), "certificate rays"),
+        (lambda data, g: data["level"].__setitem__(g, None), "certificate brackets' lower ends"),
+        (lambda data, g: data["lower"].__setitem__(g, data["lower"][g] + 1e-9), "certificate brackets' lower ends"),
+    ],
+    ids=["ray-halved", "ray-negative", "ray-dropped", "lower-end-raised"],
+)
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "floats"])
+def test_a_changed_ray_or_lower_end_is_exit_1_naming_the_group(lfp_result, tamper, named, exact, tmp_path, monkeypatch):
+    if not exact:
+        monkeypatch.setattr("privopt.certify.proofs.EXACT_MAX_CELLS", 0)
+    result = copy.deepcopy(lfp_result)
+    g = _ray_groups(result)[0]
+    tamper(result["certificate"]["data"], g)
+    checked = _verify(result, tmp_path, "--json")
+    assert checked.exit_code == 1, checked.output
+    failures = json.loads(checked.stdout)["failures"]
+    assert any(f.startswith(f"{named}: QID group {_group_name(result, g)}:") for f in failures), failures
+
+
+def test_lfp_rays_prove_each_lower_end_below_its_beta(lfp_result):
+    """The recorded lower ends are what the rays prove (the gap closes to the LFP's tolerance), and
+    never above the group's beta (a bound above an achieved confidence would be a false proof)."""
+    data = lfp_result["certificate"]["data"]
+    for g in _ray_groups(lfp_result):
+        assert data["lower"][g] <= data["upper"][g]
+        assert (data["upper"][g] - data["lower"][g]) <= 1e-7 * data["upper"][g]
+
+
+def _potential(r):
+    u = r["certificate"]["data"]["transport"]["u"]
+    s, x = next((s, x) for s in range(len(u)) for x in range(len(u[0])) if u[s][x] != 0)
+    u[s][x] += 0.25
+
+
+def _transport_value(r):
+    r["certificate"]["data"]["transport"]["value"] *= 0.99
+
+
+def _no_potentials(r):
+    r["certificate"]["data"]["transport"]["v"] = None
+
+
+@pytest.mark.parametrize(
+    "tamper, named",
+    [
+        (_potential, "certificate transport potentials: at S = "),
+        (_transport_value, "certificate transport dual value"),
+        (_no_potentials, "certificate transport potentials"),
+        (_objective, "certificate transport gap"),
+    ],
+    ids=["potential", "value", "no-potentials", "objective"],
+)
+def test_prop2_transport_potentials_are_re_proven(tamper, named, solved, tmp_path):
+    result = _result("sanitize_distortion", solved)
+    assert result["method"] == "reduced-lp"
+    checked = _verify(result, tmp_path, "--json")
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.stdout)
+    names = {c["name"] for c in report["checks"]}
+    assert {"certificate transport potentials", "certificate transport gap"} <= names
+    assert any("transport dual value: exact rational arithmetic" in n for n in report["notes"])
+    tamper(result)
+    checked = _verify(result, tmp_path, "--json")
+    assert checked.exit_code == 1, checked.output
+    failures = json.loads(checked.stdout)["failures"]
+    assert any(f.startswith(named) for f in failures), failures

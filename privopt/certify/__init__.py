@@ -17,7 +17,8 @@ shortest round-trip ``repr`` of each float) and the certificate of its route
   recomputed, exactly in rationals up to ``EXACT_MAX_CELLS``; a conic dual point: its
   ``ConicProgram.dual_bound``; a theorem: its conditions re-checked and its answer recomputed;
   the global method: re-run, it is numpy only; LFP brackets: their upper ends against the
-  recomputed confidences);
+  recomputed confidences, their lower ends re-derived from the closed-form bound or their Farkas
+  rays; Prop. 2: its transport LP's potentials);
 * ``check``: the fold, every constraint, budget and the objective by the same verifiers a solve
   runs (``verification.problems`` via the block kinds' ``verify``), then the certificate, into a
   ``Report`` (exit 0: every check holds; 1: one fails, named, with its margin).

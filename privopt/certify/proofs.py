@@ -16,13 +16,15 @@ where the route's bound feeds the common verifier, the bound it proved:
   (``verify_noise``) scales it by the calibration's proven bound;
 * ``theorem``: a closed form: its recognizer must accept the rebuilt problem (its conditions
   hold) and its answer, recomputed, must have the recorded objective (within ``OBJ_RTOL``);
-  Prop. 2 leaves a transport LP, whose optimum needs a solver: said so, not checked;
+  Prop. 2 leaves a transport LP: its recorded potentials (u, v) must be dual feasible and prove,
+  by weak duality, a bound equal to the recorded objective (``transport``);
 * ``global_bound``: the obfuscation's global method (``lower.obfuscation.optimal_channel``,
   numpy only) re-run: its proven lower bound must be the recorded one and certify Q;
 * ``lfp_brackets``: per group, the bracket's upper end is the recorded beta (itself verified
   against the recomputed max confidence), ``lower <= upper`` and the widest relative gap within
-  ``GAP_TOL``; the lower ends were proven by the LFP's LP solves (infeasibility at
-  each level) and are taken as recorded: said so.
+  ``GAP_TOL``; each lower end re-derived (``bracket_lower_ends``): from the closed-form bound,
+  recomputed, or from the Farkas ray recorded with it (``verification.brackets``), exactly in
+  rationals up to ``EXACT_MAX_CELLS`` cells of rays.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ to ``q_s`` (the constraint). The problem separates over s (App. C), and:
   any plan that routes mass through x can be rerouted to keep it at x at no extra cost. The
   residual is then a transport problem on X^-(s) x X^+(s) only (eq. 12). Without the triangle
   inequality (e.g. d = (x - y)^2) Prop. 2 can be wrong, and privopt solves the full LP.
+  The answer's certificate records the transport LP's potentials (u, v) (``transport_potentials``)
+  and the lower bound they prove on its optimum by weak duality (``transport_dual``), so that
+  ``privopt verify`` re-proves the optimum without a solver.
 
 Markov, design ``M = P(Y | X)``: ``P(Y | S) = P(X | S) M``. Lemma 1 (eq. 7) gives
 ``M = (1 - alpha) I + alpha 1 P(X)^T``, which satisfies eq. 3 for every P(X | S). It is the only

@@ -27,9 +27,16 @@ Chunks run in this process (``workers=1``) or in a pool of processes (``workers 
 re-creating its backend from (name, inner solver); a chunk's answer depends only on its own
 groups, so results are the same bit for bit whatever ``workers`` is.
 
+Proofs. A step's bound ``beta' + tau min_a w_a`` reads tau off the solver's primal answer; it
+sets the pace of the steps only. The lower end a group is certified with is proven without
+trusting the solver: the closed-form bound it starts from (``closedform.atr.lower_bound``), or
+the bound a step's Farkas ray proves (the multipliers of its ratio rows, ``_ray``; the proof is
+``verification.brackets``), whichever is larger, and never above beta. Each group keeps the
+best ray found and its level, so ``privopt verify`` can re-derive its lower end.
+
 ``RUNNER`` (``core.plan.Method``, method "lfp") runs it for the driver on a plan's backend:
-every live group must end certified, its bracket no wider than ``GAP_TOL`` relative, and the
-answer carries the brackets as its certificate (``lfp_certificate``).
+every live group must end certified, its proven bracket no wider than ``GAP_TOL`` relative, and
+the answer carries the brackets and their rays as its certificate (``lfp_certificate``).
 """
 
 from __future__ import annotations
@@ -254,7 +261,10 @@ def solve_lfp(
       (beta* - beta') S_a(X*) / w_a and S_a <= 1), so lb jumps, usually to within the tolerance.
 
     Either beta falls to at most beta' or lb rises to at least beta', so the bracket shrinks
-    geometrically; a group is done when beta - lb <= rtol * beta. A step that is feasible at
+    geometrically; a group is done when beta - lb <= rtol * beta. Beside lb (the pace), each step
+    with row duals proves a lower end from its Farkas ray (``verification.brackets``); the
+    solution's ``lower`` is the larger of the closed-form bound and the best ray's, capped at
+    beta, and ``gap`` is measured from it. A step that is feasible at
     beta' (tau <= T_TOL) yet yields no better table means the LP's tolerance is reached: the
     group stops and its remaining bracket is reported in ``gap``. Closed groups leave their
     chunk's LP. ``check_eps=0.5`` makes every step test the bracket's midpoint: plain bisection
