@@ -12,13 +12,17 @@ the command a user runs (a fresh process: start-up, reading, writing included). 
   records' file hashed and rebuilt, every check and Theorem 1 re-checked);
 * ``verify_over_solve``: the target is at most 2.
 
-    python benchmarks/bench_verify.py [--attrs 8] [--values 5] [--private 5] [--repeat 2]
+``--form json`` writes the result with ``privopt solve SPEC --json > FILE`` instead (the released
+table in the JSON, a row object per cell) and verifies that file.
+
+    python benchmarks/bench_verify.py [--attrs 8] [--values 5] [--private 5] [--repeat 2] [--form out|json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -33,10 +37,14 @@ sys.path.insert(0, str(HERE))
 from bench_closed_form import make_data  # noqa: E402
 
 
-def timed(args: list[str], cwd: Path) -> float:
-    """Wall seconds of ``python -m privopt ARGS`` (it must exit 0)."""
+def timed(args: list[str], cwd: Path, stdout: Path | None = None) -> float:
+    """Wall seconds of ``python -m privopt ARGS`` (it must exit 0), its output into ``stdout``
+    if given."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "privopt", *args], cwd=cwd, capture_output=True, text=True)
+    with open(stdout if stdout is not None else os.devnull, "w") as sink:
+        proc = subprocess.run(
+            [sys.executable, "-m", "privopt", *args], cwd=cwd, stdout=sink, stderr=subprocess.PIPE, text=True
+        )
     spent = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"privopt {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]}")
@@ -49,15 +57,22 @@ def main() -> None:
     ap.add_argument("--values", type=int, default=5)
     ap.add_argument("--private", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--form", choices=["out", "json"], default="out")
     args = ap.parse_args()
     spec = make_data(HERE / "data", args.attrs, args.values, args.private)
     out = HERE / "data" / f"verify_out_{args.attrs}x{args.values}x{args.private}"
+    result = out / "result.json"
     solves, verifies = [], []
     for _ in range(args.repeat):
         shutil.rmtree(out, ignore_errors=True)
-        solves.append(timed(["solve", spec.name, "--out", str(out)], spec.parent))
-        verifies.append(timed(["verify", str(out / "result.json"), "--json"], spec.parent))
+        if args.form == "out":
+            solves.append(timed(["solve", spec.name, "--out", str(out)], spec.parent))
+        else:
+            out.mkdir(parents=True)
+            solves.append(timed(["solve", spec.name, "--json"], spec.parent, stdout=result))
+        verifies.append(timed(["verify", str(result), "--json"], spec.parent))
     report = {
+        "form": args.form,
         "records": args.values**args.attrs * args.private,
         "groups": args.values**args.attrs,
         "cells": args.values**args.attrs * args.private * 2,

@@ -232,16 +232,18 @@ def transport(problem, san, result: dict, notes: list[str]) -> list[Check]:
     diagonal plus it, Prop. 2) against the recorded objective: within ``OBJ_RTOL``, and not below."""
     from ..closedform.sanitization import diagonal_objective, transport_dual, transport_pairs
 
+    r, t, pairs = transport_pairs(san.p, san.q)
     record = ((result.get("certificate") or {}).get("data") or {}).get("transport")
-    shape = san.p.shape
-    u = _floats((record or {}).get("u"), shape)
-    v = _floats((record or {}).get("v"), shape)
+    if pairs is None and record is None:  # no mass moves: the full diagonal alone, a transport cost of 0
+        record = {"u": np.zeros(san.p.shape), "v": np.zeros(san.p.shape), "value": 0.0}
+        record["bound"] = diagonal_objective(problem, san)
+    u = _floats((record or {}).get("u"), san.p.shape)
+    v = _floats((record or {}).get("v"), san.p.shape)
     if u is None or v is None or not (np.isfinite(u).all() and np.isfinite(v).all()):
         return [condition("certificate transport potentials", False, "the certificate records no potentials (u, v)")]
     d = problem.objective.distance
     dual = transport_dual(san.p, san.q, san.ps, d, u, v)
     value = dual.value
-    r, t, pairs = transport_pairs(san.p, san.q)
     n_pairs = 0 if pairs is None else pairs[0].size
     if n_pairs <= EXACT_MAX_CELLS:
         value = float(_exact_transport(r, t, san.ps, d, u, v, pairs))
@@ -433,10 +435,11 @@ def bracket_lower_ends(inst, data: dict, lower: np.ndarray, live: np.ndarray, no
     exact = rays.size * m * A <= EXACT_MAX_CELLS
     margin = np.where(live, proven - lower, math.inf)
     if exact:
-        for k in rays.tolist():
+        for k in rays[np.isfinite(lower[rays]) & np.isfinite(proven[rays])].tolist():
             by_ray = proven_lower_exact(inst.p[k], inst.lower[k], inst.upper[k], float(level[k]), ray[k])
             best = Fraction(float(proven[k])) if by_ray is None else max(by_ray, Fraction(float(proven[k])))
-            margin[k] = float(best - Fraction(float(lower[k])))
+            diff = best - Fraction(float(lower[k]))
+            margin[k] = float(diff) if diff >= 0 else min(float(diff), -math.ulp(0.0))  # never rounds to 0
         allowed = 0.0
         notes.append(f"the LFP's lower ends: their Farkas rays in exact rational arithmetic ({rays.size} group(s))")
     else:

@@ -85,8 +85,8 @@ class LFPSolution:
     solver: str
     version: str
     gap: np.ndarray  # (G,) beta - the proven lower end (``lower``); 0 where the bracket closed exactly
-    lower: np.ndarray  # (G,) the proven lower ends: Theorem 1's bound or a ray's (0 for a group of no mass)
-    level: np.ndarray  # (G,) the level of the LP whose Farkas ray proves the lower end (NaN: Theorem 1's bound)
+    lower: np.ndarray  # (G,) the proven lower ends: the closed-form bound or a ray's (0 for a group of no mass)
+    level: np.ndarray  # (G,) the level of the LP whose Farkas ray proves the lower end (NaN: the closed-form bound)
     ray: np.ndarray  # (G, m, A) that ray: the multipliers of the ratio rows (zeros where level is NaN)
     chunks: int = 1  # independent chunks of open groups solved
     workers: int = 1  # processes that solved them (1: this one)
@@ -283,8 +283,8 @@ def solve_lfp(
     q = conditional_prior(p)
     X = feasible_start(lower, upper, reference)
     X, beta = _best_rounding(q, X, lower, upper)
-    theorem = lower_bound(q, lower, upper)
-    lb = np.minimum(theorem, beta)
+    closed_form = lower_bound(q, lower, upper)
+    lb = np.minimum(closed_form, beta)
     open_ = np.flatnonzero(live & (beta - lb > rtol * beta))
     chunk_size = max(1, int(chunk_size))
     chunks = [open_[k : k + chunk_size] for k in range(0, open_.size, chunk_size)]
@@ -351,10 +351,10 @@ def solve_lfp(
         shape = max(shape, r.shape)
         solver, version = r.solver, r.version
     beta = np.where(live, beta, 0.0)
-    by_ray = live & (ray_lb > theorem)  # else Theorem 1's bound proves the lower end: no ray kept
+    by_ray = live & (ray_lb > closed_form)  # else the closed-form bound proves the lower end: no ray kept
     level = np.where(by_ray, level, np.nan)
     ray[~by_ray] = 0.0
-    proven = np.where(live, np.minimum(np.where(by_ray, ray_lb, theorem), beta), 0.0)
+    proven = np.where(live, np.minimum(np.where(by_ray, ray_lb, closed_form), beta), 0.0)
     gap = np.maximum(beta - proven, 0.0)
     return LFPSolution(
         beta,
