@@ -61,6 +61,7 @@ def test_a_result_of_each_class_verifies_with_no_solver_importable(tmp_path):
         "randomized_response",  # LP multipliers
         "shaped_noise_soft_moments",  # QP multipliers
         "sanitize_nonmarkov_tv",  # theorem (Prop. 1)
+        "sanitize_distortion",  # theorem (Prop. 2) and its transport LP's potentials
         "noise_placement_correlated",  # conic dual point
         "obfuscation_bsc",  # global bound
         "obfuscation_symmetric",  # theorem (Corollary 2)
