@@ -29,8 +29,10 @@ change is exit 2, naming the file):
   recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
   notes): the points' own proven bounds (their certificates are not stored), each cell's LP-dual
   bounds (``cell_bounds``: their multipliers are not stored), the bracket's lower
-  end of accuracy first (the target failing there), the joint program's dual bound (its dual
-  point is not recorded), another design branch's bound.
+  end of accuracy first (the target failing there), another design branch's bound. A composite
+  that is one joint Gaussian program records its dual point (``optimality.joint_dual``), and its
+  bound is re-derived from it (``gaussian.proven_bound``: the joint program, with targets as rows
+  or the least eps, ``_joint_bound``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from .check import Report, verify_read
 from .check import verify as verify_single
 from .source import find_spec, is_composite, read_result
 
+JOINT_METHODS = ("joint", "joint targets", "joint least eps")  # gaussian.METHOD, METHOD_TARGETS, METHOD_LEAST
 ROW_RTOL = 1e-9  # a composition row's sum against its right-hand side, relative to max(1, |rhs|)
 VALUE_RTOL = 1e-9  # recorded values against recomputed ones (objective, bounds), relative to max(1, |value|)
 
@@ -121,7 +124,12 @@ def _values(model, result: dict, blocks: dict, report: Report) -> dict[str, floa
         if var.block is not None:
             values[key] = _number((blocks[var.block].get("params") or {}).get(var.param, 0.0))
     for key, var in model.vars.items():
-        if var.block is None:
+        group = next((g for g in model.groups if g.var == key), None)
+        if group is not None:  # dp(a, b) <= (t, delta): t is the group's eps, as its blocks record it
+            b = model.blocks[group.blocks[0]]
+            values[key] = _number((blocks[b.name].get("params") or {}).get(b.budget.eps))
+            report.params[key] = values[key]
+        elif var.block is None:
             setters = [(n, p, f) for n, b in model.blocks.items() for p, f in b.linked.items() if set(f.coefs) == {key}]
             if setters:
                 n, p, f = setters[0]
@@ -164,10 +172,7 @@ def _blocks(model, result: dict, blocks: dict, folder: Path | None, notes: list[
             checks.append(condition(f"block {n}", False, "the result records no result of this block to re-check"))
     if joint:
         checks += _joint(model, result)
-        notes.append(
-            "a joint Gaussian program: its point re-checked from the recorded variances; its dual bound "
-            "(the conic dual point) is not recorded: taken as recorded"
-        )
+        notes.append("a joint Gaussian program: its point re-checked from the recorded variances")
     return checks
 
 
@@ -338,6 +343,8 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
             )
     elif method == "evaluate":
         checks.append(_same(key.replace("_", " "), bound, objective))
+    elif model.joint is not None and method in JOINT_METHODS:
+        checks.append(_joint_bound(model, opt, bound))
     elif method == "bisection":
         notes.append("accuracy first: the bracket's lower end (the target fails there) is taken as recorded")
     else:
@@ -363,6 +370,24 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         )
     )
     return checks
+
+
+def _joint_bound(model, opt: dict, bound: float) -> Check:
+    """The lower bound of a composite that is one joint Gaussian program re-derived from its
+    recorded dual point (``optimality.joint_dual``: (eps, delta), the weights, (Y, mu)) by
+    ``gaussian.proven_bound``: the program rebuilt at those weights and the dual point's bound
+    recomputed (weak duality), then the targets' multipliers or the least eps where they apply."""
+    from ..composite.gaussian import proven_bound
+
+    record = opt.get("joint_dual")
+    name = "lower bound re-derived from the joint program's recorded dual point"
+    if not isinstance(record, dict):
+        return condition(name, False, "the result records no dual point of the joint program (joint_dual)")
+    try:
+        derived = model.objective.const + proven_bound(model, model.joint, record)
+    except (KeyError, TypeError, ValueError) as e:
+        return condition(name, False, f"the recorded dual point cannot be read: {e}")
+    return _same(name, bound, derived)
 
 
 def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bool) -> tuple[float | None, list[Check]]:

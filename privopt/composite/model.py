@@ -185,13 +185,14 @@ class Target:
 @dataclass(frozen=True)
 class Joint:
     """Gaussian blocks of one input in one ``dp(...) <= (eps, delta)``: one Gaussian mechanism
-    (``gaussian.py``). ``eps`` is the row's (the most the group can get), ``delta`` the group's
-    share of the row's delta."""
+    (``gaussian.py``). ``eps`` is the row's (the most the group can get: with ``var``, the top
+    of its range), ``delta`` the group's share of the row's delta."""
 
     blocks: tuple[str, ...]
     eps: float
     delta: float
     span: Span
+    var: str | None = None  # accuracy first: the composite's chosen t that is the group's eps
 
 
 @dataclass
@@ -559,11 +560,13 @@ class _Builder:
         if isinstance(bound, ast.TupleExpr):
             if len(bound.items) != 2:
                 raise SpecError("the bound of dp(...) is eps or (eps, delta)", bound.span)
-            eps, delta = self._constant(bound.items[0]), self._constant(bound.items[1])
+            eps_form, delta = self._linear(bound.items[0]), self._constant(bound.items[1])
         else:
-            eps, delta = self._constant(bound), 0.0
+            eps_form, delta = self._linear(bound), 0.0
         units = self._units(blocks, delta, span)
         parts = self._split_delta(units, delta, span)
+        var = self._budget_var(eps_form, parts, bound)
+        eps = eps_form.const if var is None else self.vars[var].hi
         coefs = {}
         for part in parts:
             for name in part.blocks:
@@ -576,11 +579,31 @@ class _Builder:
                 coefs[key] = 1.0 / len(part.blocks)
         for part in parts:
             if part.mechanism == "joint gaussian":
-                self.groups.append(Joint(part.blocks, eps, part.delta, span))
+                self.groups.append(Joint(part.blocks, eps, part.delta, span, var))
         joint_only = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
         accountant = "gaussian" if joint_only else ("basic" if delta > 0 else "pure")
         self.accountants.append(accountant)
+        # with a chosen t the row holds the group's eps to t's range; the group's eps is t itself
         self.rows.append(Row(coefs, eps, span, accountant, delta, parts))
+
+    def _budget_var(self, form: Linear, parts: tuple[Part, ...], bound: ast.Expr) -> str | None:
+        """The composite's chosen variable ``t`` when the row's eps is ``t`` itself (accuracy
+        first over one joint Gaussian group: ``dp(a, b) <= (t, delta)``), else None (a number)."""
+        if not form.coefs:
+            return None
+        (key, coef), *more = form.coefs.items()
+        one_group = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
+        if more or coef != 1.0 or form.const != 0.0 or self.vars[key].block is not None or not one_group:
+            raise SpecError(
+                "the eps of dp(...) is a number, or a chosen variable t of the composite alone when the "
+                "listed blocks are one joint Gaussian group (accuracy first)",
+                bound.span,
+                "write dp(a, b) <= (eps, delta) with eps a number, or choose t in [lo, hi] and "
+                "dp(a, b) <= (t, delta) over Gaussian blocks of one input",
+            )
+        if not math.isfinite(self.vars[key].hi):
+            raise SpecError(f"'{key}' needs a bounded range", self.vars[key].span, f"choose {key} in [lo, hi]")
+        return key
 
     def _units(self, blocks: list[Block], delta: float, span: Span) -> list[tuple[list[Block], str]]:
         """The mechanisms of a ``dp(...)`` row, in the order written: blocks that add Gaussian
@@ -665,7 +688,9 @@ class _Builder:
         sign = 1.0 if objective.sense == "minimize" else -1.0
         for g in self.groups:
             keys = {f"{n}.{self.blocks[n].budget.eps}" for n in g.blocks}
-            for n in g.blocks:
+            if g.var is not None:
+                self._check_accuracy_first(g, objective, linear)
+            for n in g.blocks if g.var is None else ():
                 if not sign * linear.coefs.get(f"{n}.objective", 0.0) > 0:
                     raise SpecError(
                         f"block '{n}' is not weighted by a positive number in the objective: a joint Gaussian program "
@@ -680,12 +705,15 @@ class _Builder:
                         row.span,
                         "constrain the joint program's blocks by their dp(...) only",
                     )
+            alone = self._alone(linear) is g
             for t in self.targets:
-                if t.block in g.blocks:
+                if t.block in g.blocks and (not alone or t.op != "<="):
                     raise SpecError(
-                        f"an accuracy target on block '{t.block}' of a joint Gaussian program is not built yet",
+                        f"an accuracy target on block '{t.block}' of a joint Gaussian program beside other blocks "
+                        "or rows, or bounding it from below, is not built yet",
                         t.span,
-                        "drop the target, or give the block its own input",
+                        f"bound it from above (subject to {t.block}.objective <= target) in a composite that is "
+                        "the joint program alone, or drop the target",
                     )
             if set(self.choice) & set(g.blocks):
                 raise SpecError(
@@ -694,14 +722,35 @@ class _Builder:
                     "solve the alternatives as separate composites",
                 )
 
+    def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:
+        """``dp(a, b) <= (t, delta)``: the composite is the group alone, minimizes t, and bounds
+        every block of the group from above (a block without a target would take unbounded noise)."""
+        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear) is not g:
+            raise SpecError(
+                f"accuracy first over a joint Gaussian group minimizes '{g.var}' alone, with no other block or row",
+                objective.span,
+                f"write minimize {g.var}, and give every other block its own composite",
+            )
+        bounded = {t.block for t in self.targets if t.op == "<="}
+        for n in g.blocks:
+            if n not in bounded:
+                raise SpecError(
+                    f"block '{n}' of the joint Gaussian group has no accuracy target: the least {g.var} would give "
+                    "it unbounded noise",
+                    g.span,
+                    f"add subject to {n}.objective <= a number",
+                )
+
     def _alone(self, linear: Linear) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the
-        only one, its blocks are all the blocks, and the objective weighs only their values."""
-        if len(self.groups) != 1 or len(self.rows) != 1 or self.targets or self.choice:
+        only one, its blocks are all the blocks, and the objective weighs only their values (or
+        is the group's chosen eps ``t``, accuracy first); targets only on its blocks."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or self.choice:
             return None
         g = self.groups[0]
-        keys = {f"{n}.objective" for n in g.blocks}
-        return g if set(self.blocks) == set(g.blocks) and set(linear.coefs) <= keys else None
+        keys = {f"{n}.objective" for n in g.blocks} | ({g.var} if g.var is not None else set())
+        ours = all(t.block in g.blocks for t in self.targets)
+        return g if set(self.blocks) == set(g.blocks) and set(linear.coefs) <= keys and ours else None
 
     # ------------------------------------------------------------ names and expressions
 

@@ -223,6 +223,10 @@ def plan_steps(c: Composite) -> list[dict]:
 
 
 def _method(c: Composite) -> tuple[str, str]:
+    if c.joint is not None and c.joint.var is not None:
+        return gaussian.METHOD_LEAST, gaussian.WHY_LEAST
+    if c.joint is not None and c.targets:
+        return gaussian.METHOD_TARGETS, gaussian.WHY_TARGETS
     if c.joint is not None:
         return gaussian.METHOD, gaussian.WHY
     if any(v.block is None for v in c.vars.values()):
