@@ -42,6 +42,7 @@ import math
 from pathlib import Path
 
 from ..builder.build import build
+from ..composite.model import branch, branched
 from ..composite.model import build as build_composite
 from ..composite.model import is_composite as is_composite_spec
 from ..composite.split import RTOL, Split, recheck, relative_gap
@@ -82,12 +83,20 @@ def verify_composite(
     blocks = result.get("blocks") or {}
     _same_blocks(model, blocks)
     report = Report(name, str(path) if path else "<spec>", where, "composite", result.get("method"), dict(params))
+    report.checks += _choice(model, result, blocks)
+    # a choice involving a joint group: the chosen branch is a composite of its own (model.branch)
+    chosen = result.get("choice")
+    whole = model
+    if branched(model) and chosen in model.choice:
+        model = branch(model, chosen)
+        blocks = {n: b for n, b in blocks.items() if n in model.blocks}
+        result = result | {"blocks": blocks}
+        report.notes.append(f"the design choice: the branch {chosen!r} re-checked as a composite of its own")
     values = _values(model, result, blocks, report)
     report.checks += _blocks(model, result, blocks, folder, report.notes)
     report.checks += _rows(model, result, values)
     report.checks += _objective(model, result, blocks, values)
-    report.checks += _choice(model, result, blocks)
-    report.checks += _bound(model, result, blocks, report.notes, allow_paths)
+    report.checks += _bound(model, result, blocks, report.notes, allow_paths, bool(whole.choice))
     report.notes.append(
         f"the composition and the objective: floats, relative {ROW_RTOL:g} (rows) and {VALUE_RTOL:g} (values)"
     )
@@ -306,8 +315,9 @@ def _choice(model, result: dict, blocks: dict) -> list[Check]:
     ]
 
 
-def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: bool) -> list[Check]:
-    """The proven bound re-derived where the result records what it needs, then its order and gap."""
+def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: bool, choice: bool) -> list[Check]:
+    """The proven bound re-derived where the result records what it needs, then its order and gap
+    (with a design ``choice``, the bound is the least over the branches: at most the chosen one's)."""
     opt = result.get("optimality") or {}
     key = "lower_bound" if model.sense == "minimize" else "upper_bound"
     sign = 1.0 if model.sense == "minimize" else -1.0
@@ -319,7 +329,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         checks += more
         if derived is not None:
             name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
-            if model.choice:  # the bound is the least over the branches: at most this branch's
+            if choice:  # the bound is the least over the branches: at most this branch's
                 checks.append(
                     compare(
                         name,
@@ -344,7 +354,9 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     elif method == "evaluate":
         checks.append(_same(key.replace("_", " "), bound, objective))
     elif model.joint is not None and method in JOINT_METHODS:
-        checks.append(_joint_bound(model, opt, bound))
+        checks.append(_joint_bound(model, opt, bound, choice))
+        if choice:
+            notes.append("the other design branches' bounds are taken as recorded")
     elif method == "bisection":
         notes.append("accuracy first: the bracket's lower end (the target fails there) is taken as recorded")
     else:
@@ -372,7 +384,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     return checks
 
 
-def _joint_bound(model, opt: dict, bound: float) -> Check:
+def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
     """The lower bound of a composite that is one joint Gaussian program re-derived from its
     recorded dual point (``optimality.joint_dual``: (eps, delta), the weights, (Y, mu)) by
     ``gaussian.proven_bound``: the program rebuilt at those weights and the dual point's bound
@@ -387,6 +399,13 @@ def _joint_bound(model, opt: dict, bound: float) -> Check:
         derived = model.objective.const + proven_bound(model, model.joint, record)
     except (KeyError, TypeError, ValueError) as e:
         return condition(name, False, f"the recorded dual point cannot be read: {e}")
+    if choice:  # the least over the branches: at most this branch's
+        return compare(
+            name,
+            bound - derived,
+            VALUE_RTOL * max(1.0, abs(derived)),
+            f"recorded {bound!r} is not proven by the chosen branch's {derived!r}",
+        )
     return _same(name, bound, derived)
 
 

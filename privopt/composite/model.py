@@ -216,6 +216,7 @@ class Model:
     accountant: str | None = None
     joint: Joint | None = None  # the whole composite is one joint Gaussian program (gaussian.solve)
     groups: tuple[Joint, ...] = ()  # every joint Gaussian group (a term of its row's split otherwise)
+    allow_paths: bool = False  # as loaded (a branch of the design choice is loaded alike: ``branch``)
     kind = "composite"  # not a block kind: a program of blocks (privopt.blocks has none of this name)
 
     @property
@@ -239,14 +240,37 @@ class Model:
 # ---------------------------------------------------------------- building
 
 
-def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Model:
-    """The composite's model; ``load_block(spec, params)`` returns a solvable block (the API's loader)."""
-    return _Builder(spec, params or {}, allow_paths, load_block).run()
+def build(
+    spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable, chosen: str | None = None
+) -> Model:
+    """The composite's model; ``load_block(spec, params)`` returns a solvable block (the API's loader).
+    With ``chosen``, the model of one branch of its design choice (``branch``)."""
+    return _Builder(spec, params or {}, allow_paths, load_block, chosen).run()
+
+
+def branched(c: Model) -> bool:
+    """The design choice lists a block of a joint Gaussian group: leaving it out changes the group
+    (and the mechanisms of its row), so each branch is a composite of its own (``branch``)."""
+    return bool(c.choice) and any(c.group_of(n) is not None for n in c.choice)
+
+
+def branch(c: Model, chosen: str) -> Model:
+    """The composite with ``chosen`` released and the other blocks of its ``choose one of`` left
+    out, as if they were never written: no ``use`` of them, gone from every ``dp(...)`` (a joint
+    Gaussian group is formed of the blocks that remain), their values 0 in the objective and in
+    every target and row, and no design choice. Each branch is a composite of its own, solved
+    and certified as such (``solve._branches``)."""
+    return build(c.spec, c.params, c.allow_paths, c.load_block, chosen)
 
 
 class _Builder:
-    def __init__(self, spec: ast.SpecFile, overrides: dict, allow_paths: bool, load_block: Callable):
+    def __init__(
+        self, spec: ast.SpecFile, overrides: dict, allow_paths: bool, load_block: Callable, chosen: str | None = None
+    ):
         self.spec, self.overrides, self.allow_paths, self.load_block = spec, dict(overrides), allow_paths, load_block
+        listed = [s for s in spec.statements if isinstance(s, ast.ChooseOneDecl)]
+        self.chosen = chosen
+        self.dropped = {b.name for s in listed for b in s.blocks} - {chosen} if chosen is not None else set()
         path = spec.source.path
         self.folder = path.parent if path is not None else Path.cwd()
         self.params: dict[str, float] = {}
@@ -333,6 +357,7 @@ class _Builder:
             accountant=_strongest(self.accountants),
             joint=self._alone(linear),
             groups=tuple(self.groups),
+            allow_paths=self.allow_paths,
         )
 
     # ------------------------------------------------------------ statements
@@ -351,6 +376,8 @@ class _Builder:
 
     def _use(self, s: ast.UseDecl) -> None:
         name = s.name.name
+        if name in self.dropped:  # another branch's block (``branch``)
+            return
         if name in self.blocks or name in self.params or name in self.vars:
             raise SpecError(f"the name '{name}' is already declared", s.name.span, "give the block another name")
         text, path, raw = self._read_block(s)
@@ -453,6 +480,8 @@ class _Builder:
                 raise SpecError(f"the name '{key}' is already declared", item.name.span, "choose another name")
             self.vars[key] = Var(key, lo, hi, None, key, item.span)
             return
+        if item.block.name in self.dropped:
+            return
         block = self._block(item.block)
         p = item.name.name
         self._choosable(block, p, item.name.span)
@@ -488,6 +517,8 @@ class _Builder:
             )
 
     def _choose_one(self, s: ast.ChooseOneDecl) -> None:
+        if self.chosen is not None:  # one branch (``branch``): no choice left
+            return
         if self.choice:
             raise SpecError(
                 "a composite has one design choice", s.span, "list every alternative in one `choose one of`"
@@ -536,14 +567,17 @@ class _Builder:
                 "write dp(a, b, ...) <= (eps, delta) over blocks", span, "list the blocks whose releases compose"
             )
         blocks = []
-        for a in call.args:
+        args = [a for a in call.args if not (isinstance(a, ast.Name) and a.name in self.dropped)]
+        if not args:  # every block listed is another branch's
+            return
+        for a in args:
             if not isinstance(a, ast.Name):
                 raise SpecError("dp(...) over blocks lists block names", a.span, "write dp(a, b) <= eps")
             block = self._block(ast.Ident(a.name, a.span))
             if block in blocks:
                 raise SpecError(f"block '{a.name}' is listed twice", a.span, "list each block once")
             blocks.append(block)
-        for b, a in zip(blocks, call.args):
+        for b, a in zip(blocks, args):
             if b.budget is None:
                 raise SpecError(
                     f"block '{b.name}' cannot be listed in dp(...): its budget is {b.measure}, not a DP budget",
@@ -715,12 +749,6 @@ class _Builder:
                         f"bound it from above (subject to {t.block}.objective <= target) in a composite that is "
                         "the joint program alone, or drop the target",
                     )
-            if set(self.choice) & set(g.blocks):
-                raise SpecError(
-                    "a design choice involving a block of a joint Gaussian program is not built yet",
-                    self.choice_span,
-                    "solve the alternatives as separate composites",
-                )
 
     def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """``dp(a, b) <= (t, delta)``: the composite is the group alone, minimizes t, and bounds
@@ -786,6 +814,8 @@ class _Builder:
                 "declare a name before using it: param NAME = ..., or choose NAME in [lo, hi]",
             )
         if isinstance(e, ast.Attr):
+            if e.block.name in self.dropped:  # another branch's block counts 0 (``branch``)
+                return Linear(0.0)
             block = self._block(e.block)
             attr = e.attr.name
             if attr == "objective":
