@@ -346,6 +346,8 @@ def route(c, name: str) -> str:
     group = c.group_of(name)
     if group is None:
         return "solved by its own route at each point"
+    if c.choice and any(n in group.blocks for n in c.choice):
+        return "solved in each branch's joint Gaussian program with the blocks that branch releases"
     return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program at each eps of the group"
 
 

@@ -35,6 +35,7 @@ from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
+BRANCHES = "branches"  # the plan's step for a design choice involving a joint group (``_branches``)
 
 
 @dataclass
@@ -226,6 +227,11 @@ def plan_steps(c: Composite) -> list[dict]:
 
 
 def _method(c: Composite) -> tuple[str, str]:
+    if model.branched(c):
+        return (
+            BRANCHES,
+            "the design choice changes a joint Gaussian group: each branch solved as a composite of its own",
+        )
     if c.joint is not None and c.joint.var is not None:
         return gaussian.METHOD_LEAST, gaussian.WHY_LEAST
     if c.joint is not None and c.targets:
