@@ -19,6 +19,7 @@ from privopt.errors import SpecError
 from tests.conftest import SPECS, invoke
 from tests.conftest import strict_json as strict
 from tests.test_composite_gaussian import PAIRS, PREFIX, _composite, analytic_bound, reference
+from tests.test_verify_nosolver import _run_blocked
 
 HALVES = np.array([[1.0, 1, 0, 0], [0, 0, 1, 1]])
 
@@ -171,6 +172,15 @@ def test_the_joint_program_records_its_dual_point_and_verify_re_derives_the_boun
     bad = copy.deepcopy(data)
     bad["optimality"]["joint_dual"]["Y"][0] = [y + 1.0 for y in record["Y"][0]]
     assert _verify(bad, tmp_path).exit_code == 1
+
+
+def test_the_joint_bounds_are_re_derived_with_no_solver_importable(least, member, tmp_path):
+    paths = []
+    for name, data in (("least", least), ("member", member)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data))
+        paths.append(str(path))
+    _run_blocked(paths)
 
 
 # ---------------------------------------------------------------- a design choice

@@ -399,6 +399,8 @@ def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
         derived = model.objective.const + proven_bound(model, model.joint, record)
     except (KeyError, TypeError, ValueError) as e:
         return condition(name, False, f"the recorded dual point cannot be read: {e}")
+    if not math.isfinite(derived):
+        return condition(name, False, "the recorded dual point and weights prove no finite bound")
     if choice:  # the least over the branches: at most this branch's
         return compare(
             name,
