@@ -33,6 +33,12 @@ Reported beside the joint optimum:
   noiseless part); every constraint is homogeneous, so at ``Delta^2 / B`` its optimal noise is
   ``B`` times as large and its loss ``B N_b + o_b`` exactly.
 
+Accuracy targets on a group that is the whole composite (``a.objective <= T``): the least eps
+meeting them when the row's eps is the composite's chosen ``t`` (``least_budget``: one minimax
+joint program scaled exactly, the program being homogeneous), or, at a fixed budget, the targets
+as rows of the joint program (``with_targets``); both bounds re-derivable from the recorded dual
+point (``dual_record``, ``proven_bound``).
+
 A group beside other blocks (another mechanism in its ``dp(...)`` row, or other rows) is one
 term of the row's certified split (``split_row``): its value as a function of its eps share is
 ``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
@@ -540,7 +546,7 @@ def _traces(program, variables: dict) -> dict:
     return out
 
 
-def _with_rows(model: NoiseModel, caps: dict[str, float] | None, options: dict):
+def _with_rows(model: NoiseModel, caps: dict[str, float] | None):
     """The joint program with rows on its blocks' costs ``C_b = w_b N_b`` (real units), solved by
     cvxpy (Clarabel, tolerances 1e-10), its point cleaned to exact privacy
     (``ConicProgram.clean``): ``caps`` None: minimize r subject to ``C_b <= r`` for every block
@@ -561,10 +567,9 @@ def _with_rows(model: NoiseModel, caps: dict[str, float] | None, options: dict):
         rows = {n: traces[n] <= cap / program.unit for n, cap in caps.items()}
         objective = problem.objective
     p = cp.Problem(objective, [*problem.constraints, *rows.values()])
-    solver = options.get("solver") if options.get("solver") in ("CLARABEL", "SCS") else "CLARABEL"
     try:
         with solverlog.captured():
-            p.solve(solver=solver, **({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}))
+            p.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     except cp.error.SolverError as e:
         return program, None, {}, f"solver error: {e}"
     if p.status not in ("optimal", "optimal_inaccurate"):
@@ -609,7 +614,7 @@ def with_targets(c, options: dict) -> CompositeResult:
     caps = {n: weights[n] * (T - parts[n][0].objective.offset) * (1 - TARGET_MARGIN) for n, T in targets.items()}
     if any(cap <= 0 for cap in caps.values()):
         return _refused(c, t0, "a target is at or below its block's noiseless part: no noise meets it")
-    program, cov, k, status = _with_rows(model, caps, options)
+    program, cov, k, status = _with_rows(model, caps)
     if cov is None:
         why = f"the joint program with the targets as rows is {status} at ({g.eps:g}, {g.delta:g})"
         return _refused(c, t0, why)
@@ -653,7 +658,7 @@ def least_budget(c, options: dict) -> CompositeResult:
     t0 = time.perf_counter()
     g = c.joint
     var = c.vars[g.var]
-    sign_const = c.objective.const
+    const = c.objective.const
     classic = any(c.blocks[n].budget.calibration == "classic" for n in g.blocks)
     eps_ref = min(var.hi, CLASSIC_EPS_MAX / 2) if classic else var.hi
     if not eps_ref > 0:
@@ -665,7 +670,7 @@ def least_budget(c, options: dict) -> CompositeResult:
     if any(r <= 0 for r in room.values()):
         return _refused(c, t0, "a target is at or below its block's noiseless part: no budget meets it")
     model, parts = joint_model(c, ref, {n: 1.0 / room[n] for n in g.blocks})
-    program, cov, mu, status = _with_rows(model, None, options)
+    program, cov, mu, status = _with_rows(model, None)
     if cov is None:
         return _refused(c, t0, f"the minimax joint program is {status} at the reference eps {eps_ref:g}")
     ref_check = conic_verify(model, cov, program, None, certify=False)
@@ -695,9 +700,9 @@ def least_budget(c, options: dict) -> CompositeResult:
     result = CompositeResult.build(
         c,
         method=METHOD_LEAST,
-        objective=sign_const + t_u if passed else None,
-        bound=sign_const + t_l,
-        gap=relative_gap(sign_const + t_u, sign_const + t_l),
+        objective=const + t_u if passed else None,
+        bound=const + t_l,
+        gap=relative_gap(const + t_u, const + t_l),
         answers=answers,
         active=list(c.blocks),
         choice=None,

@@ -716,9 +716,12 @@ class _Builder:
         return tuple(parts)
 
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
-        """What a joint Gaussian group needs beyond its row: positive weights in the minimize
-        sense (it minimizes the blocks' expected squared errors), and no other constraint,
-        target or design choice on its blocks (located refusals)."""
+        """What a joint Gaussian group needs beyond its row (located refusals otherwise): positive
+        weights in the minimize sense (it minimizes the blocks' expected squared errors), or,
+        under accuracy first, ``minimize t`` and a target on every block
+        (``_check_accuracy_first``); no other constraint on its blocks; targets only from above
+        and only when the composite is the group alone. A design choice may list its blocks:
+        each branch is then a composite of its own (``branch``)."""
         sign = 1.0 if objective.sense == "minimize" else -1.0
         for g in self.groups:
             keys = {f"{n}.{self.blocks[n].budget.eps}" for n in g.blocks}
