@@ -627,7 +627,8 @@ class _Builder:
             return None
         (key, coef), *more = form.coefs.items()
         one_group = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
-        if more or coef != 1.0 or form.const != 0.0 or self.vars[key].block is not None or not one_group:
+        mine = key in self.vars and self.vars[key].block is None
+        if more or coef != 1.0 or form.const != 0.0 or not mine or not one_group:
             raise SpecError(
                 "the eps of dp(...) is a number, or a chosen variable t of the composite alone when the "
                 "listed blocks are one joint Gaussian group (accuracy first)",
