@@ -13,6 +13,8 @@ by one of three programs, each with its certificate.
 
 A design choice ``choose one of a, b`` enumerates the alternatives, each solved and certified;
 the unchosen blocks count 0 and spend no budget; the bound is the least over the alternatives.
+A choice that lists a block of a joint Gaussian group changes the group itself: each branch is
+then a composite of its own (``model.branch``), solved by its own method (``_branches``).
 """
 
 from __future__ import annotations
