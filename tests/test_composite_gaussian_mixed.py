@@ -152,8 +152,9 @@ def test_two_groups_in_one_row_and_the_classic_cap(tmp_path):
             "accuracy target on block 'a' of a joint Gaussian program",
         ),
         (
-            "choose one of a, c\nsubject to dp(a, b, c) <= (2, 1e-6)\nminimize a.objective + b.objective + c.objective\n",
-            "design choice involving a block of a joint Gaussian program",
+            "choose t in [0, 4]\nsubject to dp(a, b, c) <= (t, 1e-6)\nsubject to a.objective <= 100\n"
+            "subject to b.objective <= 100\nminimize t\n",
+            "a chosen variable t of the composite alone when the listed blocks are one joint Gaussian group",
         ),
         (
             "subject to dp(a, b, c) <= (2, 1e-6)\nmaximize c.objective - a.objective + b.objective\n",

@@ -29,8 +29,10 @@ change is exit 2, naming the file):
   recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
   notes): the points' own proven bounds (their certificates are not stored), each cell's LP-dual
   bounds (``cell_bounds``: their multipliers are not stored), the bracket's lower
-  end of accuracy first (the target failing there), the joint program's dual bound (its dual
-  point is not recorded), another design branch's bound.
+  end of accuracy first (the target failing there), another design branch's bound. A composite
+  that is one joint Gaussian program records its dual point (``optimality.joint_dual``), and its
+  bound is re-derived from it (``gaussian.proven_bound``: the joint program, with targets as rows
+  or the least eps, ``_joint_bound``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import math
 from pathlib import Path
 
 from ..builder.build import build
+from ..composite.model import branch, branched
 from ..composite.model import build as build_composite
 from ..composite.model import is_composite as is_composite_spec
 from ..composite.split import RTOL, Split, recheck, relative_gap
@@ -50,6 +53,7 @@ from .check import Report, verify_read
 from .check import verify as verify_single
 from .source import find_spec, is_composite, read_result
 
+JOINT_METHODS = ("joint", "joint targets", "joint least eps")  # gaussian.METHOD, METHOD_TARGETS, METHOD_LEAST
 ROW_RTOL = 1e-9  # a composition row's sum against its right-hand side, relative to max(1, |rhs|)
 VALUE_RTOL = 1e-9  # recorded values against recomputed ones (objective, bounds), relative to max(1, |value|)
 
@@ -79,12 +83,20 @@ def verify_composite(
     blocks = result.get("blocks") or {}
     _same_blocks(model, blocks)
     report = Report(name, str(path) if path else "<spec>", where, "composite", result.get("method"), dict(params))
+    report.checks += _choice(model, result, blocks)
+    # a choice involving a joint group: the chosen branch is a composite of its own (model.branch)
+    chosen = result.get("choice")
+    whole = model
+    if branched(model) and chosen in model.choice:
+        model = branch(model, chosen)
+        blocks = {n: b for n, b in blocks.items() if n in model.blocks}
+        result = result | {"blocks": blocks}
+        report.notes.append(f"the design choice: the branch {chosen!r} re-checked as a composite of its own")
     values = _values(model, result, blocks, report)
     report.checks += _blocks(model, result, blocks, folder, report.notes)
     report.checks += _rows(model, result, values)
     report.checks += _objective(model, result, blocks, values)
-    report.checks += _choice(model, result, blocks)
-    report.checks += _bound(model, result, blocks, report.notes, allow_paths)
+    report.checks += _bound(model, result, blocks, report.notes, allow_paths, bool(whole.choice))
     report.notes.append(
         f"the composition and the objective: floats, relative {ROW_RTOL:g} (rows) and {VALUE_RTOL:g} (values)"
     )
@@ -121,7 +133,12 @@ def _values(model, result: dict, blocks: dict, report: Report) -> dict[str, floa
         if var.block is not None:
             values[key] = _number((blocks[var.block].get("params") or {}).get(var.param, 0.0))
     for key, var in model.vars.items():
-        if var.block is None:
+        group = next((g for g in model.groups if g.var == key), None)
+        if group is not None:  # dp(a, b) <= (t, delta): t is the group's eps, as its blocks record it
+            b = model.blocks[group.blocks[0]]
+            values[key] = _number((blocks[b.name].get("params") or {}).get(b.budget.eps))
+            report.params[key] = values[key]
+        elif var.block is None:
             setters = [(n, p, f) for n, b in model.blocks.items() for p, f in b.linked.items() if set(f.coefs) == {key}]
             if setters:
                 n, p, f = setters[0]
@@ -164,10 +181,7 @@ def _blocks(model, result: dict, blocks: dict, folder: Path | None, notes: list[
             checks.append(condition(f"block {n}", False, "the result records no result of this block to re-check"))
     if joint:
         checks += _joint(model, result)
-        notes.append(
-            "a joint Gaussian program: its point re-checked from the recorded variances; its dual bound "
-            "(the conic dual point) is not recorded: taken as recorded"
-        )
+        notes.append("a joint Gaussian program: its point re-checked from the recorded variances")
     return checks
 
 
@@ -301,8 +315,9 @@ def _choice(model, result: dict, blocks: dict) -> list[Check]:
     ]
 
 
-def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: bool) -> list[Check]:
-    """The proven bound re-derived where the result records what it needs, then its order and gap."""
+def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: bool, choice: bool) -> list[Check]:
+    """The proven bound re-derived where the result records what it needs, then its order and gap
+    (with a design ``choice``, the bound is the least over the branches: at most the chosen one's)."""
     opt = result.get("optimality") or {}
     key = "lower_bound" if model.sense == "minimize" else "upper_bound"
     sign = 1.0 if model.sense == "minimize" else -1.0
@@ -314,7 +329,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         checks += more
         if derived is not None:
             name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
-            if model.choice:  # the bound is the least over the branches: at most this branch's
+            if choice:  # the bound is the least over the branches: at most this branch's
                 checks.append(
                     compare(
                         name,
@@ -338,6 +353,10 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
             )
     elif method == "evaluate":
         checks.append(_same(key.replace("_", " "), bound, objective))
+    elif model.joint is not None and method in JOINT_METHODS:
+        checks.append(_joint_bound(model, opt, bound, choice))
+        if choice:
+            notes.append("the other design branches' bounds are taken as recorded")
     elif method == "bisection":
         notes.append("accuracy first: the bracket's lower end (the target fails there) is taken as recorded")
     else:
@@ -363,6 +382,33 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         )
     )
     return checks
+
+
+def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
+    """The lower bound of a composite that is one joint Gaussian program re-derived from its
+    recorded dual point (``optimality.joint_dual``: (eps, delta), the weights, (Y, mu)) by
+    ``gaussian.proven_bound``: the program rebuilt at those weights and the dual point's bound
+    recomputed (weak duality), then the targets' multipliers or the least eps where they apply."""
+    from ..composite.gaussian import proven_bound
+
+    record = opt.get("joint_dual")
+    name = "lower bound re-derived from the joint program's recorded dual point"
+    if not isinstance(record, dict):
+        return condition(name, False, "the result records no dual point of the joint program (joint_dual)")
+    try:
+        derived = model.objective.const + proven_bound(model, model.joint, record)
+    except (KeyError, TypeError, ValueError) as e:
+        return condition(name, False, f"the recorded dual point cannot be read: {e}")
+    if not math.isfinite(derived):
+        return condition(name, False, "the recorded dual point and weights prove no finite bound")
+    if choice:  # the least over the branches: at most this branch's
+        return compare(
+            name,
+            bound - derived,
+            VALUE_RTOL * max(1.0, abs(derived)),
+            f"recorded {bound!r} is not proven by the chosen branch's {derived!r}",
+        )
+    return _same(name, bound, derived)
 
 
 def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bool) -> tuple[float | None, list[Check]]:

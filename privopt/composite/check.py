@@ -17,7 +17,12 @@ method's answer ``U`` and its proven bound ``L`` (``L <= OPT <= U``):
 * **joint** (one Gaussian mechanism): the grid of eps splits between the blocks solved apart
   under basic composition (delta split evenly). Each such split is feasible for the joint
   program, so the joint optimum is at most the grid's value, and the certified best split
-  reported beside it is too, with its lower bound below it.
+  reported beside it is too, with its lower bound below it. With targets on its blocks (``joint
+  targets``) a block's grid point that misses its target is no feasible point.
+* **grid of t, blocks apart** (``joint least eps``): the least grid t at which every block alone
+  at (t / B, delta / B) meets its target is feasible for the joint program: at least ``L``.
+* **branch NAME** (a design choice involving a joint group): each branch (``model.branch``) is
+  a composite of its own, checked by its method's routes against the answer and bound.
 * **cube-root law** (every block of a row Gaussian under the classic calibration, value
   ``k_i / eps_i^2``; Ramon & Basu Sec. 3.2): ``minimize sum a_i / y_i^2`` subject to ``sum y_i
   <= E`` has ``y_i = E a_i^(1/3) / sum_j a_j^(1/3)`` and the value ``(sum a_i^(1/3))^3 / E^2``
@@ -41,7 +46,12 @@ import numpy as np
 
 from ..errors import InfeasibleError, UsageError
 from ..results import plain
-from .solve import CLASSIC_EPS_MAX  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
+from .model import branched
+from .solve import (
+    CLASSIC_EPS_MAX,  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
+    build,
+    plan_steps,
+)
 from .split import TINY
 
 GRID = 40  # budget steps of a composition row of at most three blocks: (GRID + 1) solves per block
@@ -170,10 +180,17 @@ def run_check(c, tol: float = 1e-7, time_limit: float | None = None, backend: st
         return report
     upper, lower = sign * result.objective, sign * bound if bound is not None else -math.inf
     gap = result.optimality.get("gap") or 0.0
-    checker = _Checker(c, _Blocks(c, options), sign, upper, lower, gap, tol)
-    routes = {"split": checker.split_routes, "bisection": checker.t_grid, "joint": checker.joint}
-    report.paths += routes.get(result.method, lambda _r: [])(result)
-    if result.method != "joint":
+    if branched(c):  # a design choice involving a joint group: each branch a composite of its own
+        for name in c.choice:
+            sub = build(c.spec, c.params, c.allow_paths, c.load_block, name)
+            checker = _Checker(sub, _Blocks(sub, options), sign, upper, lower, gap, tol)
+            for path in checker.routes(plan_steps(sub)[-1]["step"], None):
+                path.route = f"branch {name}: {path.route}"
+                report.paths.append(path)
+    else:
+        checker = _Checker(c, _Blocks(c, options), sign, upper, lower, gap, tol)
+        report.paths += checker.routes(result.method, result)
+    if c.joint is None:
         report.paths += _block_checks(c, result, tol, time_limit)
     report.problems = [f"{p.route}: {p.message}" for p in report.paths if p.status in ("failed", "disagrees")]
     return report
@@ -188,6 +205,18 @@ class _Checker:
     lower: float  # its proven bound, minimize sense
     gap: float
     tol: float
+
+    def routes(self, method: str, result) -> list[CheckPath]:
+        """The routes of ``method`` (module docstring); ``result`` None for a branch the method
+        did not answer with (no certified best split to compare)."""
+        routes = {
+            "split": self.split_routes,
+            "bisection": self.t_grid,
+            "joint": self.joint,
+            "joint targets": self.joint,
+            "joint least eps": self.joint_t_grid,
+        }
+        return routes.get(method, lambda _r: [])(result)
 
     def slack(self, x: float) -> float:
         """Block solves are exact to their verification tolerance: the comparisons allow ``tol``."""
@@ -392,8 +421,10 @@ class _Checker:
         shares = [joint.eps * j / n for j in range(n + 1)]
 
         def at(name: str, eps: float) -> float | None:
+            """Block ``name`` alone at (eps, delta / B); None (no feasible point) where it misses a target."""
             b = c.blocks[name]
-            return self.blocks.value(name, {**b.fixed, b.budget.eps: eps, b.budget.delta: joint.delta / len(names)})
+            v = self.blocks.value(name, {**b.fixed, b.budget.eps: eps, b.budget.delta: joint.delta / len(names)})
+            return v if v is None or all(v <= t.bound for t in c.targets if t.block == name) else None
 
         curves = [[_times(w[name], at(name, e)) for e in shares] for name in names]
         value, steps = min_plus(curves, n)
@@ -406,7 +437,8 @@ class _Checker:
             time.perf_counter() - t0,
             f"best split {shown}, delta split evenly",
         )
-        split_value, split_lower = result.optimality.get("split_objective"), result.optimality.get("split_lower_bound")
+        opt = result.optimality if result is not None else {}
+        split_value, split_lower = opt.get("split_objective"), opt.get("split_lower_bound")
         if path.status == "agrees" and split_value is not None:
             if split_value > value + path.allowed or (
                 split_lower is not None and split_lower > value + self.slack(value)
@@ -416,6 +448,35 @@ class _Checker:
             else:
                 path.message += f"; certified best split {split_value:.12g} <= it"
         return [path]
+
+    def joint_t_grid(self, result) -> list[CheckPath]:  # noqa: ARG002 - one signature for every route
+        """Accuracy first over a joint group (``dp(a, b) <= (t, delta)``): at ``T_GRID + 1`` evenly
+        spaced t the blocks solved APART at (t / B, delta / B) (basic composition), each against
+        its targets: where all hold, t is feasible for the joint program (never worse), so the
+        least such t is at least the proven least t and the method's answer is at most it."""
+        c = self.c
+        joint, var = c.joint, c.vars[c.joint.var]
+        size = len(joint.blocks)
+        t0, before = time.perf_counter(), len(self.blocks.cache)
+        least = math.inf
+        for t in np.linspace(var.lo, var.hi, T_GRID + 1)[1:]:
+            ok = True
+            for name in joint.blocks:
+                b = c.blocks[name]
+                v = self.blocks.value(name, {**b.fixed, b.budget.eps: t / size, b.budget.delta: joint.delta / size})
+                ok = ok and v is not None and all(v <= tg.bound for tg in c.targets if tg.block == name)
+            if ok:
+                least = self.sign * c.objective.at({var.key: float(t)})
+                break
+        return [
+            self.feasible_point(
+                f"grid of {T_GRID + 1} {var.key} (blocks apart)",
+                least,
+                len(self.blocks.cache) - before,
+                time.perf_counter() - t0,
+                f"least grid {var.key} at which the blocks apart meet their targets",
+            )
+        ]
 
 
 def _classic(c, var) -> bool:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from .model import branched
+
 
 def _number(x: float) -> float | None:
     return x if math.isfinite(x) else None
@@ -40,10 +42,20 @@ def budgets(c) -> list[dict]:
     joint = c.joint
     for name, b in c.blocks.items():
         entry = {"block": name, "file": b.file, "fixed": dict(b.fixed), "chosen": {}, "linked": {}}
-        if joint is not None and name in joint.blocks:
+        group = c.group_of(name)
+        if joint is not None and name in joint.blocks and joint.var is not None:
+            entry["fixed"] |= {b.budget.delta: joint.delta}
+            entry["linked"] = {b.budget.eps: joint.var}
+            others = [n for n in joint.blocks if n != name]
+            how = f"the least {joint.var} meeting the targets, shared by one joint Gaussian program with {', '.join(others)}"
+        elif joint is not None and name in joint.blocks:
             entry["fixed"] |= {b.budget.eps: joint.eps, b.budget.delta: joint.delta}
             others = [n for n in joint.blocks if n != name]
             how = f"the shared budget of one joint Gaussian program with {', '.join(others)}"
+        elif group is not None and branched(c):
+            entry["fixed"] |= {b.budget.delta: group.delta}
+            entry["chosen"] = {b.budget.eps: [0.0, _number(group.eps)]}
+            how = "its budget in each branch of the design choice, a composite of its own (its group is the blocks released)"
         else:
             chosen = [v for v in c.vars.values() if v.block == name]
             entry["chosen"] = {v.param: [_number(v.lo), _number(v.hi)] for v in chosen}

@@ -33,6 +33,12 @@ Reported beside the joint optimum:
   noiseless part); every constraint is homogeneous, so at ``Delta^2 / B`` its optimal noise is
   ``B`` times as large and its loss ``B N_b + o_b`` exactly.
 
+Accuracy targets on a group that is the whole composite (``a.objective <= T``): the least eps
+meeting them when the row's eps is the composite's chosen ``t`` (``least_budget``: one minimax
+joint program scaled exactly, the program being homogeneous), or, at a fixed budget, the targets
+as rows of the joint program (``with_targets``); both bounds re-derivable from the recorded dual
+point (``dual_record``, ``proven_bound``).
+
 A group beside other blocks (another mechanism in its ``dp(...)`` row, or other rows) is one
 term of the row's certified split (``split_row``): its value as a function of its eps share is
 ``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
@@ -43,14 +49,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 
 from ..backends import get_backend
 from ..errors import SpecError
 from ..lower.noise import lower_noise
-from ..measures.gaussian import classic_is_private, max_sensitivity
+from ..measures.gaussian import classic_is_private, max_sensitivity, sensitivity_ceiling
 from ..methods.conic import solve_verified
+from ..methods.conic import verify as conic_verify
 from ..model.noise import DPRequirement, Noise, NoiseModel, NoiseObjective
 from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, oracle_pair, relative_gap, split
@@ -59,6 +67,10 @@ SPLIT_CALLS = 4000  # evaluations of the closed-form value curves (no solve each
 
 METHOD = "joint"
 WHY = "Gaussian blocks over one input are one Gaussian mechanism: one conic program, its squared sensitivities add"
+METHOD_TARGETS = "joint targets"
+WHY_TARGETS = "one joint conic program with the accuracy targets as rows over the joint noise"
+METHOD_LEAST = "joint least eps"
+WHY_LEAST = "the least eps meeting the targets: one minimax joint program, scaled exactly (homogeneous)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +89,9 @@ def applies(c) -> bool:
 
 def group_weights(c, group) -> dict[str, float]:
     """Each block's weight ``c_b`` in the composite's objective, in the minimize sense (positive:
-    ``model._check_groups``)."""
+    ``model._check_groups``); 1 for every block under accuracy first (the objective is t)."""
+    if group.var is not None:
+        return dict.fromkeys(group.blocks, 1.0)
     sign = 1.0 if c.sense == "minimize" else -1.0
     return {n: sign * c.objective.coefs[f"{n}.objective"] for n in group.blocks}
 
@@ -161,15 +175,20 @@ def block_values(parts: dict, cov: dict) -> dict[str, float]:
 
 
 def solve(c, options: dict) -> CompositeResult:
-    """The joint program solved and certified, the certified best split and the even split beside it."""
-    import time
-
+    """The joint program solved and certified, the certified best split and the even split beside
+    it; with accuracy targets on its blocks, ``least_budget`` (the group's eps chosen) or
+    ``with_targets`` (the targets as rows of the joint program)."""
+    if c.joint.var is not None:
+        return least_budget(c, options)
+    if c.targets:
+        return with_targets(c, options)
     t0 = time.perf_counter()
     joint = c.joint
     weights = group_weights(c, joint)
     model, parts, cov, verification, label = _solve_joint(c, joint, weights, options)
     loss = verification["objective"]
-    lower = verification["evidence"]["bound"]
+    record = dual_record(joint.eps, joint.delta, weights, verification)
+    lower = proven_bound(c, joint, record)
     part = _Part(f"joint conic ({label})", verification, cov)
     values = block_values(parts, cov)
     answers = {
@@ -212,6 +231,7 @@ def solve(c, options: dict) -> CompositeResult:
     )
     result.even_split = {"objective": even if math.isfinite(even) else None}
     result.optimality |= {
+        "joint_dual": record,
         "split_objective": split_value if math.isfinite(split_value) else None,
         "split_lower_bound": c.objective.const + split_lower if math.isfinite(split_lower) else None,
         "split_gap": relative_gap(split_value, c.objective.const + split_lower),
@@ -332,6 +352,8 @@ def route(c, name: str) -> str:
     group = c.group_of(name)
     if group is None:
         return "solved by its own route at each point"
+    if c.choice and any(n in group.blocks for n in c.choice):
+        return "solved in each branch's joint Gaussian program with the blocks that branch releases"
     return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program at each eps of the group"
 
 
@@ -409,4 +431,303 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
         s.points,
         multiplier=s.multiplier,
         duals=s.duals,
+    )
+
+
+# ---------------------------------------------------------------- accuracy targets on a joint group
+
+TARGET_MARGIN = 1e-8  # a target row is asked of the solve this much (relative) tighter, so the point
+# cleaned to exact privacy (its noise scaled up by at most a few ulps) still meets it
+SCALE_MARGIN = 1e-12  # the least-eps answer's noise is scaled this much (relative) below its targets
+
+
+def dual_record(eps: float, delta: float, weights: dict[str, float], verification: dict) -> dict | None:
+    """What ``proven_bound`` (and ``privopt verify``) re-derives a joint program's lower bound
+    from: the (eps, delta) and block weights it was solved at, and its Lagrange dual point (Y, mu)
+    (``methods.conic.best_dual``); None when the solve gave no point."""
+    point = verification.get("evidence", {}).get("dual_point")
+    if not verification.get("passed") or point is None:
+        return None
+    return {"eps": eps, "delta": delta, "weights": dict(weights), "Y": point["Y"], "mu": point["mu"]}
+
+
+def _program_bound(c, group, record: dict) -> tuple[float, NoiseModel, dict]:
+    """(the weighted joint program's proven lower bound at the recorded dual point, its model, its
+    parts): ``ConicProgram.dual_bound(Y, mu)`` (weak duality, made feasible by a rescaling), then,
+    like ``verification.problems.verify_noise``, times ``(bound / ceiling)^2`` when the lowering's
+    sensitivity bound is below the ceiling proven from (eps, delta) (every constraint homogeneous)."""
+    joint = dataclasses.replace(group, eps=float(record["eps"]), delta=float(record["delta"]))
+    model, parts = joint_model(c, joint, {n: float(record["weights"][n]) for n in group.blocks})
+    program = lower_noise(model)
+    Y, mu = np.asarray(record["Y"], dtype=float), np.asarray(record["mu"], dtype=float)
+    if Y.ndim != 2 or mu.shape != (Y.shape[0],) or Y.shape[0] != program.F.shape[1]:
+        return -math.inf, model, parts
+    req = model.requirement
+    ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, program.sensitivity_bound)
+    shrink = (program.sensitivity_bound / ceiling) ** 2 if ceiling > 0 and math.isfinite(ceiling) else 0.0
+    lb = program.dual_bound(Y, mu)
+    return (program.offset + (lb - program.offset) * shrink if lb > program.offset else lb), model, parts
+
+
+def proven_bound(c, group, record: dict | None) -> float:
+    """The composite's proven lower bound (without its constant) from a ``dual_record``:
+
+    * the joint program (``solve``): its dual bound ``L(w)``;
+    * targets ``L_a <= T_a`` as rows (``with_targets``): for multipliers ``k_a = w'_a - w_a >= 0``
+      (the record's weights ``w'`` less the objective's ``w``), weak duality gives
+      ``min sum_b w_b L_b >= min sum_b w'_b L_b - sum_a k_a T_a >= L(w') - sum_a k_a T_a``;
+    * the least eps (``least_budget``): every target met at the reference sensitivity ``D_ref``
+      scaled to ``D`` needs ``D >= D_ref sqrt(rho*)``, ``rho* = min_Sigma max_b N_b / (T_b - o_b)``
+      (``N_b`` block b's noise part, ``o_b`` its noiseless part), and for weights ``w >= 0``
+      ``rho* >= sum_b w_b N_b / sum_b w_b (T_b - o_b) >= (L(w) - sum_b w_b o_b) / sum_b w_b (T_b - o_b)``;
+      the bound is the lower end of ``least_eps`` at ``D_ref sqrt(rho_lb)``.
+
+    -inf when nothing is proven (no record, a negative multiplier, a bad point)."""
+    if record is None:
+        return -math.inf
+    lb, model, parts = _program_bound(c, group, record)
+    weights = {n: float(record["weights"][n]) for n in group.blocks}
+    if group.var is None and not c.targets:
+        return lb
+    targets = _targets(c, group)
+    if group.var is None:
+        own = group_weights(c, group)
+        k = {n: weights[n] - own[n] for n in group.blocks}
+        if any(v < 0 or (v > 0 and n not in targets) for n, v in k.items()):
+            return -math.inf
+        return lb - math.fsum(k[n] * targets[n] for n in targets if k[n] > 0)
+    room = math.fsum(weights[n] * (targets[n] - parts[n][0].objective.offset) for n in group.blocks)
+    rho = (lb - model.objective.offset) / room if room > 0 else -math.inf
+    if not rho > 0:
+        return 0.0
+    d_ref = max_sensitivity(model.requirement.eps, model.requirement.delta, model.requirement.calibration)
+    return least_eps(d_ref * math.sqrt(rho), group.delta, model.requirement.calibration)[0]
+
+
+def _targets(c, group) -> dict[str, float]:
+    """Each block's least upper target ``a.objective <= T`` (the model allows only these on a group)."""
+    out: dict[str, float] = {}
+    for t in c.targets:
+        if t.block in group.blocks:
+            out[t.block] = min(out.get(t.block, math.inf), t.bound)
+    return out
+
+
+def least_eps(d: float, delta: float, calibration: str) -> tuple[float, float]:
+    """``(lo, hi)``: the least eps whose largest sensitivity at delta (``max_sensitivity``,
+    nondecreasing in eps) reaches ``d`` lies in ``(lo, hi]``: ``D(lo) < d <= D(hi)`` as computed,
+    ``hi - lo <= 2^-44 hi`` by bisection; ``(0, 0)`` when eps = 0 reaches it, ``(inf, inf)`` when
+    no eps up to 2^40 does."""
+    if max_sensitivity(0.0, delta, calibration) >= d:
+        return 0.0, 0.0
+    hi = 1.0
+    while max_sensitivity(hi, delta, calibration) < d:
+        hi *= 2.0
+        if hi > 2.0**40:
+            return math.inf, math.inf
+    lo = 0.0
+    while hi - lo > 2.0**-44 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if max_sensitivity(mid, delta, calibration) >= d else (mid, hi)
+    return lo, hi
+
+
+def _traces(program, variables: dict) -> dict:
+    """Each block's part of the joint program's cost (scaled units; its noises are named
+    ``block.noise``): ``sum_i |g_i|^2 s_i`` or ``tr(G'G C)``."""
+    import cvxpy as cp
+
+    out: dict = {}
+    for b in program.blocks:
+        v = variables[b.name]
+        term = b.weights @ v if not b.correlated else cp.trace((b.G.T @ b.G) @ v)
+        n = b.name.partition(".")[0]
+        out[n] = out[n] + term if n in out else term
+    return out
+
+
+def _with_rows(model: NoiseModel, caps: dict[str, float] | None):
+    """The joint program with rows on its blocks' costs ``C_b = w_b N_b`` (real units), solved by
+    cvxpy (Clarabel, tolerances 1e-10), its point cleaned to exact privacy
+    (``ConicProgram.clean``): ``caps`` None: minimize r subject to ``C_b <= r`` for every block
+    (the minimax of ``least_budget``); else minimize ``sum_b C_b`` subject to ``C_a <= caps[a]``.
+    (program, cleaned (co)variances or None, each row's multiplier in real units, the solver's status)."""
+    import cvxpy as cp
+
+    from .. import solverlog
+
+    program = lower_noise(model)
+    problem, variables, _named = program.to_cvxpy()
+    traces = _traces(program, variables)
+    if caps is None:
+        r = cp.Variable()
+        rows = {n: traces[n] <= r for n in traces}
+        objective = cp.Minimize(r)
+    else:
+        rows = {n: traces[n] <= cap / program.unit for n, cap in caps.items()}
+        objective = problem.objective
+    p = cp.Problem(objective, [*problem.constraints, *rows.values()])
+    try:
+        with solverlog.captured():
+            p.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    except cp.error.SolverError as e:
+        return program, None, {}, f"solver error: {e}"
+    if p.status not in ("optimal", "optimal_inaccurate"):
+        return program, None, {}, p.status
+    raw = {b.name: np.asarray(variables[b.name].value, dtype=float) for b in program.blocks}
+    multipliers = {n: max(float(row.dual_value), 0.0) for n, row in rows.items()}
+    return program, program.clean(model, program.real(raw)), multipliers, p.status
+
+
+def _answers(c, group, eps: float, parts: dict, cov: dict, verification: dict, label: str) -> dict:
+    part = _Part(label, verification, cov)
+    values = block_values(parts, cov)
+    status = "optimal" if verification["passed"] else "unverified"
+    return {n: BlockAnswer(_params(c.blocks[n], eps, group.delta), values[n], status, None, part) for n in parts}
+
+
+def _targets_hold(c, group, values: dict[str, float]) -> bool:
+    """Every target on the group's blocks holds at their values (``CompositeResult`` lists each)."""
+    return all(values[n] <= bound for n, bound in _targets(c, group).items())
+
+
+def _finish(c, result: CompositeResult, record: dict | None, checks: list[tuple[str, bool]]) -> CompositeResult:
+    result.optimality["joint_dual"] = record
+    result.verification = {
+        "passed": result.verification["passed"] and all(ok for _, ok in checks),
+        "checks": result.verification["checks"] + [{"check": t, "passed": ok} for t, ok in checks],
+    }
+    return result
+
+
+def with_targets(c, options: dict) -> CompositeResult:
+    """The joint program with each target ``L_a <= T_a`` on a member block as a row over the joint
+    noise (``_with_rows``; the targets do not scale with the noise, so the program is no longer
+    homogeneous: this is the feasibility-and-cost program itself, convex), its point verified
+    (privacy, every target), and its lower bound ``proven_bound``: the rows' multipliers ``k_a``
+    move into the weights ``w'_a = w_a + k_a`` of a joint program solved and certified on its own."""
+    t0 = time.perf_counter()
+    g = c.joint
+    weights = group_weights(c, g)
+    model, parts = joint_model(c, g, weights)
+    targets = _targets(c, g)
+    caps = {n: weights[n] * (T - parts[n][0].objective.offset) * (1 - TARGET_MARGIN) for n, T in targets.items()}
+    if any(cap <= 0 for cap in caps.values()):
+        return _refused(c, t0, "a target is at or below its block's noiseless part: no noise meets it")
+    program, cov, k, status = _with_rows(model, caps)
+    if cov is None:
+        why = f"the joint program with the targets as rows is {status} at ({g.eps:g}, {g.delta:g})"
+        return _refused(c, t0, why)
+    verification = conic_verify(model, cov, program, None, certify=False)
+    # the multipliers of the rows C_a <= cap_a, on L_a: k_a (real) per unit of w_a N_a, so w_a k_a per unit of L_a
+    bound_weights = {n: weights[n] * (1.0 + k.get(n, 0.0)) for n in g.blocks}
+    _m, _p, _cov, certified, label = _solve_joint(c, g, bound_weights, options)
+    record = dual_record(g.eps, g.delta, bound_weights, certified)
+    answers = _answers(c, g, g.eps, parts, cov, verification, f"joint conic with targets ({label})")
+    values = {n: a.value for n, a in answers.items()}
+    objective = c.objective.const + math.fsum(weights[n] * values[n] for n in g.blocks)
+    bound = c.objective.const + proven_bound(c, g, record)
+    checks = [("the joint point verified (Sigma, sensitivities, delta achieved)", bool(verification["passed"]))]
+    passed = all(ok for _, ok in checks) and _targets_hold(c, g, values)
+    result = CompositeResult.build(
+        c,
+        method=METHOD_TARGETS,
+        objective=objective if passed else None,
+        bound=bound,
+        gap=relative_gap(objective, bound),
+        answers=answers,
+        active=list(c.blocks),
+        choice=None,
+        even=None,
+        calls=2,
+        seconds=time.perf_counter() - t0,
+        reasons=[] if passed else ["the point fails a check or a target (verification lists them)"],
+    )
+    return _finish(c, result, record, checks)
+
+
+def least_budget(c, options: dict) -> CompositeResult:
+    """Accuracy first over one joint group, ``dp(a, b) <= (t, delta)``, ``minimize t``, every
+    block ``L_b <= T_b``: the least t. Every constraint of the joint program is homogeneous, so
+    one program at a reference eps answers for all: at ``D_ref`` the minimax ``rho = min_Sigma
+    max_b N_b / (T_b - o_b)`` (``_with_rows``, weights ``1 / (T_b - o_b)``), and the targets hold
+    at sensitivity D iff ``D >= D_ref sqrt(rho*)``. The answer: the minimax point (verified, its
+    ``rho_u`` recomputed) scaled to ``D(t_u)``, ``t_u`` the upper end of ``least_eps`` at ``D_ref
+    sqrt(rho_u)``; the bound: ``proven_bound``'s ``t_l`` from the minimax's multipliers ``mu``, the
+    joint program at weights ``mu_b / (T_b - o_b)`` solved and certified."""
+    t0 = time.perf_counter()
+    g = c.joint
+    var = c.vars[g.var]
+    const = c.objective.const
+    classic = any(c.blocks[n].budget.calibration == "classic" for n in g.blocks)
+    eps_ref = min(var.hi, CLASSIC_EPS_MAX / 2) if classic else var.hi
+    if not eps_ref > 0:
+        return _refused(c, t0, f"'{g.var}' has no positive value in its range")
+    ref = dataclasses.replace(g, eps=eps_ref)
+    _model, parts = joint_model(c, ref, group_weights(c, g))
+    targets = _targets(c, g)
+    room = {n: targets[n] - parts[n][0].objective.offset for n in g.blocks}
+    if any(r <= 0 for r in room.values()):
+        return _refused(c, t0, "a target is at or below its block's noiseless part: no budget meets it")
+    model, parts = joint_model(c, ref, {n: 1.0 / room[n] for n in g.blocks})
+    program, cov, mu, status = _with_rows(model, None)
+    if cov is None:
+        return _refused(c, t0, f"the minimax joint program is {status} at the reference eps {eps_ref:g}")
+    ref_check = conic_verify(model, cov, program, None, certify=False)
+    values = block_values(parts, cov)
+    rho_u = max((values[n] - parts[n][0].objective.offset) / room[n] for n in g.blocks) * (1 + SCALE_MARGIN)
+    bound_weights = {n: max(mu.get(n, 0.0), 1e-12) / room[n] for n in g.blocks}
+    _m, _p, _cov, certified, label = _solve_joint(c, ref, bound_weights, options)
+    record = dual_record(eps_ref, g.delta, bound_weights, certified)
+    calibration = model.requirement.calibration
+    d_ref = program.sensitivity_bound
+    t_u = max(least_eps(d_ref * math.sqrt(rho_u), g.delta, calibration)[1], var.lo)
+    t_l = max(proven_bound(c, g, record), var.lo)
+    if t_u > var.hi or (classic and not classic_is_private(t_u, g.delta)[0]):
+        return _refused(c, t0, f"the targets need {g.var} >= {t_l:.9g}, beyond its range or the calibration's")
+    at = dataclasses.replace(g, eps=t_u)
+    model_u, parts_u = joint_model(c, at, group_weights(c, g))
+    scale = (d_ref / max_sensitivity(t_u, g.delta, calibration)) ** 2
+    cov_u = {k: S * scale for k, S in cov.items()}
+    verification = conic_verify(model_u, cov_u, lower_noise(model_u), None, certify=False)
+    answers = _answers(c, g, t_u, parts_u, cov_u, verification, f"joint conic, least eps by scaling ({label})")
+    checks = [
+        ("the minimax point verified at the reference eps", bool(ref_check["passed"])),
+        (f"the answer verified at {g.var} = {t_u:.12g} (Sigma, sensitivities, delta achieved)", verification["passed"]),
+        (f"the proven least {g.var} {t_l:.12g} <= {t_u:.12g}", t_l <= t_u),
+    ]
+    passed = all(ok for _, ok in checks) and _targets_hold(c, g, {n: a.value for n, a in answers.items()})
+    result = CompositeResult.build(
+        c,
+        method=METHOD_LEAST,
+        objective=const + t_u if passed else None,
+        bound=const + t_l,
+        gap=relative_gap(const + t_u, const + t_l),
+        answers=answers,
+        active=list(c.blocks),
+        choice=None,
+        even=None,
+        calls=2,
+        seconds=time.perf_counter() - t0,
+        reasons=[] if passed else ["the answer fails a check or a target (verification lists them)"],
+    )
+    return _finish(c, result, record, checks)
+
+
+def _refused(c, t0: float, why: str) -> CompositeResult:
+    """An infeasible answer (no point meets the targets), saying why."""
+    method = METHOD_LEAST if c.joint.var is not None else METHOD_TARGETS
+    return CompositeResult.build(
+        c,
+        method=method,
+        objective=None,
+        bound=math.inf,
+        gap=math.inf,
+        answers={},
+        active=list(c.blocks),
+        choice=None,
+        even=None,
+        calls=0,
+        seconds=time.perf_counter() - t0,
+        reasons=[why],
     )

@@ -185,13 +185,14 @@ class Target:
 @dataclass(frozen=True)
 class Joint:
     """Gaussian blocks of one input in one ``dp(...) <= (eps, delta)``: one Gaussian mechanism
-    (``gaussian.py``). ``eps`` is the row's (the most the group can get), ``delta`` the group's
-    share of the row's delta."""
+    (``gaussian.py``). ``eps`` is the row's (the most the group can get: with ``var``, the top
+    of its range), ``delta`` the group's share of the row's delta."""
 
     blocks: tuple[str, ...]
     eps: float
     delta: float
     span: Span
+    var: str | None = None  # accuracy first: the composite's chosen t that is the group's eps
 
 
 @dataclass
@@ -215,6 +216,7 @@ class Model:
     accountant: str | None = None
     joint: Joint | None = None  # the whole composite is one joint Gaussian program (gaussian.solve)
     groups: tuple[Joint, ...] = ()  # every joint Gaussian group (a term of its row's split otherwise)
+    allow_paths: bool = False  # as loaded (a branch of the design choice is loaded alike: ``branch``)
     kind = "composite"  # not a block kind: a program of blocks (privopt.blocks has none of this name)
 
     @property
@@ -238,14 +240,37 @@ class Model:
 # ---------------------------------------------------------------- building
 
 
-def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Model:
-    """The composite's model; ``load_block(spec, params)`` returns a solvable block (the API's loader)."""
-    return _Builder(spec, params or {}, allow_paths, load_block).run()
+def build(
+    spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable, chosen: str | None = None
+) -> Model:
+    """The composite's model; ``load_block(spec, params)`` returns a solvable block (the API's loader).
+    With ``chosen``, the model of one branch of its design choice (``branch``)."""
+    return _Builder(spec, params or {}, allow_paths, load_block, chosen).run()
+
+
+def branched(c: Model) -> bool:
+    """The design choice lists a block of a joint Gaussian group: leaving it out changes the group
+    (and the mechanisms of its row), so each branch is a composite of its own (``branch``)."""
+    return bool(c.choice) and any(c.group_of(n) is not None for n in c.choice)
+
+
+def branch(c: Model, chosen: str) -> Model:
+    """The composite with ``chosen`` released and the other blocks of its ``choose one of`` left
+    out, as if they were never written: no ``use`` of them, gone from every ``dp(...)`` (a joint
+    Gaussian group is formed of the blocks that remain), their values 0 in the objective and in
+    every target and row, and no design choice. Each branch is a composite of its own, solved
+    and certified as such (``solve._branches``)."""
+    return build(c.spec, c.params, c.allow_paths, c.load_block, chosen)
 
 
 class _Builder:
-    def __init__(self, spec: ast.SpecFile, overrides: dict, allow_paths: bool, load_block: Callable):
+    def __init__(
+        self, spec: ast.SpecFile, overrides: dict, allow_paths: bool, load_block: Callable, chosen: str | None = None
+    ):
         self.spec, self.overrides, self.allow_paths, self.load_block = spec, dict(overrides), allow_paths, load_block
+        listed = [s for s in spec.statements if isinstance(s, ast.ChooseOneDecl)]
+        self.chosen = chosen
+        self.dropped = {b.name for s in listed for b in s.blocks} - {chosen} if chosen is not None else set()
         path = spec.source.path
         self.folder = path.parent if path is not None else Path.cwd()
         self.params: dict[str, float] = {}
@@ -332,6 +357,7 @@ class _Builder:
             accountant=_strongest(self.accountants),
             joint=self._alone(linear),
             groups=tuple(self.groups),
+            allow_paths=self.allow_paths,
         )
 
     # ------------------------------------------------------------ statements
@@ -350,6 +376,8 @@ class _Builder:
 
     def _use(self, s: ast.UseDecl) -> None:
         name = s.name.name
+        if name in self.dropped:  # another branch's block (``branch``)
+            return
         if name in self.blocks or name in self.params or name in self.vars:
             raise SpecError(f"the name '{name}' is already declared", s.name.span, "give the block another name")
         text, path, raw = self._read_block(s)
@@ -452,6 +480,8 @@ class _Builder:
                 raise SpecError(f"the name '{key}' is already declared", item.name.span, "choose another name")
             self.vars[key] = Var(key, lo, hi, None, key, item.span)
             return
+        if item.block.name in self.dropped:
+            return
         block = self._block(item.block)
         p = item.name.name
         self._choosable(block, p, item.name.span)
@@ -487,6 +517,8 @@ class _Builder:
             )
 
     def _choose_one(self, s: ast.ChooseOneDecl) -> None:
+        if self.chosen is not None:  # one branch (``branch``): no choice left
+            return
         if self.choice:
             raise SpecError(
                 "a composite has one design choice", s.span, "list every alternative in one `choose one of`"
@@ -535,14 +567,17 @@ class _Builder:
                 "write dp(a, b, ...) <= (eps, delta) over blocks", span, "list the blocks whose releases compose"
             )
         blocks = []
-        for a in call.args:
+        args = [a for a in call.args if not (isinstance(a, ast.Name) and a.name in self.dropped)]
+        if not args:  # every block listed is another branch's
+            return
+        for a in args:
             if not isinstance(a, ast.Name):
                 raise SpecError("dp(...) over blocks lists block names", a.span, "write dp(a, b) <= eps")
             block = self._block(ast.Ident(a.name, a.span))
             if block in blocks:
                 raise SpecError(f"block '{a.name}' is listed twice", a.span, "list each block once")
             blocks.append(block)
-        for b, a in zip(blocks, call.args):
+        for b, a in zip(blocks, args):
             if b.budget is None:
                 raise SpecError(
                     f"block '{b.name}' cannot be listed in dp(...): its budget is {b.measure}, not a DP budget",
@@ -559,11 +594,13 @@ class _Builder:
         if isinstance(bound, ast.TupleExpr):
             if len(bound.items) != 2:
                 raise SpecError("the bound of dp(...) is eps or (eps, delta)", bound.span)
-            eps, delta = self._constant(bound.items[0]), self._constant(bound.items[1])
+            eps_form, delta = self._linear(bound.items[0]), self._constant(bound.items[1])
         else:
-            eps, delta = self._constant(bound), 0.0
+            eps_form, delta = self._linear(bound), 0.0
         units = self._units(blocks, delta, span)
         parts = self._split_delta(units, delta, span)
+        var = self._budget_var(eps_form, parts, bound)
+        eps = eps_form.const if var is None else self.vars[var].hi
         coefs = {}
         for part in parts:
             for name in part.blocks:
@@ -576,11 +613,32 @@ class _Builder:
                 coefs[key] = 1.0 / len(part.blocks)
         for part in parts:
             if part.mechanism == "joint gaussian":
-                self.groups.append(Joint(part.blocks, eps, part.delta, span))
+                self.groups.append(Joint(part.blocks, eps, part.delta, span, var))
         joint_only = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
         accountant = "gaussian" if joint_only else ("basic" if delta > 0 else "pure")
         self.accountants.append(accountant)
+        # with a chosen t the row holds the group's eps to t's range; the group's eps is t itself
         self.rows.append(Row(coefs, eps, span, accountant, delta, parts))
+
+    def _budget_var(self, form: Linear, parts: tuple[Part, ...], bound: ast.Expr) -> str | None:
+        """The composite's chosen variable ``t`` when the row's eps is ``t`` itself (accuracy
+        first over one joint Gaussian group: ``dp(a, b) <= (t, delta)``), else None (a number)."""
+        if not form.coefs:
+            return None
+        (key, coef), *more = form.coefs.items()
+        one_group = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
+        mine = key in self.vars and self.vars[key].block is None
+        if more or coef != 1.0 or form.const != 0.0 or not mine or not one_group:
+            raise SpecError(
+                "the eps of dp(...) is a number, or a chosen variable t of the composite alone when the "
+                "listed blocks are one joint Gaussian group (accuracy first)",
+                bound.span,
+                "write dp(a, b) <= (eps, delta) with eps a number, or choose t in [lo, hi] and "
+                "dp(a, b) <= (t, delta) over Gaussian blocks of one input",
+            )
+        if not math.isfinite(self.vars[key].hi):
+            raise SpecError(f"'{key}' needs a bounded range", self.vars[key].span, f"choose {key} in [lo, hi]")
+        return key
 
     def _units(self, blocks: list[Block], delta: float, span: Span) -> list[tuple[list[Block], str]]:
         """The mechanisms of a ``dp(...)`` row, in the order written: blocks that add Gaussian
@@ -659,13 +717,18 @@ class _Builder:
         return tuple(parts)
 
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
-        """What a joint Gaussian group needs beyond its row: positive weights in the minimize
-        sense (it minimizes the blocks' expected squared errors), and no other constraint,
-        target or design choice on its blocks (located refusals)."""
+        """What a joint Gaussian group needs beyond its row (located refusals otherwise): positive
+        weights in the minimize sense (it minimizes the blocks' expected squared errors), or,
+        under accuracy first, ``minimize t`` and a target on every block
+        (``_check_accuracy_first``); no other constraint on its blocks; targets only from above
+        and only when the composite is the group alone. A design choice may list its blocks:
+        each branch is then a composite of its own (``branch``)."""
         sign = 1.0 if objective.sense == "minimize" else -1.0
         for g in self.groups:
             keys = {f"{n}.{self.blocks[n].budget.eps}" for n in g.blocks}
-            for n in g.blocks:
+            if g.var is not None:
+                self._check_accuracy_first(g, objective, linear)
+            for n in g.blocks if g.var is None else ():
                 if not sign * linear.coefs.get(f"{n}.objective", 0.0) > 0:
                     raise SpecError(
                         f"block '{n}' is not weighted by a positive number in the objective: a joint Gaussian program "
@@ -680,28 +743,46 @@ class _Builder:
                         row.span,
                         "constrain the joint program's blocks by their dp(...) only",
                     )
+            alone = self._alone(linear) is g
             for t in self.targets:
-                if t.block in g.blocks:
+                if t.block in g.blocks and (not alone or t.op != "<="):
                     raise SpecError(
-                        f"an accuracy target on block '{t.block}' of a joint Gaussian program is not built yet",
+                        f"an accuracy target on block '{t.block}' of a joint Gaussian program beside other blocks "
+                        "or rows, or bounding it from below, is not built yet",
                         t.span,
-                        "drop the target, or give the block its own input",
+                        f"bound it from above (subject to {t.block}.objective <= target) in a composite that is "
+                        "the joint program alone, or drop the target",
                     )
-            if set(self.choice) & set(g.blocks):
+
+    def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:
+        """``dp(a, b) <= (t, delta)``: the composite is the group alone, minimizes t, and bounds
+        every block of the group from above (a block without a target would take unbounded noise)."""
+        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear) is not g:
+            raise SpecError(
+                f"accuracy first over a joint Gaussian group minimizes '{g.var}' alone, with no other block or row",
+                objective.span,
+                f"write minimize {g.var}, and give every other block its own composite",
+            )
+        bounded = {t.block for t in self.targets if t.op == "<="}
+        for n in g.blocks:
+            if n not in bounded:
                 raise SpecError(
-                    "a design choice involving a block of a joint Gaussian program is not built yet",
-                    self.choice_span,
-                    "solve the alternatives as separate composites",
+                    f"block '{n}' of the joint Gaussian group has no accuracy target: the least {g.var} would give "
+                    "it unbounded noise",
+                    g.span,
+                    f"add subject to {n}.objective <= a number",
                 )
 
     def _alone(self, linear: Linear) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the
-        only one, its blocks are all the blocks, and the objective weighs only their values."""
-        if len(self.groups) != 1 or len(self.rows) != 1 or self.targets or self.choice:
+        only one, its blocks are all the blocks, and the objective weighs only their values (or
+        is the group's chosen eps ``t``, accuracy first); targets only on its blocks."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or self.choice:
             return None
         g = self.groups[0]
-        keys = {f"{n}.objective" for n in g.blocks}
-        return g if set(self.blocks) == set(g.blocks) and set(linear.coefs) <= keys else None
+        keys = {f"{n}.objective" for n in g.blocks} | ({g.var} if g.var is not None else set())
+        ours = all(t.block in g.blocks for t in self.targets)
+        return g if set(self.blocks) == set(g.blocks) and set(linear.coefs) <= keys and ours else None
 
     # ------------------------------------------------------------ names and expressions
 
@@ -737,6 +818,8 @@ class _Builder:
                 "declare a name before using it: param NAME = ..., or choose NAME in [lo, hi]",
             )
         if isinstance(e, ast.Attr):
+            if e.block.name in self.dropped:  # another branch's block counts 0 (``branch``)
+                return Linear(0.0)
             block = self._block(e.block)
             attr = e.attr.name
             if attr == "objective":

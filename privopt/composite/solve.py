@@ -13,6 +13,8 @@ by one of three programs, each with its certificate.
 
 A design choice ``choose one of a, b`` enumerates the alternatives, each solved and certified;
 the unchosen blocks count 0 and spend no budget; the bound is the least over the alternatives.
+A choice that lists a block of a joint Gaussian group changes the group itself: each branch is
+then a composite of its own (``model.branch``), solved by its own method (``_branches``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
+BRANCHES = "branches"  # the plan's step for a design choice involving a joint group (``_branches``)
 
 
 @dataclass
@@ -65,9 +68,12 @@ class Composite(model.Model):
         return "\n".join(lines)
 
 
-def build(spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable) -> Composite:
-    """The loaded composite (``model.build``); ``load_block(spec, params)`` loads a block."""
-    m = model.build(spec, params, allow_paths, load_block)
+def build(
+    spec: ast.SpecFile, params: dict | None, allow_paths: bool, load_block: Callable, chosen: str | None = None
+) -> Composite:
+    """The loaded composite (``model.build``); ``load_block(spec, params)`` loads a block; with
+    ``chosen``, one branch of its design choice (``model.branch``)."""
+    m = model.build(spec, params, allow_paths, load_block, chosen)
     return Composite(**{f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
 
 
@@ -223,6 +229,15 @@ def plan_steps(c: Composite) -> list[dict]:
 
 
 def _method(c: Composite) -> tuple[str, str]:
+    if model.branched(c):
+        return (
+            BRANCHES,
+            "the design choice changes a joint Gaussian group: each branch solved as a composite of its own",
+        )
+    if c.joint is not None and c.joint.var is not None:
+        return gaussian.METHOD_LEAST, gaussian.WHY_LEAST
+    if c.joint is not None and c.targets:
+        return gaussian.METHOD_TARGETS, gaussian.WHY_TARGETS
     if c.joint is not None:
         return gaussian.METHOD, gaussian.WHY
     if any(v.block is None for v in c.vars.values()):
@@ -233,6 +248,8 @@ def _method(c: Composite) -> tuple[str, str]:
 
 
 def solve(c: Composite, **options) -> CompositeResult:
+    if model.branched(c):
+        return _branches(c, options)
     if c.joint is not None:  # the joint Gaussian accountant: one conic program (gaussian.py)
         return gaussian.solve(c, options)
     t0 = time.perf_counter()
@@ -264,6 +281,54 @@ def solve(c: Composite, **options) -> CompositeResult:
         reasons=out.reasons,
         splits=out.splits,
     )
+
+
+def _branches(c: Composite, options: dict) -> CompositeResult:
+    """A design choice that involves a joint Gaussian group, by enumeration: each branch
+    (``model.branch``: the chosen block released, the others never written) solved and certified
+    as a composite of its own; the answer is the best branch, its bound the least of the
+    branches' proven bounds (every feasible point is in one branch), and ``optimality.branches``
+    gives each branch's value, bound and status. Enumeration is exact for the branches a spec
+    lists; a choice inside one joint program as a mixed-integer conic program is not needed for it."""
+    t0 = time.perf_counter()
+    sign = _sign(c)
+    key = "lower_bound" if c.sense == "minimize" else "upper_bound"
+    results = {n: solve(build(c.spec, c.params, c.allow_paths, c.load_block, n), **options) for n in c.choice}
+
+    def value(r: CompositeResult) -> float:
+        return sign * r.objective if r.objective is not None else math.inf
+
+    def bound(r: CompositeResult) -> float:
+        b = r.optimality.get(key)
+        return sign * b if b is not None else (math.inf if r.objective is None else -math.inf)
+
+    name = min(c.choice, key=lambda n: value(results[n]))
+    out = results[name]
+    lower = min(bound(r) for r in results.values())
+    out.blocks = {
+        n: out.blocks[n]
+        if n in out.blocks
+        else {"params": {}, "objective": None, "status": "not chosen"}
+        | {"file": b.file, "sha256": b.sha256, "text": b.spec.source.text}
+        for n, b in c.blocks.items()
+    }
+    gap = relative_gap(value(out), lower)
+    if out.objective is not None:
+        out.status = "optimal" if gap <= RTOL else "feasible"
+    out.choice = name
+    out.optimality |= {
+        key: sign * lower if math.isfinite(lower) else None,
+        "gap": gap if out.objective is not None and math.isfinite(gap) else None,
+        "branches": {
+            n: {"status": r.status, "method": r.method, "objective": r.objective, key: r.optimality.get(key)}
+            for n, r in results.items()
+        },
+    }
+    out.stats = {
+        "block_solves": sum(r.stats["block_solves"] for r in results.values()),
+        "seconds": time.perf_counter() - t0,
+    }
+    return out
 
 
 @dataclass
