@@ -189,7 +189,8 @@ class _Point:
                 raise np.linalg.LinAlgError("Sigma is not positive definite")
             self.L = np.sqrt(sigma)
         else:
-            Sigma = (G.matrix * s) @ G.matrix.T
+            H = G.matrix * np.sqrt(s)
+            Sigma = H @ H.T  # numpy's symmetric rank-k product (BLAS syrk): half a general product
             self.L = scipy.linalg.cholesky(Sigma, lower=True, check_finite=False)
         self.X = self.lower_solve(F)
         self.phi = np.einsum("ij,ij->j", self.X, self.X)
@@ -246,9 +247,10 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
     p = _Point(np.ones(N), G, F)
     p = _Point(np.full(N, 2.0 * float(np.max(p.phi / t))), G, F)
     tau = (n + N) / float(c @ p.s)
+    lam = 1.0 / (t - p.phi)
     steps = centrings = 0
     while True:
-        p, mu, taken = _centre(p, tau, G, F, c, t, t0, time_limit, MAX_NEWTON - steps)
+        p, lam, mu, taken = _centre(p, lam, tau, G, F, c, t, t0, time_limit, MAX_NEWTON - steps)
         steps += taken
         centrings += 1
         Y = (p.sigma_inv_F() * mu).T
@@ -268,24 +270,37 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
     return BarrierSolution(values, Y, mu, float(c @ p.s), bound, steps, centrings, time.perf_counter() - t0)
 
 
-def _centre(p: _Point, tau, G, F, c, t, t0, time_limit, budget) -> tuple[_Point, np.ndarray, int]:
-    """Newton's method on ``B_tau`` from ``p`` until ``lambda^2 / 2 <= CENTRED``: (the point,
-    its dual estimate mu, the steps taken).
+def _centre(p: _Point, lam, tau, G, F, c, t, t0, time_limit, budget) -> tuple[_Point, np.ndarray, np.ndarray, int]:
+    """Primal-dual Newton steps on ``B_tau`` from ``p`` and the multipliers ``lam`` until the
+    decrement ``-grad' ds / 2 <= CENTRED``: (the point, its multipliers, its dual estimate mu,
+    the steps taken).
 
-    The estimate is ``d / tau`` corrected by the Newton step ``ds`` at the point,
-    ``mu = (d - d^2 o (V' ds)) / tau`` (``d_j`` linearized at ``s + ds``): near the end the
+    The step solves ``H_lam ds = -grad`` (``_derivatives``): the barrier's Hessian with the
+    multipliers ``lam_j`` in place of ``d_j = 1 / (t_j - phi_j)`` in ``sum_j lam_j
+    Hess(phi_j)`` and ``lam_j d_j`` in place of ``d_j^2`` (Newton's method on the perturbed
+    KKT conditions ``tau c = V lam + 1/s``, ``lam_j (t_j - phi_j) = 1``, lam eliminated); the
+    multipliers move by ``dlam = d - lam - lam d o (V' ds)``, kept positive. At ``lam = d`` this
+    is the primal Newton step; away from it a constraint pushed near its boundary recovers in a
+    few steps, where the primal step only doubles its slack per step. The line search decreases
+    ``B_tau`` (``H_lam`` is positive definite, so ``ds`` descends).
+
+    The estimate is ``(lam + dlam) / tau = (d - lam d o (V' ds)) / tau``: near the end the
     slacks ``t_j - phi_j`` are tiny, a small decrement leaves ``d / tau`` off by far more
     than the gap, and the corrected one is dual feasible to the Newton step's accuracy."""
     for k in range(max(budget, 0) + 1):
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             raise SolverError(f"the barrier method reached the time limit ({time_limit:g} s) before its certificate")
-        d, V, grad, H = _derivatives(p, tau, G, F, c, t)
+        d, V, grad, H = _derivatives(p, lam, tau, G, F, c, t)
         ds = -_newton_solve(H, grad)
         slope = float(grad @ ds)
+        dlam = d - lam - lam * d * (V.T @ ds)
         if -slope / 2 <= CENTRED:
-            return p, np.maximum(d - d * d * (V.T @ ds), 0.0) / tau, k
+            return p, lam, np.maximum(lam + dlam, 0.0) / tau, k
         if k < budget:
-            p = _line_search(p, ds, slope, tau, G, F, c, t)
+            p, step = _line_search(p, ds, slope, tau, G, F, c, t)
+            neg = dlam < 0
+            reach = float(np.min(-lam[neg] / dlam[neg])) if np.any(neg) else math.inf
+            lam = lam + min(step, 0.99 * reach) * dlam
     raise SolverError(f"the barrier method did not converge within {MAX_NEWTON} Newton steps")
 
 
@@ -308,13 +323,17 @@ def _newton_solve(H: np.ndarray, grad: np.ndarray) -> np.ndarray:
             Hs[np.diag_indices_from(Hs)] += ridge
 
 
-def _derivatives(p: _Point, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(d, V, gradient, Hessian) of ``B_tau`` at ``p`` (the module's docstring)."""
+def _derivatives(p: _Point, lam, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(d, V, gradient, Hessian) of ``B_tau`` at ``p`` (the module's docstring), the Hessian
+    with the multipliers ``lam`` (``_centre``; ``lam = d`` gives the barrier's own)."""
     d = 1.0 / (t - p.phi)
-    W = G.matrix.T @ p.sigma_inv_F()  # N x n
+    if G.diagonal is not None:  # G' Sigma^-1 F scales rows: no m x m x n product
+        W = p.sigma_inv_F() * G.diagonal[:, None]
+    else:
+        W = G.matrix.T @ p.sigma_inv_F()  # N x n
     V = W * W
-    Wd = W * np.sqrt(d)
-    Vd = V * d
+    Wd = W * np.sqrt(lam)
+    Vd = V * np.sqrt(lam * d)
     if G.diagonal is not None:  # P = G' Sigma^-1 G is diagonal: only the diagonal of W D W' counts
         H = Vd @ Vd.T
         H[np.diag_indices_from(H)] += 2.0 * (G.diagonal / p.L) ** 2 * np.einsum("ij,ij->i", Wd, Wd)
@@ -326,14 +345,15 @@ def _derivatives(p: _Point, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarray, np
     return d, V, grad, H
 
 
-def _line_search(p: _Point, ds, slope, tau, G, F, c, t) -> _Point:
-    """Backtracking (Armijo, factor 1/2) from the longest step that keeps ``s > 0``."""
+def _line_search(p: _Point, ds, slope, tau, G, F, c, t) -> tuple[_Point, float]:
+    """(the point, the step): backtracking (Armijo, factor 1/2) from the longest step that
+    keeps ``s > 0``."""
     neg = ds < 0
     step = min(1.0, 0.99 * float(np.min(-p.s[neg] / ds[neg]))) if np.any(neg) else 1.0
     f0 = p.value(tau, c, t)
     for _ in range(60):
         q = _try_point(p.s + step * ds, G, F)
         if q is not None and q.value(tau, c, t) <= f0 + 0.01 * step * slope:
-            return q
+            return q, step
         step /= 2
     raise SolverError("the barrier method's line search found no decrease")
