@@ -53,6 +53,7 @@ says where it applies and when it is chosen over the conic program (docs/noise-p
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -71,7 +72,17 @@ BARRIER_RTOL = 1e-8  # the gap the method stops at (relative): the certificate a
 TAU_GROWTH = 20.0  # the barrier parameter's factor between centrings
 CENTRED = 1e-2  # a centring stops when the Newton decrement lambda^2 / 2 is below this
 MAX_NEWTON = 400  # Newton steps in all, a guard against a stall
-BLAS_THREADS = 1  # BLAS threads while the method runs (see solve_verified)
+
+
+def blas_threads() -> int:
+    """The BLAS threads the method runs on: the cores the machine leaves idle, ``floor(cores +
+    1/2 - load)`` (``load`` the one-minute load average, ``cores`` those this process may run
+    on), at least one. On a loaded machine OpenBLAS's threads wait on each other: n = m = 400
+    took 291 s on two threads against 31 s on one at a load average of 16 on 2 cores
+    (docs/noise-placement.md), so only idle cores are taken; a quiet machine gains up to its
+    core count on the factorizations and products."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, math.floor(cores + 0.5 - os.getloadavg()[0])))
 
 
 class BarrierRunner:
@@ -84,7 +95,7 @@ class BarrierRunner:
 
     def run(self, problem, prepared, route, time_limit, workers, progress) -> Outcome:
         t0 = time.perf_counter()
-        with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+        with threadpool_limits(limits=blas_threads(), user_api="blas"):
             program, inverse = route.chain.apply(problem)
         lower_s = time.perf_counter() - t0
 
@@ -131,11 +142,10 @@ def solve_verified(model: NoiseModel, program: ConicProgram, time_limit=None, re
     certificate the dual point's value (``ConicProgram.dual_bound``; nothing else is solved).
     ``real`` maps the program's variances to real units (default ``ConicProgram.real``).
 
-    BLAS runs on ``BLAS_THREADS`` thread(s) meanwhile: on a shared 2-core machine OpenBLAS's
-    threads wait on each other, so a 3 x 2 placement took 6 s instead of 0.1 s and n = m = 400
-    288 s instead of 16 s (docs/noise-placement.md); one thread meets the issue's targets with
-    room, where a quiet machine would gain at most the core count."""
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+    BLAS runs on ``blas_threads()`` thread(s) meanwhile, the idle cores: on a loaded machine
+    OpenBLAS's threads wait on each other, so a 3 x 2 placement took 6 s instead of 0.1 s and
+    n = m = 400 288 s instead of 16 s (docs/noise-placement.md)."""
+    with threadpool_limits(limits=blas_threads(), user_api="blas"):
         sol = solve_barrier(program, time_limit=time_limit)
         cov = program.clean(model, (real or program.real)(sol.values))
         check = verify(
@@ -225,9 +235,9 @@ def solve_barrier(program: ConicProgram, rtol: float = BARRIER_RTOL, time_limit:
     """(``BarrierSolution``) of ``program`` (diagonal noise with noise on every answer:
     ``classify.barrier_refusal``): centrings of the log barrier at growing tau until
     ``ConicProgram.dual_bound`` at the dual point is within ``rtol`` of the loss (the module's
-    docstring), BLAS on ``BLAS_THREADS`` thread(s) (``solve_verified``). ``SolverError`` on a
+    docstring), BLAS on ``blas_threads()`` thread(s) (``solve_verified``). ``SolverError`` on a
     time limit or a stall."""
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+    with threadpool_limits(limits=blas_threads(), user_api="blas"):
         return _solve(program, rtol, time_limit)
 
 
