@@ -15,14 +15,17 @@ nonzero diagonal; the answers' own noise ``xi``). Each ``phi_j`` is convex (matr
 
     B_tau(s) = tau c's - sum_j log(t_j - phi_j(s)) - sum_i log s_i,
 
-by Newton's method with a backtracking line search that keeps ``s`` strictly feasible. With
+by primal-dual Newton steps (``_centre``: the multipliers ``lam_j`` carried beside ``s``, so a
+constraint driven near its boundary recovers in a few steps) with a backtracking line search on
+``B_tau`` that keeps ``s`` strictly feasible. With
 ``W = G' Sigma^-1 F`` (N x n, ``w_ij = g_i' Sigma^-1 f_j``), ``P = G' Sigma^-1 G`` and
 ``d_j = 1 / (t_j - phi_j)``:
 
     d phi_j / d s_i = -w_ij^2,     d^2 phi_j / d s_i d s_k = 2 P_ik w_ij w_kj,
 
 so the gradient is ``tau c - (W o W) d - 1/s`` and the Hessian
-``2 P o (W diag(d) W') + V diag(d^2) V' + diag(1/s^2)`` (``V = W o W``, ``o`` elementwise). One
+``2 P o (W diag(d) W') + V diag(d^2) V' + diag(1/s^2)`` (``V = W o W``, ``o`` elementwise; the
+step uses ``lam`` for ``d`` in the first term and ``lam o d`` for ``d^2``). One
 step costs one m x m Cholesky factorization of Sigma (``Sigma^-1`` is never formed), products of
 order m N n and N^2 (m + n), and one N x N Cholesky factorization of the Hessian.
 
@@ -60,6 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy
 import scipy.linalg
+import scipy.linalg.lapack
 from threadpoolctl import threadpool_limits
 
 from ..core.plan import Outcome
@@ -178,13 +182,38 @@ class BarrierSolution:
 
 
 class _Columns:
-    """The noise's columns G (m x N) and, when G is square and diagonal (noise on the answers
-    alone), its diagonal: Sigma is then diagonal and every factorization elementwise."""
+    """The noise's columns G (m x N), ordered as the method works on them: first those with
+    several nonzero entries (``G_R``, k of them), then those with one (``unit``: a noise entering
+    one answer alone, ``g_u e_{r(u)}``; ``rows`` r and ``values`` g). ``order`` maps the
+    method's columns to the given ones. When G is square and diagonal (noise on the answers
+    alone) ``diagonal`` holds its diagonal: Sigma is then diagonal and every factorization
+    elementwise."""
 
     def __init__(self, G: np.ndarray):
-        self.matrix = G
+        single = np.count_nonzero(G, axis=0) == 1
+        self.order = np.concatenate([np.flatnonzero(~single), np.flatnonzero(single)])
+        self.matrix = G[:, self.order]
+        self.k = int(np.count_nonzero(~single))
+        unit = self.matrix[:, self.k :]
+        self.rows = np.argmax(unit != 0, axis=0)
+        self.values = unit[self.rows, np.arange(unit.shape[1])]
         square = G.shape[0] == G.shape[1]
         self.diagonal = np.diag(G).copy() if square and np.count_nonzero(G - np.diag(np.diag(G))) == 0 else None
+        if self.diagonal is not None:
+            self.order, self.matrix = np.arange(G.shape[1]), G
+
+    def sigma(self, s: np.ndarray) -> np.ndarray:
+        """``Sigma = G diag(s) G'``: ``G_R diag(s_R) G_R'`` by a symmetric rank-k product
+        (BLAS syrk), the unit columns added to the diagonal."""
+        H = self.matrix[:, : self.k] * np.sqrt(s[: self.k])
+        Sigma = H @ H.T
+        m = Sigma.shape[0]
+        Sigma[np.diag_indices(m)] += np.bincount(self.rows, weights=self.values**2 * s[self.k :], minlength=m)
+        return Sigma
+
+    def transpose_times(self, M: np.ndarray) -> np.ndarray:
+        """``G' M`` (N x n for M m x n): a product for ``G_R``, rows of M scaled for the rest."""
+        return np.vstack([self.matrix[:, : self.k].T @ M, self.values[:, None] * M[self.rows]])
 
 
 class _Point:
@@ -199,8 +228,7 @@ class _Point:
                 raise np.linalg.LinAlgError("Sigma is not positive definite")
             self.L = np.sqrt(sigma)
         else:
-            H = G.matrix * np.sqrt(s)
-            Sigma = H @ H.T  # numpy's symmetric rank-k product (BLAS syrk): half a general product
+            Sigma = G.sigma(s)
             self.L = scipy.linalg.cholesky(Sigma, lower=True, check_finite=False)
         self.X = self.lower_solve(F)
         self.phi = np.einsum("ij,ij->j", self.X, self.X)
@@ -247,7 +275,7 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
     c = np.concatenate([b.weights for b in program.blocks])
     live = c > 0  # a zero column of G moves nothing and costs nothing: its variance stays 0
     G = _Columns(np.hstack([b.G for b in program.blocks])[:, live])
-    c = c[live]
+    c = c[live][G.order]
     m, n = F.shape
     N = G.matrix.shape[1]
     if n == 0:  # no input moves the release: no noise is needed, and the bound is the offset
@@ -272,7 +300,7 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
             raise SolverError("the barrier method's dual point fell short of its bound at a negligible barrier gap")
         tau *= TAU_GROWTH
     s = np.zeros(live.size)
-    s[live] = p.s
+    s[np.flatnonzero(live)[G.order]] = p.s
     values, start = {}, 0
     for b in program.blocks:
         values[b.name] = s[start : start + b.size]
@@ -340,7 +368,7 @@ def _derivatives(p: _Point, lam, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarra
     if G.diagonal is not None:  # G' Sigma^-1 F scales rows: no m x m x n product
         W = p.sigma_inv_F() * G.diagonal[:, None]
     else:
-        W = G.matrix.T @ p.sigma_inv_F()  # N x n
+        W = G.transpose_times(p.sigma_inv_F())  # N x n
     V = W * W
     Wd = W * np.sqrt(lam)
     Vd = V * np.sqrt(lam * d)
@@ -348,11 +376,27 @@ def _derivatives(p: _Point, lam, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarra
         H = Vd @ Vd.T
         H[np.diag_indices_from(H)] += 2.0 * (G.diagonal / p.L) ** 2 * np.einsum("ij,ij->i", Wd, Wd)
     else:
-        R = p.lower_solve(G.matrix)
-        H = 2.0 * (R.T @ R) * (Wd @ Wd.T) + Vd @ Vd.T  # R' R = P = G' Sigma^-1 G
+        H = 2.0 * _gram(p, G) * (Wd @ Wd.T) + Vd @ Vd.T
     H[np.diag_indices_from(H)] += 1.0 / p.s**2
     grad = tau * c - V @ d - 1.0 / p.s
     return d, V, grad, H
+
+
+def _gram(p: _Point, G: _Columns) -> np.ndarray:
+    """``P = G' Sigma^-1 G`` (N x N) from Sigma's factor L: with ``R = L^-1 G_R``, the block
+    ``G_R' Sigma^-1 G_R = R' R`` (syrk), ``Sigma^-1 G_R = L^-T R`` and ``Sigma^-1`` itself
+    (LAPACK potri) give the unit columns' rows ``g_u (Sigma^-1)_{r(u), .}`` without a product
+    of order m^2 N."""
+    R = p.lower_solve(G.matrix[:, : G.k])
+    if G.k == G.matrix.shape[1]:
+        return R.T @ R
+    inverse, info = scipy.linalg.lapack.dpotri(p.L, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError("Sigma's inverse failed")
+    inverse = np.tril(inverse) + np.tril(inverse, -1).T
+    T = scipy.linalg.solve_triangular(p.L, R, lower=True, trans="T", check_finite=False)  # Sigma^-1 G_R
+    cross = G.values[:, None] * T[G.rows]  # unit rows x k
+    return np.block([[R.T @ R, cross.T], [cross, np.outer(G.values, G.values) * inverse[np.ix_(G.rows, G.rows)]]])
 
 
 def _line_search(p: _Point, ds, slope, tau, G, F, c, t) -> tuple[_Point, float]:
