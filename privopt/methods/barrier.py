@@ -26,8 +26,9 @@ constraint driven near its boundary recovers in a few steps) with a backtracking
 so the gradient is ``tau c - (W o W) d - 1/s`` and the Hessian
 ``2 P o (W diag(d) W') + V diag(d^2) V' + diag(1/s^2)`` (``V = W o W``, ``o`` elementwise; the
 step uses ``lam`` for ``d`` in the first term and ``lam o d`` for ``d^2``). One
-step costs one m x m Cholesky factorization of Sigma (``Sigma^-1`` is never formed), products of
-order m N n and N^2 (m + n), and one N x N Cholesky factorization of the Hessian.
+step costs one m x m Cholesky factorization of Sigma (``Sigma^-1`` itself only for the block of P
+of the noise entering one answer alone, ``_gram``), products of order m N n and N^2 (m + n), and
+one N x N Cholesky factorization of the Hessian.
 
 **The dual and the bound.** Writing ``f' Sigma^-1 f = max_y 2 y'f - y' Sigma y`` and
 ``y_j = Y_j / mu_j`` turns the Lagrangian of (P) into ``sum_i s_i (c_i - sum_j (g_i' Y_j)^2 /
@@ -392,7 +393,7 @@ def _gram(p: _Point, G: _Columns) -> np.ndarray:
         return R.T @ R
     inverse, info = scipy.linalg.lapack.dpotri(p.L, lower=1)
     if info != 0:
-        raise np.linalg.LinAlgError("Sigma's inverse failed")
+        raise SolverError("the barrier method could not invert Sigma from its Cholesky factor")
     inverse = np.tril(inverse) + np.tril(inverse, -1).T
     T = scipy.linalg.solve_triangular(p.L, R, lower=True, trans="T", check_finite=False)  # Sigma^-1 G_R
     cross = G.values[:, None] * T[G.rows]  # unit rows x k
