@@ -8,9 +8,12 @@ directly in cvxpy (the PSD matrix_frac form the paper states); the barrier metho
     .venv/bin/python benchmarks/bench_noise_placement.py          # appends to results/noise_placement.jsonl
     .venv/bin/python benchmarks/bench_noise_placement.py --barrier  # the barrier rows alone
     .venv/bin/python benchmarks/bench_noise_placement.py --large  # n = m = 1,000 alone (minutes)
+    .venv/bin/python benchmarks/bench_noise_placement.py --scale  # the barrier's growth alone: n = m = 100-400
 
-Each row records the BLAS threads (``OPENBLAS_NUM_THREADS=1`` pins one: on a shared, loaded
-machine BLAS threads wait on each other, docs/noise-placement.md).
+Each row records the process's CPU seconds beside the wall time (on a loaded machine the CPU
+time is about what a quiet one would take) and the BLAS threads: the barrier method takes the
+idle cores (``methods.barrier.blas_threads``; on a shared, loaded machine BLAS threads wait on
+each other, docs/noise-placement.md).
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def run(n: int, m: int, seed: int = 0, direct: bool = False, method: str = "auto
         "relative_gap": r.verification["evidence"]["relative_gap"],
         "input_only": r.details["baselines"]["input_only"],
         "output_only": r.details["baselines"]["output_only"],
-        "blas_threads": blas_threads(),
+        "blas_threads": blas_threads(r.method),
     }
     if r.method == "conic":
         row |= {k: r.stats[k] for k in ("conic_build_s", "conic_solve_s")}
@@ -100,8 +103,13 @@ def run(n: int, m: int, seed: int = 0, direct: bool = False, method: str = "auto
     return row
 
 
-def blas_threads() -> int:
-    """The most threads a BLAS library loaded here may use."""
+def blas_threads(method: str) -> int:
+    """The BLAS threads the solve ran on: the barrier method's own choice (``blas_threads``, the
+    idle cores, read again after the solve), else the most a BLAS library loaded here may use."""
+    if method == "barrier":
+        from privopt.methods.barrier import blas_threads as idle
+
+        return idle()
     from threadpoolctl import threadpool_info
 
     return max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"), default=1)
@@ -117,6 +125,9 @@ def main(argv: list[str]) -> None:
             rows.append(run(n, m, method="conic"))
         for n, m in [(10, 10), (10, 40)]:  # against the PSD form written directly (185x slower at 20 x 80)
             rows.append(run(n, m, direct=True, method="conic"))
+    if "--scale" in argv:
+        for n, m in [(100, 100), (200, 200), (400, 400), (200, 400), (400, 200)]:  # the barrier's growth in n and m
+            rows.append(run(n, m))
     if not argv or "--barrier" in argv:
         for n, m in [(10, 20), (20, 40), (30, 60), (100, 100)]:  # the barrier method against the conic program
             rows += [run(n, m, method="conic"), run(n, m, method="barrier")]

@@ -307,7 +307,10 @@ class NoisePlacement(_ResultSection):
         r, v = self.result, self.result.verification
         objective = escape(self._fact("objective") or r.objective_kind)
         console.print(f"status: [green]optimal[/green] (verified)   {objective}: [bold]{fmt12(r.objective)}[/bold]")
-        console.print(f"{escape(f'method: {r.method} on {r.backend}')}   {self._timings()}")
+        where = f"method: {r.method} on {r.backend}"
+        if r.method == "barrier":  # privopt's own Newton method (methods/barrier.py): no solver to name
+            where = "method: barrier (Newton's method on the log barrier, numpy and LAPACK; no solver)"
+        console.print(f"{escape(where)}   {self._timings()}")
         console.print(
             escape(
                 f"verification: largest sensitivity {v['max_sensitivity']:.9g} (bound {v['sensitivity_bound']:.9g}, "

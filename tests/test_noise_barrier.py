@@ -13,10 +13,10 @@ import privopt
 from privopt.backends import get_backend
 from privopt.classify import BARRIER_MIN_CONES, analyse, barrier_chosen
 from privopt.errors import SolverError
-from privopt.lower.noise import Block, lower_noise
+from privopt.lower.noise import Block, ConicProgram, lower_noise
 from privopt.methods import barrier, conic
 from privopt.verification.tolerances import CONIC_RTOL
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 from tests.test_noise_placement import _spec
 
 
@@ -95,7 +95,6 @@ def test_a_tampered_dual_point_fails_certification():
 
 def test_an_untouched_dual_point_certifies_without_solving_the_dual(monkeypatch):
     """Nothing but the dual point the barrier carries makes the certificate: no conic solve."""
-    from privopt.lower.noise import ConicProgram
 
     def refuse(self):
         raise AssertionError("the dual was solved")
@@ -170,3 +169,67 @@ def test_no_input_moves_the_release():
     A = np.array([[1.0, 0.0], [2.0, 0.0], [0.5, 0.0]])
     r, ref = (privopt.loads(_spec(A)).solve(method=m) for m in ("barrier", "conic"))
     assert r.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_an_automatic_barrier_solve_imports_no_solver_and_names_none(tmp_path):
+    """The barrier method is numpy and LAPACK: chosen automatically, it runs (with both
+    baselines) without importing cvxpy, and the text says so instead of 'on none'."""
+    import subprocess
+    import sys
+
+    spec = tmp_path / "large.priv"
+    spec.write_text(_spec(np.random.default_rng(1).normal(size=(60, 30)).round(3)))
+    code = (
+        "import sys, privopt\n"
+        f"r = privopt.load({str(spec)!r}).solve()\n"
+        "assert r.method == 'barrier' and r.status == 'optimal', (r.method, r.status)\n"
+        "print(sorted(m for m in ('cvxpy', 'clarabel', 'pyomo') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+    res = invoke("solve", spec)
+    assert res.exit_code == 0, res.output
+    assert "method: barrier (Newton's method on the log barrier" in res.output and "on none" not in res.output
+
+
+def test_the_barrier_path_computes_no_null_space(monkeypatch):
+    """G's null space serves the conic program's solved equalities only: the barrier route
+    (lowering, solve, baselines, verification) never computes it; the balance's least-norm
+    solve is shared with the conic path (one SVD solve, the same numbers)."""
+    import scipy.linalg
+
+    def refuse(*args, **kw):
+        raise AssertionError("a null space was computed")
+
+    A = np.random.default_rng(3).normal(size=(40, 20))
+    reference = privopt.loads(_spec(A)).solve(method="conic")
+    monkeypatch.setattr(scipy.linalg, "null_space", refuse)
+    r = privopt.loads(_spec(A)).solve(method="barrier")
+    assert r.status == "optimal" and r.objective == pytest.approx(reference.objective, rel=1e-6)
+    program = lower_noise(privopt.loads(_spec(A)).noise)
+    assert program.balance[0] == float(np.max(np.sum(program.least_norm**2, axis=0) / program.t))
+
+
+@pytest.mark.parametrize("load, threads", [(0.0, 2), (0.4, 2), (0.6, 1), (1.7, 1), (16.0, 1)])
+def test_blas_threads_are_the_idle_cores(monkeypatch, load, threads):
+    """Two cores: both when the machine is idle, one from a load of about one core up (on a
+    loaded machine OpenBLAS's threads wait on each other)."""
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert barrier.blas_threads() == threads
+
+
+@pytest.mark.slow
+def test_a_constraint_pushed_to_its_boundary_recovers_in_few_steps():
+    """The answers-only program of a 600 x 600 Gaussian release (benchmarks/bench_noise_placement
+    at n = m = 600): a centring drives one input's slack to 1e-9, where primal Newton steps
+    only doubled it per step (175 steps in all); the primal-dual steps (``_centre``) take 69.
+    The bound stays within the method's own gap."""
+    A = np.random.default_rng(0).normal(size=(600, 600))
+    program = ConicProgram(A, np.ones(600), (Block("output_only", np.eye(600), False),), 1.0, 0.0, 1.0)
+    sol = barrier.solve_barrier(program)
+    assert sol.iterations <= 100, sol.iterations
+    assert sol.objective - sol.bound <= barrier.BARRIER_RTOL * sol.objective

@@ -68,7 +68,7 @@ class NoiseKind:
                 "the returned noise failed privopt's verification: " + "; ".join(verification["failures"])
             )
         t1 = time.perf_counter()
-        with threadpool_limits(limits=barrier.BLAS_THREADS, user_api="blas"):  # as the barrier method runs
+        with threadpool_limits(limits=barrier.blas_threads(), user_api="blas"):  # as the barrier method runs
             base = baselines(model, be, c["time_limit"])
         baseline_s = time.perf_counter() - t1
         for name, b in base.items():

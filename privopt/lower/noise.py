@@ -309,12 +309,18 @@ class ConicProgram:
         G = np.hstack([b.G for b in self.blocks]) if self.blocks else np.zeros((self.F.shape[0], 0))
         if n == 0 or G.shape[1] == 0:
             return 1.0, 1.0
-        free = self.reach_free
-        z = free[0] if free is not None else np.linalg.lstsq(G, self.F, rcond=None)[0]
+        z = self.least_norm
         sigma = float(np.max(np.sum(z * z, axis=0) / self.t))
         nu = float(np.mean(self.t)) / G.shape[1]
         ok = math.isfinite(sigma) and sigma > 0 and math.isfinite(nu) and nu > 0
         return (sigma, nu) if ok else (1.0, 1.0)
+
+    @functools.cached_property
+    def least_norm(self) -> np.ndarray:
+        """z0 (N x n): the least-norm least-squares solutions of ``G z_j = f_j`` (``G`` every
+        block's columns; an SVD solve), shared by ``balance`` and ``reach_free``."""
+        G = np.hstack([b.G for b in self.blocks])
+        return np.linalg.lstsq(G, self.F, rcond=None)[0]
 
     @functools.cached_property
     def reach_free(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -327,7 +333,7 @@ class ConicProgram:
         if n == 0 or not self.blocks or any(b.correlated for b in self.blocks):
             return None
         G = np.hstack([b.G for b in self.blocks])
-        z0 = np.linalg.lstsq(G, self.F, rcond=None)[0]
+        z0 = self.least_norm
         residual = float(np.max(np.abs(G @ z0 - self.F)))
         if not residual <= 1e-12 * max(float(np.max(np.abs(self.F))), 1e-300) * max(G.shape):
             return None  # some f_j is out of G's range: no noise reaches it, the program is infeasible

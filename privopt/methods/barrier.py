@@ -15,16 +15,20 @@ nonzero diagonal; the answers' own noise ``xi``). Each ``phi_j`` is convex (matr
 
     B_tau(s) = tau c's - sum_j log(t_j - phi_j(s)) - sum_i log s_i,
 
-by Newton's method with a backtracking line search that keeps ``s`` strictly feasible. With
+by primal-dual Newton steps (``_centre``: the multipliers ``lam_j`` carried beside ``s``, so a
+constraint driven near its boundary recovers in a few steps) with a backtracking line search on
+``B_tau`` that keeps ``s`` strictly feasible. With
 ``W = G' Sigma^-1 F`` (N x n, ``w_ij = g_i' Sigma^-1 f_j``), ``P = G' Sigma^-1 G`` and
 ``d_j = 1 / (t_j - phi_j)``:
 
     d phi_j / d s_i = -w_ij^2,     d^2 phi_j / d s_i d s_k = 2 P_ik w_ij w_kj,
 
 so the gradient is ``tau c - (W o W) d - 1/s`` and the Hessian
-``2 P o (W diag(d) W') + V diag(d^2) V' + diag(1/s^2)`` (``V = W o W``, ``o`` elementwise). One
-step costs one m x m Cholesky factorization of Sigma (``Sigma^-1`` is never formed), products of
-order m N n and N^2 (m + n), and one N x N Cholesky factorization of the Hessian.
+``2 P o (W diag(d) W') + V diag(d^2) V' + diag(1/s^2)`` (``V = W o W``, ``o`` elementwise; the
+step uses ``lam`` for ``d`` in the first term and ``lam o d`` for ``d^2``). One
+step costs one m x m Cholesky factorization of Sigma (``Sigma^-1`` itself only for the block of P
+of the noise entering one answer alone, ``_gram``), products of order m N n and N^2 (m + n), and
+one N x N Cholesky factorization of the Hessian.
 
 **The dual and the bound.** Writing ``f' Sigma^-1 f = max_y 2 y'f - y' Sigma y`` and
 ``y_j = Y_j / mu_j`` turns the Lagrangian of (P) into ``sum_i s_i (c_i - sum_j (g_i' Y_j)^2 /
@@ -53,12 +57,14 @@ says where it applies and when it is chosen over the conic program (docs/noise-p
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy
 import scipy.linalg
+import scipy.linalg.lapack
 from threadpoolctl import threadpool_limits
 
 from ..core.plan import Outcome
@@ -71,7 +77,17 @@ BARRIER_RTOL = 1e-8  # the gap the method stops at (relative): the certificate a
 TAU_GROWTH = 20.0  # the barrier parameter's factor between centrings
 CENTRED = 1e-2  # a centring stops when the Newton decrement lambda^2 / 2 is below this
 MAX_NEWTON = 400  # Newton steps in all, a guard against a stall
-BLAS_THREADS = 1  # BLAS threads while the method runs (see solve_verified)
+
+
+def blas_threads() -> int:
+    """The BLAS threads the method runs on: the cores the machine leaves idle, ``floor(cores +
+    1/2 - load)`` (``load`` the one-minute load average, ``cores`` those this process may run
+    on), at least one. On a loaded machine OpenBLAS's threads wait on each other: n = m = 400
+    took 291 s on two threads against 31 s on one at a load average of 16 on 2 cores
+    (docs/noise-placement.md), so only idle cores are taken; a quiet machine gains up to its
+    core count on the factorizations and products."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, math.floor(cores + 0.5 - os.getloadavg()[0])))
 
 
 class BarrierRunner:
@@ -84,7 +100,7 @@ class BarrierRunner:
 
     def run(self, problem, prepared, route, time_limit, workers, progress) -> Outcome:
         t0 = time.perf_counter()
-        with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+        with threadpool_limits(limits=blas_threads(), user_api="blas"):
             program, inverse = route.chain.apply(problem)
         lower_s = time.perf_counter() - t0
 
@@ -131,11 +147,10 @@ def solve_verified(model: NoiseModel, program: ConicProgram, time_limit=None, re
     certificate the dual point's value (``ConicProgram.dual_bound``; nothing else is solved).
     ``real`` maps the program's variances to real units (default ``ConicProgram.real``).
 
-    BLAS runs on ``BLAS_THREADS`` thread(s) meanwhile: on a shared 2-core machine OpenBLAS's
-    threads wait on each other, so a 3 x 2 placement took 6 s instead of 0.1 s and n = m = 400
-    288 s instead of 16 s (docs/noise-placement.md); one thread meets the issue's targets with
-    room, where a quiet machine would gain at most the core count."""
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+    BLAS runs on ``blas_threads()`` thread(s) meanwhile, the idle cores: on a loaded machine
+    OpenBLAS's threads wait on each other, so a 3 x 2 placement took 6 s instead of 0.1 s and
+    n = m = 400 288 s instead of 16 s (docs/noise-placement.md)."""
+    with threadpool_limits(limits=blas_threads(), user_api="blas"):
         sol = solve_barrier(program, time_limit=time_limit)
         cov = program.clean(model, (real or program.real)(sol.values))
         check = verify(
@@ -168,13 +183,38 @@ class BarrierSolution:
 
 
 class _Columns:
-    """The noise's columns G (m x N) and, when G is square and diagonal (noise on the answers
-    alone), its diagonal: Sigma is then diagonal and every factorization elementwise."""
+    """The noise's columns G (m x N), ordered as the method works on them: first those with
+    several nonzero entries (``G_R``, k of them), then those with one (``unit``: a noise entering
+    one answer alone, ``g_u e_{r(u)}``; ``rows`` r and ``values`` g). ``order`` maps the
+    method's columns to the given ones. When G is square and diagonal (noise on the answers
+    alone) ``diagonal`` holds its diagonal: Sigma is then diagonal and every factorization
+    elementwise."""
 
     def __init__(self, G: np.ndarray):
-        self.matrix = G
+        single = np.count_nonzero(G, axis=0) == 1
+        self.order = np.concatenate([np.flatnonzero(~single), np.flatnonzero(single)])
+        self.matrix = G[:, self.order]
+        self.k = int(np.count_nonzero(~single))
+        unit = self.matrix[:, self.k :]
+        self.rows = np.argmax(unit != 0, axis=0)
+        self.values = unit[self.rows, np.arange(unit.shape[1])]
         square = G.shape[0] == G.shape[1]
         self.diagonal = np.diag(G).copy() if square and np.count_nonzero(G - np.diag(np.diag(G))) == 0 else None
+        if self.diagonal is not None:
+            self.order, self.matrix = np.arange(G.shape[1]), G
+
+    def sigma(self, s: np.ndarray) -> np.ndarray:
+        """``Sigma = G diag(s) G'``: ``G_R diag(s_R) G_R'`` by a symmetric rank-k product
+        (BLAS syrk), the unit columns added to the diagonal."""
+        H = self.matrix[:, : self.k] * np.sqrt(s[: self.k])
+        Sigma = H @ H.T
+        m = Sigma.shape[0]
+        Sigma[np.diag_indices(m)] += np.bincount(self.rows, weights=self.values**2 * s[self.k :], minlength=m)
+        return Sigma
+
+    def transpose_times(self, M: np.ndarray) -> np.ndarray:
+        """``G' M`` (N x n for M m x n): a product for ``G_R``, rows of M scaled for the rest."""
+        return np.vstack([self.matrix[:, : self.k].T @ M, self.values[:, None] * M[self.rows]])
 
 
 class _Point:
@@ -189,7 +229,7 @@ class _Point:
                 raise np.linalg.LinAlgError("Sigma is not positive definite")
             self.L = np.sqrt(sigma)
         else:
-            Sigma = (G.matrix * s) @ G.matrix.T
+            Sigma = G.sigma(s)
             self.L = scipy.linalg.cholesky(Sigma, lower=True, check_finite=False)
         self.X = self.lower_solve(F)
         self.phi = np.einsum("ij,ij->j", self.X, self.X)
@@ -224,9 +264,9 @@ def solve_barrier(program: ConicProgram, rtol: float = BARRIER_RTOL, time_limit:
     """(``BarrierSolution``) of ``program`` (diagonal noise with noise on every answer:
     ``classify.barrier_refusal``): centrings of the log barrier at growing tau until
     ``ConicProgram.dual_bound`` at the dual point is within ``rtol`` of the loss (the module's
-    docstring), BLAS on ``BLAS_THREADS`` thread(s) (``solve_verified``). ``SolverError`` on a
+    docstring), BLAS on ``blas_threads()`` thread(s) (``solve_verified``). ``SolverError`` on a
     time limit or a stall."""
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+    with threadpool_limits(limits=blas_threads(), user_api="blas"):
         return _solve(program, rtol, time_limit)
 
 
@@ -236,7 +276,7 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
     c = np.concatenate([b.weights for b in program.blocks])
     live = c > 0  # a zero column of G moves nothing and costs nothing: its variance stays 0
     G = _Columns(np.hstack([b.G for b in program.blocks])[:, live])
-    c = c[live]
+    c = c[live][G.order]
     m, n = F.shape
     N = G.matrix.shape[1]
     if n == 0:  # no input moves the release: no noise is needed, and the bound is the offset
@@ -246,9 +286,10 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
     p = _Point(np.ones(N), G, F)
     p = _Point(np.full(N, 2.0 * float(np.max(p.phi / t))), G, F)
     tau = (n + N) / float(c @ p.s)
+    lam = 1.0 / (t - p.phi)
     steps = centrings = 0
     while True:
-        p, mu, taken = _centre(p, tau, G, F, c, t, t0, time_limit, MAX_NEWTON - steps)
+        p, lam, mu, taken = _centre(p, lam, tau, G, F, c, t, t0, time_limit, MAX_NEWTON - steps)
         steps += taken
         centrings += 1
         Y = (p.sigma_inv_F() * mu).T
@@ -260,7 +301,7 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
             raise SolverError("the barrier method's dual point fell short of its bound at a negligible barrier gap")
         tau *= TAU_GROWTH
     s = np.zeros(live.size)
-    s[live] = p.s
+    s[np.flatnonzero(live)[G.order]] = p.s
     values, start = {}, 0
     for b in program.blocks:
         values[b.name] = s[start : start + b.size]
@@ -268,24 +309,37 @@ def _solve(program: ConicProgram, rtol: float, time_limit: float | None) -> Barr
     return BarrierSolution(values, Y, mu, float(c @ p.s), bound, steps, centrings, time.perf_counter() - t0)
 
 
-def _centre(p: _Point, tau, G, F, c, t, t0, time_limit, budget) -> tuple[_Point, np.ndarray, int]:
-    """Newton's method on ``B_tau`` from ``p`` until ``lambda^2 / 2 <= CENTRED``: (the point,
-    its dual estimate mu, the steps taken).
+def _centre(p: _Point, lam, tau, G, F, c, t, t0, time_limit, budget) -> tuple[_Point, np.ndarray, np.ndarray, int]:
+    """Primal-dual Newton steps on ``B_tau`` from ``p`` and the multipliers ``lam`` until the
+    decrement ``-grad' ds / 2 <= CENTRED``: (the point, its multipliers, its dual estimate mu,
+    the steps taken).
 
-    The estimate is ``d / tau`` corrected by the Newton step ``ds`` at the point,
-    ``mu = (d - d^2 o (V' ds)) / tau`` (``d_j`` linearized at ``s + ds``): near the end the
+    The step solves ``H_lam ds = -grad`` (``_derivatives``): the barrier's Hessian with the
+    multipliers ``lam_j`` in place of ``d_j = 1 / (t_j - phi_j)`` in ``sum_j lam_j
+    Hess(phi_j)`` and ``lam_j d_j`` in place of ``d_j^2`` (Newton's method on the perturbed
+    KKT conditions ``tau c = V lam + 1/s``, ``lam_j (t_j - phi_j) = 1``, lam eliminated); the
+    multipliers move by ``dlam = d - lam - lam d o (V' ds)``, kept positive. At ``lam = d`` this
+    is the primal Newton step; away from it a constraint pushed near its boundary recovers in a
+    few steps, where the primal step only doubles its slack per step. The line search decreases
+    ``B_tau`` (``H_lam`` is positive definite, so ``ds`` descends).
+
+    The estimate is ``(lam + dlam) / tau = (d - lam d o (V' ds)) / tau``: near the end the
     slacks ``t_j - phi_j`` are tiny, a small decrement leaves ``d / tau`` off by far more
     than the gap, and the corrected one is dual feasible to the Newton step's accuracy."""
     for k in range(max(budget, 0) + 1):
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             raise SolverError(f"the barrier method reached the time limit ({time_limit:g} s) before its certificate")
-        d, V, grad, H = _derivatives(p, tau, G, F, c, t)
+        d, V, grad, H = _derivatives(p, lam, tau, G, F, c, t)
         ds = -_newton_solve(H, grad)
         slope = float(grad @ ds)
+        dlam = d - lam - lam * d * (V.T @ ds)
         if -slope / 2 <= CENTRED:
-            return p, np.maximum(d - d * d * (V.T @ ds), 0.0) / tau, k
+            return p, lam, np.maximum(lam + dlam, 0.0) / tau, k
         if k < budget:
-            p = _line_search(p, ds, slope, tau, G, F, c, t)
+            p, step = _line_search(p, ds, slope, tau, G, F, c, t)
+            neg = dlam < 0
+            reach = float(np.min(-lam[neg] / dlam[neg])) if np.any(neg) else math.inf
+            lam = lam + min(step, 0.99 * reach) * dlam
     raise SolverError(f"the barrier method did not converge within {MAX_NEWTON} Newton steps")
 
 
@@ -308,32 +362,53 @@ def _newton_solve(H: np.ndarray, grad: np.ndarray) -> np.ndarray:
             Hs[np.diag_indices_from(Hs)] += ridge
 
 
-def _derivatives(p: _Point, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(d, V, gradient, Hessian) of ``B_tau`` at ``p`` (the module's docstring)."""
+def _derivatives(p: _Point, lam, tau, G, F, c, t) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(d, V, gradient, Hessian) of ``B_tau`` at ``p`` (the module's docstring), the Hessian
+    with the multipliers ``lam`` (``_centre``; ``lam = d`` gives the barrier's own)."""
     d = 1.0 / (t - p.phi)
-    W = G.matrix.T @ p.sigma_inv_F()  # N x n
+    if G.diagonal is not None:  # G' Sigma^-1 F scales rows: no m x m x n product
+        W = p.sigma_inv_F() * G.diagonal[:, None]
+    else:
+        W = G.transpose_times(p.sigma_inv_F())  # N x n
     V = W * W
-    Wd = W * np.sqrt(d)
-    Vd = V * d
+    Wd = W * np.sqrt(lam)
+    Vd = V * np.sqrt(lam * d)
     if G.diagonal is not None:  # P = G' Sigma^-1 G is diagonal: only the diagonal of W D W' counts
         H = Vd @ Vd.T
         H[np.diag_indices_from(H)] += 2.0 * (G.diagonal / p.L) ** 2 * np.einsum("ij,ij->i", Wd, Wd)
     else:
-        R = p.lower_solve(G.matrix)
-        H = 2.0 * (R.T @ R) * (Wd @ Wd.T) + Vd @ Vd.T  # R' R = P = G' Sigma^-1 G
+        H = 2.0 * _gram(p, G) * (Wd @ Wd.T) + Vd @ Vd.T
     H[np.diag_indices_from(H)] += 1.0 / p.s**2
     grad = tau * c - V @ d - 1.0 / p.s
     return d, V, grad, H
 
 
-def _line_search(p: _Point, ds, slope, tau, G, F, c, t) -> _Point:
-    """Backtracking (Armijo, factor 1/2) from the longest step that keeps ``s > 0``."""
+def _gram(p: _Point, G: _Columns) -> np.ndarray:
+    """``P = G' Sigma^-1 G`` (N x N) from Sigma's factor L: with ``R = L^-1 G_R``, the block
+    ``G_R' Sigma^-1 G_R = R' R`` (syrk), ``Sigma^-1 G_R = L^-T R`` and ``Sigma^-1`` itself
+    (LAPACK potri) give the unit columns' rows ``g_u (Sigma^-1)_{r(u), .}`` without a product
+    of order m^2 N."""
+    R = p.lower_solve(G.matrix[:, : G.k])
+    if G.k == G.matrix.shape[1]:
+        return R.T @ R
+    inverse, info = scipy.linalg.lapack.dpotri(p.L, lower=1)
+    if info != 0:
+        raise SolverError("the barrier method could not invert Sigma from its Cholesky factor")
+    inverse = np.tril(inverse) + np.tril(inverse, -1).T
+    T = scipy.linalg.solve_triangular(p.L, R, lower=True, trans="T", check_finite=False)  # Sigma^-1 G_R
+    cross = G.values[:, None] * T[G.rows]  # unit rows x k
+    return np.block([[R.T @ R, cross.T], [cross, np.outer(G.values, G.values) * inverse[np.ix_(G.rows, G.rows)]]])
+
+
+def _line_search(p: _Point, ds, slope, tau, G, F, c, t) -> tuple[_Point, float]:
+    """(the point, the step): backtracking (Armijo, factor 1/2) from the longest step that
+    keeps ``s > 0``."""
     neg = ds < 0
     step = min(1.0, 0.99 * float(np.min(-p.s[neg] / ds[neg]))) if np.any(neg) else 1.0
     f0 = p.value(tau, c, t)
     for _ in range(60):
         q = _try_point(p.s + step * ds, G, F)
         if q is not None and q.value(tau, c, t) <= f0 + 0.01 * step * slope:
-            return q
+            return q, step
         step /= 2
     raise SolverError("the barrier method's line search found no decrease")

@@ -82,6 +82,7 @@ def resolve(
     before anything is solved (``check_options``, then whether the method applies and the
     backend and solver fit what the program needs). ``UsageError`` otherwise."""
     check_options(method, backend, solver, workers)
+    asked = backend
     analysis = analyse(problem)
     needs = planner.needs(problem, analysis)
     if backend == "auto":
@@ -92,7 +93,8 @@ def resolve(
             )
         backend, solver = default_backend(problem, solver, analysis)
     be = None
-    if backend != "none":
+    barrier = asked == "auto" and (analysis.chosen if method == "auto" else method) == "barrier"
+    if backend != "none" and not barrier:  # the barrier method needs no solver: cvxpy is not imported
         be = get_backend(backend, solver)
         _check_backend_fits(needs or frozenset(), be)
     if method == "auto":
