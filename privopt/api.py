@@ -119,7 +119,7 @@ def solve(
 ) -> Result | composite.CompositeResult:
     """Load (if given a path) and solve a spec; returns a ``Result``. ``load_kw`` are ``load``'s
     ``params`` and ``allow_paths``. ``engine="dask"`` solves a transparency-report spec's groups
-    on a Dask cluster (``privopt.engines.dask.solve``: ``workers=N`` for a local cluster, or
+    with Dask (``privopt.engines.dask.solve``: ``workers=N`` threads in this process, or
     ``scheduler=ADDRESS``); ``spec`` is then a path. Locally, ``workers`` are the processes the
     LFP method uses (None: the machine's cores; 1: this process) and ``progress(done, total)``
     is called as its QID groups finish (``Problem.solve``). A composite spec gives a

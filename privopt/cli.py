@@ -281,7 +281,7 @@ def _progress():
     "--workers",
     type=click.IntRange(min=1),
     default=None,
-    help="Processes for the LFP method (default: the machine's cores), or the Dask workers of a local cluster.",
+    help="Processes for the LFP method, or the Dask engine's threads without --scheduler (default: the machine's cores).",
 )
 @click.option(
     "--engine",
@@ -294,7 +294,7 @@ def _progress():
     "--scheduler",
     default=None,
     metavar="ADDRESS",
-    help="With --engine dask: an existing cluster's scheduler (default: a local cluster).",
+    help="With --engine dask: an existing cluster's scheduler (default: dask's threads in this process).",
 )
 def solve(
     spec,

@@ -26,9 +26,8 @@ import io
 import json
 import math
 import platform
-import re
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -170,6 +169,9 @@ class Result:
     def to_dict(self, tables: bool = True, groups: bool = True) -> dict[str, Any]:
         """The result as plain, strict-JSON Python objects (for small results; ``to_json`` is
         the fast path for large ones). Non-finite numbers are None, numpy values are Python's."""
+        return plain(self._fields(tables, groups))
+
+    def _fields(self, tables: bool, groups: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
             "status": self.status,
             "format": RESULT_FORMAT,
@@ -195,7 +197,7 @@ class Result:
         out["versions"] = self.versions
         if tables:
             out["tables"] = {name: self._table_records(df) for name, df in self.tables.items()}
-        return plain(out)
+        return out
 
     def print(self, console, tables: bool = True) -> None:
         """The result as ``privopt solve`` prints it, on a Rich ``console``: the title, then
@@ -268,14 +270,16 @@ class Result:
         """Write the result as JSON text to ``out``. Groups and tables go through ``str.format``
         over whole columns, ``JSON_ROWS`` rows at a time, so a result of millions of cells
         serializes at C speed without its whole text (or a string per cell of every row) in
-        memory at once. Floats are written as their shortest round-trip ``repr``: exact. The
-        rest is ``json.dumps`` at full precision."""
-        body = self.to_dict(tables=False, groups=False)
+        memory at once (so are the rows of a ``LabelRows``: ``no_records`` cells). Floats are
+        written as their shortest round-trip ``repr``: exact. The rest is ``json.dumps`` at full
+        precision."""
+        body = plain(self._fields(tables=False, groups=False), lazy=True)
         del body["groups"]
-        text = _dumps(body, indent)  # body is plain(): strict already
+        text, lifted = _lift(body, indent)  # body is plain(): strict already
         sep = ",\n" + " " * (indent or 0) if indent else ", "
         head, _, tail = text.rpartition("}")
-        out.write(head.rstrip() + sep + '"groups": ')
+        _write_lifted(out, head.rstrip(), lifted)
+        out.write(sep + '"groups": ')
         _write_groups(out, self.groups)
         if tables:
             out.write(sep + '"tables": {')
@@ -294,22 +298,93 @@ def _dumps(body: dict, indent: int | None) -> str:
     """``json.dumps(body, indent=indent)``, except that a list of more than ``LONG_LIST``
     objects (the ``no_records`` cells of a record-level table, one per combination without
     records: 700,000 at 2 million records over 2 million combinations) is written on one line,
-    as the groups are, by json's C encoder: the indenting encoder is pure Python (about 25 us
-    an object). The same JSON value."""
-    if not indent:
-        return json.dumps(body, allow_nan=False)
-    nonce, long = secrets.token_hex(8), []
+    as the groups are, by json's C encoder (the indenting encoder is pure Python, about 25 us
+    an object), and a ``LabelRows`` a chunk of rows at a time. The same JSON value."""
+    buf = io.StringIO()
+    _write_lifted(buf, *_lift(body, indent))
+    return buf.getvalue()
+
+
+def _lift(body: dict, indent: int | None) -> tuple[str, list]:
+    """``json.dumps(body, indent=indent)`` with a placeholder string in place of each long list
+    of objects and each ``LabelRows`` (a short one, with an indent, as its list of dicts: laid
+    out as before), and what each placeholder stands for (``_write_lifted``)."""
+    nonce, lifted = secrets.token_hex(8), []
+
+    def hold(x) -> str:
+        lifted.append(x)
+        return f"privopt-{nonce}-{len(lifted) - 1}"
 
     def lift(x):
+        if isinstance(x, LabelRows):
+            return hold(x) if len(x) > LONG_LIST or not indent else x.tolist()
         if isinstance(x, dict):
             return {k: lift(v) for k, v in x.items()}
-        if isinstance(x, list) and len(x) > LONG_LIST and isinstance(x[0], dict):
-            long.append(json.dumps(x, allow_nan=False))
-            return f"privopt-{nonce}-{len(long) - 1}"
+        if indent and isinstance(x, list) and len(x) > LONG_LIST and isinstance(x[0], dict):
+            return hold(json.dumps(x, allow_nan=False))
         return [lift(v) for v in x] if isinstance(x, list) else x
 
     text = json.dumps(lift(body), indent=indent, allow_nan=False)
-    return re.sub(f'"privopt-{nonce}-(\\d+)"', lambda m: long[int(m.group(1))], text)
+    return text, [(f'"privopt-{nonce}-{k}"', x) for k, x in enumerate(lifted)]
+
+
+def _write_lifted(out: TextIO, text: str, lifted: list) -> None:
+    """``text`` with each placeholder replaced: by its JSON text, or a ``LabelRows``'s rows
+    written a chunk at a time (``_write_frame``: the text of json.dumps of its dicts)."""
+    for mark, x in lifted:
+        before, found, text = text.partition(mark)
+        out.write(before)
+        if found:
+            _write_frame(out, x.frame()) if isinstance(x, LabelRows) else out.write(x)
+    out.write(text)
+
+
+class LabelRows(Sequence):
+    """Rows of labels, ``{name: label, ...}`` each, kept as one small integer code per name and
+    row and each name's labels (the ``no_records`` cells of a table read from records: 700,000
+    combinations at 2 million records took 183 MB as dicts, 6 MB as codes). It equals the list of
+    its rows; ``plain`` turns it into that list, ``write_json`` writes it a chunk of rows at a
+    time, never as dicts."""
+
+    __hash__ = None
+
+    def __init__(self, names: tuple[str, ...], labels: tuple[tuple[str, ...], ...], codes: np.ndarray):
+        self.names, self.labels = tuple(names), tuple(tuple(lab) for lab in labels)
+        top = max((len(lab) for lab in self.labels), default=1)
+        self.codes = np.asarray(codes).astype(np.min_scalar_type(top), copy=False).reshape(-1, len(self.names))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return LabelRows(self.names, self.labels, self.codes[i]).tolist()
+        return {n: lab[c] for n, lab, c in zip(self.names, self.labels, self.codes[i])}
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        return iter(self.tolist())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LabelRows):
+            return self.tolist() == other.tolist()
+        return self.tolist() == list(other) if isinstance(other, Sequence) and not isinstance(other, str) else False
+
+    def __repr__(self) -> str:
+        return f"LabelRows({len(self)} rows of {', '.join(self.names)})"
+
+    def tolist(self) -> list[dict[str, str]]:
+        """The rows as dicts, the labels looked up a column at a time."""
+        columns = [np.array(lab, dtype=object)[self.codes[:, k]] for k, lab in enumerate(self.labels)]
+        return [dict(zip(self.names, row)) for row in zip(*columns)]
+
+    def frame(self) -> pd.DataFrame:
+        """One categorical column per name (its codes and labels, no string per row)."""
+        return pd.DataFrame(
+            {
+                n: pd.Categorical.from_codes(self.codes[:, k], categories=list(lab))
+                for k, (n, lab) in enumerate(zip(self.names, self.labels))
+            }
+        )
 
 
 def json_values(column: pd.Series) -> np.ndarray:
@@ -381,15 +456,18 @@ def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def plain(x: Any) -> Any:
+def plain(x: Any, lazy: bool = False) -> Any:
     """``x`` as strict-JSON Python values, recursively: mappings become dicts with text keys,
     sequences, sets, numpy arrays and pandas Series lists (float arrays converted in C, not
     per element), numpy scalars Python numbers, non-finite floats None; anything else (a path,
-    an enum) its ``str``."""
+    an enum) its ``str``. A ``LabelRows`` becomes its list of dicts, or (``lazy``) stays as it
+    is, for ``write_json`` to write."""
     if x is None or isinstance(x, (str, bool)):
         return x
+    if isinstance(x, LabelRows):
+        return x if lazy else x.tolist()
     if isinstance(x, Mapping):
-        return {str(k): plain(v) for k, v in x.items()}
+        return {str(k): plain(v, lazy) for k, v in x.items()}
     if isinstance(x, (pd.Series, pd.Index)):
         x = x.to_numpy()
     if isinstance(x, np.ndarray):
@@ -399,7 +477,7 @@ def plain(x: Any) -> Any:
             return cells.tolist()
         return plain(x.tolist()) if x.dtype.kind in "OUSMm" else x.tolist()
     if isinstance(x, (list, tuple, set, frozenset)):
-        return [plain(v) for v in x]
+        return [plain(v, lazy) for v in x]
     if isinstance(x, np.bool_):
         return bool(x)
     if isinstance(x, (int, np.integer)):

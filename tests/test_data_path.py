@@ -22,7 +22,7 @@ from privopt.errors import SpecError
 from privopt.language import datafiles
 from privopt.language.datafiles import DataFiles, count_records
 from privopt.language.source import Source, Span
-from privopt.results import LONG_LIST, _dumps
+from privopt.results import JSON_ROWS, LONG_LIST, LabelRows, _dumps, plain
 
 SPAN = Span(Source("x", None), 0, 1)
 
@@ -194,3 +194,57 @@ def test_long_lists_of_objects_are_written_on_one_line_as_the_same_json():
     assert _dumps(body, None) == json.dumps(body)
     decoy = {"label": f"privopt-{'0' * 16}-0", "cells": cells}
     assert json.loads(_dumps(decoy, 2)) == decoy
+
+
+@pytest.mark.parametrize("n", [3, LONG_LIST + 1, 3 * JSON_ROWS + 5], ids=["short", "long", "chunks"])
+def test_label_rows_are_the_list_of_their_dicts(n):
+    """LabelRows (codes and labels) equals, prints and writes as the list of dicts it stands for:
+    the same JSON text as json.dumps (compact) and the same value (indented), chunks included."""
+    rng = np.random.default_rng(n)
+    labels = (("0", "1", "2"), ('x\u00e9"y', "b\\c", "{}"), tuple(str(v) for v in range(300)))
+    codes = np.stack([rng.integers(0, len(lab), n) for lab in labels], axis=1)
+    rows = LabelRows(("a", "b c", "d"), labels, codes)
+    want = [{"a": labels[0][i], "b c": labels[1][j], "d": labels[2][k]} for i, j, k in codes]
+    assert rows == want and want == rows and len(rows) == n and rows[1] == want[1] and rows[:5] == want[:5]
+    assert list(rows) == want and plain({"cells": rows}) == {"cells": want} and rows.codes.dtype == np.uint16
+    body = {"status": "optimal", "no_records": [{"table": "D", "cells": rows, "records": 7}], "few": [{"k": 1}]}
+    plain_body = {"status": "optimal", "no_records": [{"table": "D", "cells": want, "records": 7}], "few": [{"k": 1}]}
+    assert _dumps(body, None) == json.dumps(plain_body)
+    text = _dumps(body, 2)
+    assert json.loads(text) == plain_body
+    if n > LONG_LIST:
+        assert json.dumps(want) in text  # one line, as json's C encoder writes it
+    else:
+        assert text == json.dumps(plain_body, indent=2)  # laid out as before
+
+
+def test_writing_many_combinations_without_records_holds_no_dict_per_combination(tmp_path):
+    """The no_records cells stay codes in the result and are written a chunk at a time: writing
+    the whole JSON of 300,000 combinations without records allocates less than a quarter of what
+    their dicts alone take (before: the dicts, their plain() copy and the text, all at once)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({c: rng.integers(0, 100, 200) for c in ("a", "b")} | {"s": rng.integers(0, 30, 200)})
+    df["d"] = rng.choice(["no", "yes"], len(df))
+    df.to_csv(tmp_path / "r.csv", index=False)
+    text = WIDE.replace("range(0, 9)", "range(0, 99)").replace("{0, 1, 2, 3, 4}", "range(0, 29)")
+    (tmp_path / "w.priv").write_text(text)
+    result = privopt.solve(tmp_path / "w.priv")
+    [nr] = result.details["no_records"]
+    assert isinstance(nr["cells"], LabelRows) and len(nr["cells"]) > 299_000
+
+    def peak(run) -> int:
+        tracemalloc.start()
+        kept = run()
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        del kept
+        return top
+
+    dicts = peak(nr["cells"].tolist)
+    with open(tmp_path / "r.json", "w") as out:  # a file: the text written is not held here
+        writing = peak(lambda: result.write_json(out, tables=False))
+    assert writing < dicts / 4, (writing, dicts)
+    got = json.loads((tmp_path / "r.json").read_text())["no_records"][0]["cells"]
+    assert got == nr["cells"].tolist() and got[0] == nr["cells"][0]

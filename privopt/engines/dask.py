@@ -17,7 +17,10 @@ Design (Chen et al. Lemma 3: the problem separates by quasi-identifier group):
    (only the columns the spec names), each row gets its block id from its labels, and the rows
    are shuffled on it, so every group's rows (possibly from several parts) land in one
    partition. Other files (small CSVs: a census prior) are read by each worker, filtered to the
-   block.
+   block. The graph runs on the cluster given (``scheduler``); without one, on dask's threaded
+   scheduler in this process (``_Runner``: no cluster to start, no rows sent between
+   processes, the shuffle in memory), which keeps the engine within a small factor of the
+   local one on one machine (docs/performance.md, "The Dask engine").
 4. **Per block on the workers** the narrowed spec goes through the local engine unchanged:
    ``builder.build.Builder`` with a ``DataFiles`` that serves the block's rows, then
    ``pipeline.solve`` (lower_atr -> closed form ``solve_binary`` or ``solve_lfp`` -> ``verify``).
@@ -90,13 +93,14 @@ def solve(
     allow_paths: bool = False,
     workers: int | None = None,
     scheduler=None,
-    processes: bool = True,
+    processes: bool = False,
     blocks_per_worker: int = 4,
 ) -> Result:
-    """Solve the transparency-report spec at ``spec`` on a Dask cluster: ``scheduler`` is an
-    address (``tcp://host:8786``) or a ``distributed.Client``; without it a
-    ``LocalCluster(n_workers=workers or the machine's cores, processes=processes)`` runs for
-    this solve. Returns the local engine's Result (``engine == "dask"``)."""
+    """Solve the transparency-report spec at ``spec`` with Dask: ``scheduler`` is a cluster's
+    address (``tcp://host:8786``) or a ``distributed.Client``; without it dask's own scheduler
+    runs the blocks in this process, in ``workers`` threads (default: the machine's cores;
+    ``processes=True``: a pool of that many processes, each block's rows and result pickled
+    to and from it). Returns the local engine's Result (``engine == "dask"``)."""
     if not isinstance(spec, (str, Path)):
         raise UsageError("the dask engine reads the data itself: pass the spec's path, not a loaded Problem")
     t_start = time.perf_counter()
@@ -109,17 +113,14 @@ def solve(
     if isinstance(scheduler, str):
         if workers is not None:
             raise UsageError(
-                "workers set the size of a local cluster; with a scheduler address the cluster's own "
-                "workers solve (leave workers out, or the scheduler to start a local cluster)"
+                "workers set the size of a local cluster (threads in this process); with a scheduler address the "
+                "cluster's own workers solve (leave workers out, or the scheduler to solve in this process)"
             )
         reachable(scheduler)
     try:
         import dask.dataframe as dd
-        from distributed import Client, LocalCluster
     except ImportError:
-        raise UsageError("the dask engine needs dask and distributed: pip install 'privopt[dask]'") from None
-    if not solverlog.verbose():  # the shuffle's WARNING lines are distributed's chatter, not ours
-        logging.getLogger("distributed").setLevel(logging.ERROR)
+        raise UsageError("the dask engine needs dask: pip install 'privopt[dask]'") from None
     parsed = parse_file(spec)
     files = DataFiles(parsed.source.folder, allow_paths)
     decls = {s.name.name: s for s in parsed.statements if isinstance(s, ast.VarDecl)}
@@ -149,73 +150,23 @@ def solve(
             "the dask engine reads Parquet data holding the public variables: no data path of this spec does"
         )
 
-    own_cluster = None
-    client = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
-    if client is None:
-        if scheduler is not None:
-            try:
-                client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
-            except Exception as e:  # noqa: BLE001 - whatever answered there is not a scheduler we can use
-                what = (
-                    "no answer"
-                    if isinstance(e, (OSError, TimeoutError))
-                    else "it answered, but not as a Dask scheduler"
-                )
-                raise UsageError(
-                    f"cannot connect to the Dask scheduler at {visible(scheduler)} within "
-                    f"{SCHEDULER_TIMEOUT_S:g} s ({what}: {' '.join(str(e).split())[:200] or type(e).__name__})"
-                ) from None
-        else:
-            n = workers or os.cpu_count() or 1
-            own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None)
-            client = Client(own_cluster)
-    try:
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
+    with _Runner.start(scheduler, workers, processes) as runner:
         frames = {
             text: dd.read_parquet(p, columns=_needed(parsed, text, files, paths[text])) for text, p in routed.items()
         }
-        # global domains, computed once, written into the tree
-        domains, statements = {}, []
-        for s in parsed.statements:
-            if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile):
-                col = s.domain.column.name if s.domain.column is not None else s.name.name
-                if s.domain.path in routed:
-                    frame = frames[s.domain.path]
-                    if col not in frame.columns:
-                        files.columns(s.domain.path, s.domain.path_span, [col])  # the located error
-                    labels = labels_of(pd.Series(frame[col].dropna().unique().compute()))
-                else:
-                    labels = distinct_labels(files, s.domain.path, s.domain.path_span, col)
-                if not labels:
-                    raise SpecError(f"{s.name.name} has an empty domain", s.domain.span)
-                s = dataclasses.replace(s, domain=_label_set(labels, s.domain.span))
-            if isinstance(s, ast.VarDecl):
-                domains[s.name.name] = s.domain
-            if isinstance(s, ast.KnownDecl) and isinstance(s.source, ast.FileTable) and s.source.path in routed:
-                if not s.source.counts and not s.prob.given:  # a joint: normalized per block, sum checked here
-                    total = float(frames[s.source.path][s.source.column.name].sum().compute())
-                    if not abs(total - 1.0) <= PROB_TOL:
-                        name = s.name.name if s.name else "the table"
-                        raise SpecError(
-                            f"the probabilities of {name} sum to {total:.12g}, not 1",
-                            s.source.path_span,
-                            "fix the values, or write 'counts' to have them normalized",
-                        )
-                    s = dataclasses.replace(s, source=dataclasses.replace(s.source, counts=True))
-            statements.append(s)
-        tree = dataclasses.replace(parsed, statements=tuple(statements))
+        tree, domains = _global_domains(parsed, files, frames, runner)
         key_vars = [_var(v, domains[v]) for v in public]
         sizes = [v.size for v in key_vars]
         k, n_blocks = 0, 1
         inline = _inline_variables(tree)  # a block narrows its prefix variables: none an inline table lists
-        while k < len(sizes) and n_blocks < blocks_per_worker * n_workers and key_vars[k].name not in inline:
+        while k < len(sizes) and n_blocks < blocks_per_worker * runner.workers and key_vars[k].name not in inline:
             n_blocks *= sizes[k]
             k += 1
         prefix = key_vars[:k]
         parse_s = time.perf_counter() - t_start
 
         t0 = time.perf_counter()
-        nparts = max(1, min(n_blocks, blocks_per_worker * n_workers))
+        nparts = max(1, min(n_blocks, blocks_per_worker * runner.workers))
         shuffled = {}
         for text, frame in frames.items():
             frame = frame.map_partitions(_with_block, prefix, meta={**frame._meta.dtypes.to_dict(), BLOCK: np.int64})
@@ -232,13 +183,10 @@ def solve(
         }
         from dask import delayed
 
+        job = delayed(job, traverse=False)  # one task holding the syntax tree, not a walk through every node of it
         tasks = [delayed(_solve_partition)({t: shuffled[t][i] for t in shuffled}, job) for i in range(nparts)]
-        pieces = [p for chunk in client.gather(client.compute(tasks)) for p in chunk]
+        pieces = [p for chunk in runner.compute(tasks) for p in chunk]
         solve_s = time.perf_counter() - t0
-    finally:
-        if own_cluster is not None:
-            client.close()
-            own_cluster.close()
     got = {p["block"] for p in pieces}
     if len(got) < n_blocks:
         missing = next(b for b in range(n_blocks) if b not in got)
@@ -249,7 +197,9 @@ def solve(
             "the dask engine needs rows in every block; use the local engine"
         )
     pieces.sort(key=lambda p: p["block"])
-    return _combine(pieces, parsed, files, key_vars, domains, n_workers, nparts, n_blocks, k, parse_s, solve_s, t_start)
+    return _combine(
+        pieces, parsed, files, key_vars, domains, runner.workers, nparts, n_blocks, k, parse_s, solve_s, t_start
+    )
 
 
 # ------------------------------------------------------------------ driver helpers
@@ -297,6 +247,125 @@ def reachable(address: str, timeout: float = SCHEDULER_TIMEOUT_S) -> None:
             f"cannot reach the Dask scheduler at {visible(address)} within {timeout:g} s ({why}); "
             "start it (dask scheduler) or check the address"
         ) from None
+
+
+@dataclasses.dataclass
+class _Runner:
+    """Where the task graph runs. With a cluster (a ``distributed.Client``, or one connected to
+    from a scheduler's address) its workers run it and the shuffle is distributed's (P2P).
+    Without one, dask's own scheduler runs it in this process: ``workers`` threads (processes
+    with ``processes=True``), with the in-memory task shuffle; no cluster is started (a
+    ``LocalCluster`` took seconds to start its worker processes, and its shuffle moved every row
+    between them), so on one machine the engine costs little more than the local one."""
+
+    scheduler: object  # for dask.compute: a Client, or the get function of dask's threaded or multiprocessing scheduler
+    workers: int
+    options: dict  # dask.compute's keyword arguments
+    config: dict  # dask's configuration while the graph is built and run
+    owned: object = None  # a Client this solve connected, closed at the end
+    _configured: object = None
+
+    @classmethod
+    def start(cls, scheduler, workers: int | None, processes: bool) -> _Runner:
+        if (
+            scheduler is None
+        ):  # the scheduler's get function itself: naming it would import distributed to look for a client
+            from dask import multiprocessing, threaded
+
+            n = workers or os.cpu_count() or 1
+            # the in-memory task shuffle, also where a distributed client exists in this process (P2P needs its workers)
+            tasks = {"dataframe.shuffle.method": "tasks"}
+            return cls(multiprocessing.get if processes else threaded.get, n, {"num_workers": n}, tasks)
+        try:
+            from distributed import Client
+        except ImportError:
+            raise UsageError("a Dask cluster needs distributed: pip install 'privopt[dask]'") from None
+        if not solverlog.verbose():  # the shuffle's WARNING lines are distributed's chatter, not ours
+            logging.getLogger("distributed").setLevel(logging.ERROR)
+        if not isinstance(scheduler, str):
+            return cls(scheduler, max(1, len(scheduler.nthreads())), {}, {})
+        try:
+            client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+        except Exception as e:  # noqa: BLE001 - whatever answered there is not a scheduler we can use
+            what = "no answer" if isinstance(e, (OSError, TimeoutError)) else "it answered, but not as a Dask scheduler"
+            raise UsageError(
+                f"cannot connect to the Dask scheduler at {visible(scheduler)} within "
+                f"{SCHEDULER_TIMEOUT_S:g} s ({what}: {' '.join(str(e).split())[:200] or type(e).__name__})"
+            ) from None
+        return cls(client, max(1, len(client.nthreads())), {}, {}, owned=client)
+
+    def compute(self, collections: list) -> list:
+        """Every collection's value, from one run of their joint graph (shared inputs read once)."""
+        import dask
+
+        return list(dask.compute(*collections, scheduler=self.scheduler, **self.options))
+
+    def __enter__(self) -> _Runner:
+        import dask
+
+        self._configured = dask.config.set(self.config)  # a shuffle's method is chosen as its graph is built
+        self._configured.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._configured.__exit__(*exc)
+        if self.owned is not None:
+            self.owned.close()
+
+
+def _global_domains(parsed: ast.SpecFile, files: DataFiles, frames: dict, runner: _Runner):
+    """The tree with every ``var ... from FILE column C`` domain written as its label set (the
+    distinct labels over the whole data, every part), and each joint table read from routed
+    data marked ``counts`` once its global sum is checked to be 1 (a block normalizes its own
+    rows). The uniques and sums of the routed data are computed in one graph: the Parquet
+    parts are read once. Returns (tree, domains by variable)."""
+    lazy = {}
+    for i, s in enumerate(parsed.statements):
+        if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile) and s.domain.path in frames:
+            col = s.domain.column.name if s.domain.column is not None else s.name.name
+            if col not in frames[s.domain.path].columns:
+                files.columns(s.domain.path, s.domain.path_span, [col])  # the located error
+            lazy[i] = frames[s.domain.path][col].dropna().unique()
+        if _routed_joint(s, frames):
+            lazy[i] = frames[s.source.path][s.source.column.name].sum()
+    value = dict(zip(lazy, runner.compute(list(lazy.values()))))
+    domains, statements = {}, []
+    for i, s in enumerate(parsed.statements):
+        if isinstance(s, ast.VarDecl) and isinstance(s.domain, ast.DomainFile):
+            col = s.domain.column.name if s.domain.column is not None else s.name.name
+            labels = (
+                labels_of(pd.Series(value[i]))
+                if i in value
+                else distinct_labels(files, s.domain.path, s.domain.path_span, col)
+            )
+            if not labels:
+                raise SpecError(f"{s.name.name} has an empty domain", s.domain.span)
+            s = dataclasses.replace(s, domain=_label_set(labels, s.domain.span))
+        if isinstance(s, ast.VarDecl):
+            domains[s.name.name] = s.domain
+        if _routed_joint(s, frames):  # a joint: normalized per block, sum checked here
+            total = float(value[i])
+            if not abs(total - 1.0) <= PROB_TOL:
+                name = s.name.name if s.name else "the table"
+                raise SpecError(
+                    f"the probabilities of {name} sum to {total:.12g}, not 1",
+                    s.source.path_span,
+                    "fix the values, or write 'counts' to have them normalized",
+                )
+            s = dataclasses.replace(s, source=dataclasses.replace(s.source, counts=True))
+        statements.append(s)
+    return dataclasses.replace(parsed, statements=tuple(statements)), domains
+
+
+def _routed_joint(s, frames: dict) -> bool:
+    """A joint probability table (no ``counts``) read from routed data."""
+    return (
+        isinstance(s, ast.KnownDecl)
+        and isinstance(s.source, ast.FileTable)
+        and s.source.path in frames
+        and not s.source.counts
+        and not s.prob.given
+    )
 
 
 def _inline_variables(tree: ast.SpecFile) -> set[str]:

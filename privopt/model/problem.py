@@ -16,6 +16,7 @@ import numpy as np
 from ..core.sets import Budget as BudgetSet
 from ..core.sets import Fidelity, GaussianDP, Leakage, LogLift, Nonnegative, SimplexRows, Zero
 from ..language.source import Span
+from ..results import LabelRows
 from .linear import LinTable
 from .noise import NoiseModel, NoiseObjective
 from .obfuscation import ObfuscationModel, RankObjective
@@ -303,14 +304,13 @@ class NoRecords:
         return ", ".join(f"{v}={labels[i]}" for v, labels, i in zip(self.given, self.labels, self.index[j]))
 
     def to_dict(self) -> dict:
-        """Plain values; ``cells`` one {variable: label} per combination, its labels looked up a
-        column at a time."""
-        columns = [np.array(labels, dtype=object)[self.index[:, k]] for k, labels in enumerate(self.labels)]
+        """Plain values; ``cells`` one {variable: label} per combination, kept as codes
+        (``results.LabelRows``: a list of dicts only when asked for)."""
         return {
             "table": self.table,
             "file": self.path,
             "records": self.records,
-            "cells": [dict(zip(self.given, c)) for c in zip(*columns)],
+            "cells": LabelRows(self.given, self.labels, self.index),
             "rate_used": dict(self.fill),
             "treatment": self.TREATMENT,
         }
