@@ -104,17 +104,24 @@ def test_recheck_recomputes_the_dual_bounds(means):
     assert recheck(s, [math.inf, math.inf], 1.0) == pytest.approx(s.lower_bound, rel=1e-12)
 
 
+def _two_ended(s):
+    """The first cell of block 0 cut in two by its ends' certificates, and its index."""
+    k = next(j for j, cd in enumerate(s.duals[0]) if cd is not None and len(cd[2]) == 2)
+    return k, s.duals[0][k]
+
+
 def test_a_tampered_dual_fails_recheck(means):
     s, *_ = means
-    k = next(j for j, cd in enumerate(s.duals[0]) if cd is not None)
-    d, below, at = s.duals[0][k]
-    cert = d.cell_cert
-    tampered = dataclasses.replace(d, cell_cert=Cell(cert.lp, cert.eps_b, cert.x, cert.y * 1.01))
-    duals0 = list(s.duals[0])
-    duals0[k] = (tampered, below, at)
-    bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
-    with pytest.raises(ValueError, match="dual bounds"):
-        recheck(bad, [math.inf, math.inf], 1.0)
+    for side in ("left", "right"):
+        k, (ends, cut, pieces) = _two_ended(s)
+        d = getattr(ends, side)
+        cert = d.cell_cert
+        tampered = dataclasses.replace(d, cell_cert=Cell(cert.lp, cert.eps_b, cert.x, cert.y * 1.01))
+        duals0 = list(s.duals[0])
+        duals0[k] = (dataclasses.replace(ends, **{side: tampered}), cut, pieces)
+        bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
+        with pytest.raises(ValueError, match="dual bounds"):
+            recheck(bad, [math.inf, math.inf], 1.0)
 
 
 def test_a_dual_moved_to_another_cell_fails_recheck(means):
@@ -123,7 +130,7 @@ def test_a_dual_moved_to_another_cell_fails_recheck(means):
     duals0 = list(s.duals[0])
     duals0[ks[0]], duals0[ks[1]] = duals0[ks[1]], duals0[ks[0]]
     bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
-    with pytest.raises(ValueError, match="dual bounds"):
+    with pytest.raises(ValueError, match="dual bounds|do not cover"):
         recheck(bad, [math.inf, math.inf], 1.0)
 
 
