@@ -19,7 +19,7 @@ import privopt
 from privopt.backends import get_backend
 from privopt.composite.parametric import Cell, ParametricLP, TermDual
 from privopt.composite.solve import _Oracle, _value_term
-from privopt.composite.split import recheck, split
+from privopt.composite.split import CellEnds, recheck, split
 from privopt.lower.mechanism import lower_mechanism
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
@@ -138,3 +138,27 @@ def test_a_term_dual_scales_with_the_weight(family):
     cell = Cell(family, 0.7, *family.solve(0.7, get_backend("highs")))
     one, three = TermDual(cell, 1.0, 0.0, 1.0), TermDual(cell, 3.0, 0.0, 1.0)
     assert three.cell(0.6) == pytest.approx(tuple(3 * v for v in one.cell(0.6)), rel=1e-12)
+
+
+def _ends(fam: ParametricLP, a: float, b: float) -> CellEnds:
+    highs = get_backend("highs")
+    return CellEnds(*(TermDual(Cell(fam, e, *fam.solve(e, highs)), 1.0, 0.0, 1.0) for e in (a, b)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(b=st.floats(0.1, 2.0), frac=st.floats(0.01, 0.6), where=st.floats(0.0, 1.0))
+def test_both_ends_pieces_are_below_the_lp_optimum(family, b, frac, where):
+    """Each piece of a cell cut at its kink (``CellEnds``, ``TermDual.kink``) bounds the LP
+    optimum from below at its ends and, through its end's concave line, inside it."""
+    a = b * (1.0 - frac)
+    assume(math.isfinite(optimum(family, a)))
+    ends = _ends(family, a, b)
+    k = ends.left.kink(ends.right)
+    pieces = ends.pieces(a, b, k)
+    for p, lp, q, lq in pieces:
+        assert lp <= optimum(family, p) + 1e-9 and lq <= optimum(family, q) + 1e-9
+    assert pieces[0][0] == a and pieces[-1][2] == b
+    if len(pieces) == 2:
+        e = a + where * (k - a)
+        inside = ends.left.cell_cert.line(k).at(math.exp(e))
+        assert inside <= optimum(family, e) + 1e-9

@@ -83,11 +83,14 @@ class ParametricLP:
     units: tuple[float, float]  # (sign * scale, const)
 
     @staticmethod
-    def make(lower: Callable[[float], object]) -> ParametricLP | None:
+    def make(lower: Callable[[float], object | None]) -> ParametricLP | None:
         """The block's LP family when every row is affine in ``s = e^-eps`` and the objective,
-        box and shape do not depend on eps, checked at ``PROBES``; None otherwise (the split
-        then bounds the block by monotonicity alone)."""
+        box and shape do not depend on eps, checked at ``PROBES``; None otherwise, or when
+        ``lower`` (eps -> MechanismLP, None where the block is not a mechanism LP) gives None
+        (the split then bounds the block by monotonicity alone)."""
         m = [lower(e) for e in PROBES]
+        if any(x is None for x in m):
+            return None
         lps = [x.lp for x in m]
         first = lps[0]
         if any(lp.Q is not None or lp.cones or lp.integrality is not None for lp in lps):
