@@ -48,6 +48,7 @@ import scipy.sparse as sp
 AFFINE_RTOL = 1e-12  # entries must be affine in s = e^-eps to rounding (relative to the largest)
 PROBES = (0.0, 0.5, 1.0)  # the budgets the affine structure is established at
 INSIDE = 1e-9  # a column within this of a box end is at that end (not in J)
+DROPS = 8  # least-squares rounds dropping the rows whose multiplier would change sign
 DENSE_LSQ = 4_000_000  # entries of A[R, J] up to which dy is solved densely (exact min-norm), else by LSQR
 
 
@@ -209,7 +210,7 @@ class Cell:
         )
         R = np.flatnonzero((y != 0) | active)
         rhs = -(f.A1.T @ y)[J]
-        for _ in range(4):
+        for _ in range(DROPS):
             key = R.tobytes()
             if key not in self.memo:
                 self.memo[key] = _least_squares(Ab, R, J, rhs, y.size)
@@ -219,7 +220,7 @@ class Cell:
             if not bad.any():
                 return dy
             R = R[~bad[R]]
-        return np.zeros_like(y)
+        return np.where(bad, 0.0, dy)  # the rows still bad keep their multiplier fixed
 
 
 @dataclass(frozen=True)
