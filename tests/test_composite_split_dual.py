@@ -19,7 +19,7 @@ import privopt
 from privopt.backends import get_backend
 from privopt.composite.parametric import Cell, ParametricLP, TermDual
 from privopt.composite.solve import _Oracle, _value_term
-from privopt.composite.split import recheck, split
+from privopt.composite.split import CellEnds, recheck, split
 from privopt.lower.mechanism import lower_mechanism
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
@@ -104,17 +104,24 @@ def test_recheck_recomputes_the_dual_bounds(means):
     assert recheck(s, [math.inf, math.inf], 1.0) == pytest.approx(s.lower_bound, rel=1e-12)
 
 
+def _two_ended(s):
+    """The first cell of block 0 cut in two by its ends' certificates, and its index."""
+    k = next(j for j, cd in enumerate(s.duals[0]) if cd is not None and len(cd[2]) == 2)
+    return k, s.duals[0][k]
+
+
 def test_a_tampered_dual_fails_recheck(means):
     s, *_ = means
-    k = next(j for j, cd in enumerate(s.duals[0]) if cd is not None)
-    d, below, at = s.duals[0][k]
-    cert = d.cell_cert
-    tampered = dataclasses.replace(d, cell_cert=Cell(cert.lp, cert.eps_b, cert.x, cert.y * 1.01))
-    duals0 = list(s.duals[0])
-    duals0[k] = (tampered, below, at)
-    bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
-    with pytest.raises(ValueError, match="dual bounds"):
-        recheck(bad, [math.inf, math.inf], 1.0)
+    for side in ("left", "right"):
+        k, (ends, cut, pieces) = _two_ended(s)
+        d = getattr(ends, side)
+        cert = d.cell_cert
+        tampered = dataclasses.replace(d, cell_cert=Cell(cert.lp, cert.eps_b, cert.x, cert.y * 1.01))
+        duals0 = list(s.duals[0])
+        duals0[k] = (dataclasses.replace(ends, **{side: tampered}), cut, pieces)
+        bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
+        with pytest.raises(ValueError, match="dual bounds"):
+            recheck(bad, [math.inf, math.inf], 1.0)
 
 
 def test_a_dual_moved_to_another_cell_fails_recheck(means):
@@ -123,7 +130,7 @@ def test_a_dual_moved_to_another_cell_fails_recheck(means):
     duals0 = list(s.duals[0])
     duals0[ks[0]], duals0[ks[1]] = duals0[ks[1]], duals0[ks[0]]
     bad = dataclasses.replace(s, duals=(tuple(duals0), s.duals[1]))
-    with pytest.raises(ValueError, match="dual bounds"):
+    with pytest.raises(ValueError, match="dual bounds|do not cover"):
         recheck(bad, [math.inf, math.inf], 1.0)
 
 
@@ -131,3 +138,27 @@ def test_a_term_dual_scales_with_the_weight(family):
     cell = Cell(family, 0.7, *family.solve(0.7, get_backend("highs")))
     one, three = TermDual(cell, 1.0, 0.0, 1.0), TermDual(cell, 3.0, 0.0, 1.0)
     assert three.cell(0.6) == pytest.approx(tuple(3 * v for v in one.cell(0.6)), rel=1e-12)
+
+
+def _ends(fam: ParametricLP, a: float, b: float) -> CellEnds:
+    highs = get_backend("highs")
+    return CellEnds(*(TermDual(Cell(fam, e, *fam.solve(e, highs)), 1.0, 0.0, 1.0) for e in (a, b)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(b=st.floats(0.1, 2.0), frac=st.floats(0.01, 0.6), where=st.floats(0.0, 1.0))
+def test_both_ends_pieces_are_below_the_lp_optimum(family, b, frac, where):
+    """Each piece of a cell cut at its kink (``CellEnds``, ``TermDual.kink``) bounds the LP
+    optimum from below at its ends and, through its end's concave line, inside it."""
+    a = b * (1.0 - frac)
+    assume(math.isfinite(optimum(family, a)))
+    ends = _ends(family, a, b)
+    k = ends.left.kink(ends.right)
+    pieces = ends.pieces(a, b, k)
+    for p, lp, q, lq in pieces:
+        assert lp <= optimum(family, p) + 1e-9 and lq <= optimum(family, q) + 1e-9
+    assert pieces[0][0] == a and pieces[-1][2] == b
+    if len(pieces) == 2:
+        e = a + where * (k - a)
+        inside = ends.left.cell_cert.line(k).at(math.exp(e))
+        assert inside <= optimum(family, e) + 1e-9

@@ -436,15 +436,21 @@ def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bo
 
 
 class _RecordedCell:
-    """A cell's LP-dual bounds as recorded (``cell_bounds``): its multipliers are not stored yet,
-    so ``split.recheck`` combines these two numbers as given (a note says so), like the points'
+    """A cell's LP-dual pieces as recorded (``cell_bounds``): their multipliers are not stored
+    yet, so ``split.recheck`` combines these numbers as given (a note says so), like the points'
     own bounds; the row's lower bound is still re-derived from them and must match."""
 
-    def __init__(self, below: float, at: float):
-        self.bounds = (below, at)
+    def __init__(self, pieces: tuple):
+        self.recorded = pieces
 
-    def cell(self, _x: float) -> tuple[float, float]:
-        return self.bounds
+    def pieces(self, _a: float, _b: float, _k: float) -> tuple:
+        return self.recorded
+
+
+def _recorded_cell(pieces: list) -> tuple:
+    """A recorded cell as ``split.CellDual``: its pieces, taken as recorded."""
+    p = tuple(tuple(_number(x) if x is not None else -math.inf for x in piece) for piece in pieces)
+    return _RecordedCell(p), math.nan, p
 
 
 def _row_bound(model, rec: dict, allow_paths: bool) -> float | str:
@@ -454,11 +460,7 @@ def _row_bound(model, rec: dict, allow_paths: bool) -> float | str:
     if pts:
         points = tuple(tuple(tuple(math.inf if x is None else float(x) for x in p) for p in block) for block in pts)
         duals = tuple(
-            tuple(
-                None if cb is None else (_RecordedCell(float(cb[0]), float(cb[1])), float(cb[0]), float(cb[1]))
-                for cb in block
-            )
-            for block in rec.get("cell_bounds") or []
+            tuple(None if cb is None else _recorded_cell(cb) for cb in block) for block in rec.get("cell_bounds") or []
         )
         s = Split((), (), _number(rec.get("objective")), _number(rec.get("lower_bound")), 0, points, duals=duals)
         try:

@@ -48,6 +48,8 @@ import scipy.sparse as sp
 AFFINE_RTOL = 1e-12  # entries must be affine in s = e^-eps to rounding (relative to the largest)
 PROBES = (0.0, 0.5, 1.0)  # the budgets the affine structure is established at
 INSIDE = 1e-9  # a column within this of a box end is at that end (not in J)
+DROPS = 8  # least-squares rounds dropping the rows whose multiplier would change sign
+DENSE_LSQ = 4_000_000  # entries of A[R, J] up to which dy is solved densely (exact min-norm), else by LSQR
 
 
 def _affine(vals: list, s: list[float]):
@@ -82,11 +84,14 @@ class ParametricLP:
     units: tuple[float, float]  # (sign * scale, const)
 
     @staticmethod
-    def make(lower: Callable[[float], object]) -> ParametricLP | None:
+    def make(lower: Callable[[float], object | None]) -> ParametricLP | None:
         """The block's LP family when every row is affine in ``s = e^-eps`` and the objective,
-        box and shape do not depend on eps, checked at ``PROBES``; None otherwise (the split
-        then bounds the block by monotonicity alone)."""
+        box and shape do not depend on eps, checked at ``PROBES``; None otherwise, or when
+        ``lower`` (eps -> MechanismLP, None where the block is not a mechanism LP) gives None
+        (the split then bounds the block by monotonicity alone)."""
         m = [lower(e) for e in PROBES]
+        if any(x is None for x in m):
+            return None
         lps = [x.lp for x in m]
         first = lps[0]
         if any(lp.Q is not None or lp.cones or lp.integrality is not None for lp in lps):
@@ -151,20 +156,27 @@ class ParametricLP:
 
 @dataclass(frozen=True)
 class Cell:
-    """The point's certificate for the cells below it (module docstring): its budget ``eps_b``,
-    optimum ``x`` and t-form duals ``y``; ``bounds(eps_a)`` gives ``(q~(e^a) + E, q0 + E)`` in
-    the block's objective units (a minimizing block's lower bounds). ``dy`` is recomputed from
-    ``x`` and ``y`` (``recheck`` needs only these)."""
+    """A point's certificate for the cells on either side of it (module docstring): its budget
+    ``eps_b``, optimum ``x`` and t-form duals ``y``. ``bounds(eps_a)`` gives ``(q~(e^a) + E, q0 +
+    E)`` in the block's objective units (a minimizing block's lower bounds), the concave bound's
+    values at the cell's other end ``eps_a`` (below or above ``eps_b``) and at the point; ``line``
+    the same bound as a function of ``t``. ``dy`` is recomputed from ``x`` and ``y`` (``recheck``
+    needs only these)."""
 
     lp: ParametricLP
     eps_b: float
     x: np.ndarray
     y: np.ndarray
-    memo: dict = field(default_factory=dict, compare=False, repr=False)  # rows kept -> dy
+    memo: dict = field(default_factory=dict, compare=False, repr=False)  # (rows kept, direction) -> dy
 
     def bounds(self, eps_a: float) -> tuple[float, float]:
+        line = self.line(eps_a)
+        return line.at(math.exp(eps_a)), line.at(line.tb)
+
+    def line(self, eps_a: float) -> Line:
+        """The concave lower bound ``q~(t) + E`` on the interval between ``e^eps_a`` and ``t_b``."""
         f, tb = self.lp, math.exp(self.eps_b)
-        da = math.exp(eps_a) - tb  # <= 0
+        da = math.exp(eps_a) - tb
         Ab = f.matrix(tb)
         yb = self.y
         dy = self._dy(Ab, da)
@@ -172,22 +184,21 @@ class Cell:
         r1 = -(f.A1.T @ yb + Ab.T @ dy)
         r2 = -(f.A1.T @ dy)
         # rows: sum_i y_i(d) side_i(t), the side of y_i(d)'s sign, fixed in the cell (``_dy``)
-        sign = np.where(yb != 0, np.sign(yb), -np.sign(dy))
+        sign = np.where(yb != 0, np.sign(yb), np.sign(da) * np.sign(dy))
         side0 = f.side(sign, tb)
         side1 = np.where(sign > 0, f.lo[1], np.where(sign < 0, f.hi[1], 0.0))
         q0 = float(yb @ side0 + r0 @ self.x)
         q1 = float(dy @ side0 + yb @ side1 + r1 @ self.x)
         q2 = float(dy @ side1 + r2 @ self.x)
         E = _loss(r0, r1, r2, da, self.x, f.col_lower, f.col_upper)
-        at_a = q0 + q1 * da + min(q2, 0.0) * da * da + E
-        k, const = f.units
-        return k * at_a + const, k * (q0 + E) + const
+        return Line(tb, q0 + E, q1, min(q2, 0.0), *f.units)
 
     def _dy(self, Ab, da: float) -> np.ndarray:
-        """The duals' motion (module docstring): least squares keeping the reduced costs of the
-        columns inside their box, or at a bound with a zero reduced cost, unmoved to first order,
-        over the rows active at ``x*``; a row whose multiplier would change sign in the cell, or
-        take a sign whose side is infinite, is dropped (zero: always valid)."""
+        """The duals' motion (module docstring) over ``d`` between 0 and ``da`` (either sign):
+        least squares keeping the reduced costs of the columns inside their box, or at a bound
+        with a zero reduced cost, unmoved to first order, over the rows active at ``x*``; a row
+        whose multiplier would change sign in the cell, or take a sign whose side is infinite,
+        is dropped (zero: always valid)."""
         f, y, x = self.lp, self.y, self.x
         r0 = f.c - Ab.T @ y
         tol = INSIDE * max(1.0, float(np.abs(f.c).max(initial=0.0)))
@@ -199,40 +210,63 @@ class Cell:
         )
         R = np.flatnonzero((y != 0) | active)
         rhs = -(f.A1.T @ y)[J]
-        dy = np.zeros_like(y)
-        for _ in range(4):
+        for _ in range(DROPS):
             key = R.tobytes()
             if key not in self.memo:
                 self.memo[key] = _least_squares(Ab, R, J, rhs, y.size)
             dy = self.memo[key]
-            sign = np.where(y != 0, np.sign(y), -np.sign(dy))  # y_i(d) for d < 0
+            sign = np.where(y != 0, np.sign(y), np.sign(da) * np.sign(dy))  # y_i(d) for d between 0 and da
             bad = ((y + da * dy) * y < 0) | ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
             if not bad.any():
                 return dy
             R = R[~bad[R]]
-        return np.zeros_like(y)
+        return np.where(bad, 0.0, dy)  # the rows still bad keep their multiplier fixed
+
+
+@dataclass(frozen=True)
+class Line:
+    """A cell's concave lower bound in the block's objective units: ``k (q0 + q1 d + q2 d^2) +
+    const`` at ``t = t_b + d`` (``q2 <= 0``; ``q0`` includes the losses ``E``), valid between the
+    point and the cell's other end it was made for."""
+
+    tb: float
+    q0: float
+    q1: float
+    q2: float
+    k: float
+    const: float
+
+    def at(self, t: float) -> float:
+        d = t - self.tb
+        return self.k * (self.q0 + self.q1 * d + self.q2 * d * d) + self.const
 
 
 def _least_squares(Ab, R: np.ndarray, J: np.ndarray, rhs: np.ndarray, m: int) -> np.ndarray:
-    """``dy`` (zero off ``R``) near the least-squares solution of ``A[R, J]' dy_R = rhs`` by
+    """``dy`` (zero off ``R``) near the least-squares solution of ``A[R, J]' dy_R = rhs``: the
+    minimum-norm one by a dense SVD (``numpy.linalg.lstsq``) up to ``DENSE_LSQ`` entries, else by
     LSQR (any ``dy`` gives a proven bound; a good one a tight bound)."""
-    from scipy.sparse.linalg import lsqr
-
     dy = np.zeros(m)
-    if R.size and J.size:
-        dy[R] = lsqr(sp.csr_array(Ab[R][:, J]).T, rhs, atol=1e-15, btol=1e-15, iter_lim=20 * (R.size + J.size))[0]
+    if not (R.size and J.size):
+        return dy
+    sub = sp.csr_array(Ab[R][:, J]).T
+    if R.size * J.size <= DENSE_LSQ:
+        dy[R] = np.linalg.lstsq(sub.toarray(), rhs, rcond=None)[0]
+    else:
+        from scipy.sparse.linalg import lsqr
+
+        dy[R] = lsqr(sub, rhs, atol=1e-15, btol=1e-15, iter_lim=20 * (R.size + J.size))[0]
     return dy
 
 
 def _loss(r0, r1, r2, da: float, x, lo, hi) -> float:
-    """``sum_j min over d in [da, 0]`` of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``:
+    """``sum_j min over d between 0 and da`` (either sign) of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``:
     each ``E_j`` is concave in ``r_j``, so its least value is at an end of the range of the
     quadratic ``r_j(d)`` over the interval (its ends and vertex)."""
     ds = [da, 0.0]
     vals = [r0 + r1 * d + r2 * d * d for d in ds]
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(r2 != 0, -r1 / (2 * r2), np.nan)
-    inside = (v > da) & (v < 0)
+    inside = (v > min(da, 0.0)) & (v < max(da, 0.0))
     vals.append(np.where(inside, r0 + r1 * v + r2 * v * v, r0))
     rmin, rmax = np.minimum.reduce(vals), np.maximum.reduce(vals)
     with np.errstate(invalid="ignore"):
@@ -244,8 +278,9 @@ def _loss(r0, r1, r2, da: float, x, lo, hi) -> float:
 @dataclass(frozen=True)
 class TermDual:
     """A point's certificate in the split's units: ``cell(x_a)`` is ``w`` times ``Cell.bounds``
-    at the cell's lower end (share ``x_a``; ``eps = lo + x / scale``), ``w`` the block's weight
-    of its sense's sign (so ``w`` times a bound on the block is a lower bound on the term)."""
+    toward the cell's other end (share ``x_a``, below or above the point; ``eps = lo + x /
+    scale``), ``w`` the block's weight of its sense's sign (so ``w`` times a bound on the block is
+    a lower bound on the term)."""
 
     cell_cert: Cell
     weight: float
@@ -255,3 +290,29 @@ class TermDual:
     def cell(self, x_a: float) -> tuple[float, float]:
         a, b = self.cell_cert.bounds(self.lo + x_a / self.scale)
         return self.weight * a, self.weight * b
+
+    def kink(self, right: TermDual) -> float:
+        """Where the cell between this point and the point above it (``right``) is best cut in
+        two (``split`` bounds each part by its own end's certificate): the share at which this
+        point's bound toward ``right`` and ``right``'s toward this point cross, found by
+        bisection on ``t``. Across a kink of the value curve (the optimal basis changes inside the
+        cell) each end's bound is second order up to the kink and first order beyond it, so the
+        crossing is near the kink. -inf (+inf) when the bound from above (below) is the larger at
+        both ends (it alone is used)."""
+        ea, eb = self.cell_cert.eps_b, right.cell_cert.eps_b
+        up, down = self.cell_cert.line(eb), right.cell_cert.line(ea)
+        lo, hi = math.exp(ea), math.exp(eb)
+
+        def gap(t: float) -> float:
+            return self.weight * (up.at(t) - down.at(t))
+
+        if gap(lo) <= 0:
+            return -math.inf
+        if gap(hi) >= 0:
+            return math.inf
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+            lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+        return (math.log(0.5 * (lo + hi)) - self.lo) * self.scale

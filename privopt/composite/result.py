@@ -192,8 +192,8 @@ def split_record(c, row, keys: list[str], s) -> dict:
     (``vars``), the budget split (``budget``: the row's right-hand side less the ranges' lower
     ends, ``sum_i coef_i lo_i``), the split's shares, (weighted, minimize-sense) values, objective
     and proven lower bound, the Lagrangian multiplier, every evaluated point (share, verified
-    value, proven bound) per term (``split.Split.points``; none for a closed form), and the bounds
-    each cell's LP dual proves (``cell_bounds``, ``split.Split.duals``)."""
+    value, proven bound) per term (``split.Split.points``; none for a closed form), and the pieces
+    of each cell its ends' LP duals bound (``cell_bounds``, ``split.Split.duals``)."""
     budget = row.rhs - math.fsum(row.coefs[k] * c.vars[k].lo for k in keys)
     return {
         "vars": list(keys),
@@ -204,9 +204,12 @@ def split_record(c, row, keys: list[str], s) -> dict:
         "lower_bound": _finite(s.lower_bound),
         "multiplier": None if s.multiplier is None else _finite(s.multiplier),
         "points": [[[_finite(x) for x in p] for p in pts] for pts in s.points],
-        # per block, per point: the bounds [at the cell's left end, at the point] its LP dual
-        # proves over the cell below it (``split.CellDual``; null: none, monotonicity alone)
-        "cell_bounds": [[None if cd is None else [_finite(cd[1]), _finite(cd[2])] for cd in ds] for ds in s.duals],
+        # per block, per point: the pieces [start share, bound, end share, bound] of the cell below
+        # it, each a concave bound its ends' LP duals prove (``split.CellEnds``; null: none,
+        # monotonicity alone)
+        "cell_bounds": [
+            [None if cd is None else [[_finite(x) for x in p] for p in cd[2]] for cd in ds] for ds in s.duals
+        ],
     }
 
 

@@ -132,8 +132,8 @@ class _Oracle:
         if v.block not in self.families:
             try:
                 self.families[v.block] = ParametricLP.make(lambda e: self._lowered(v, e))
-            except (SpecError, UsageError, InfeasibleError, ValueError, AssertionError):
-                self.families[v.block] = None  # not a mechanism LP at every budget
+            except (SpecError, UsageError):
+                self.families[v.block] = None  # a probe budget outside the block's param domain
         fam = self.families[v.block]
         if fam is None:
             return None
@@ -148,15 +148,20 @@ class _Oracle:
         return cell
 
     def _lowered(self, v, eps: float):
-        """The block's LP at budget ``eps`` of its chosen ``v`` (its other params fixed), memoized."""
+        """The block's LP at budget ``eps`` of its chosen ``v`` (its other params fixed), memoized;
+        None when its program there is not a mechanism LP (a design table, linear constraints
+        and an affine objective: what ``lower_mechanism`` lowers to an LP)."""
         from ..lower.mechanism import lower_mechanism
+        from ..model.problem import LinearConstraint
 
         key = (v.block, eps)
         if key not in self.lowered:
             problem = self._load(v.block, dict(self.composite.blocks[v.block].fixed) | {v.param: eps})
-            if getattr(problem, "design", None) is None:
-                raise ValueError(f"block {v.block} is not a mechanism table")
-            self.lowered[key] = lower_mechanism(problem)
+            linear = getattr(problem, "design", None) is not None and problem.objective.curvature == "affine"
+            if linear and all(isinstance(c, LinearConstraint) for c in problem.constraints):
+                self.lowered[key] = lower_mechanism(problem)
+            else:
+                self.lowered[key] = None
         return self.lowered[key]
 
     def _load(self, name: str, params: dict[str, float]):

@@ -68,7 +68,33 @@ class Term:
 
 
 Point = tuple[float, float, float]  # (share, verified value, proven bound)
-CellDual = tuple[object, float, float]  # (the cell's top point's dual d, then d.cell(the cell's lower end))
+Piece = tuple[float, float, float, float]  # (start share, proven bound there, end share, proven bound there)
+
+
+@dataclass(frozen=True)
+class CellEnds:
+    """The certificates of a cell's two end points (either may be None; ``d.cell(x)``: the
+    concave lower bound of the point's term toward share ``x``, at ``x`` and at the point).
+    ``pieces(a, b, k)`` cuts the cell ``[a, b]`` at ``k``: ``[a, k]`` bounded from its lower end's
+    certificate, ``[k, b]`` from its upper end's, each a concave bound in ``t = e^eps`` given by
+    its two end values (one piece when ``k`` is not inside, or one end has no certificate)."""
+
+    left: object | None
+    right: object | None
+
+    def pieces(self, a: float, b: float, k: float) -> tuple[Piece, ...]:
+        if self.left is not None and self.right is not None and a < k < b:
+            la_k, la_a = self.left.cell(k)
+            lb_k, lb_b = self.right.cell(k)
+            return ((a, la_a, k, la_k), (k, lb_k, b, lb_b))
+        if self.right is not None and (self.left is None or k <= a):
+            lb_a, lb_b = self.right.cell(a)
+            return ((a, lb_a, b, lb_b),)
+        la_b, la_a = self.left.cell(b)
+        return ((a, la_a, b, la_b),)
+
+
+CellDual = tuple[object, float, tuple[Piece, ...]]  # (the ends' certificates, the cut k, the pieces)
 
 
 @dataclass(frozen=True)
@@ -130,7 +156,7 @@ class _Curve:
         self.bounds: dict[int, float] = {}  # lower numerator -> proven bound
         self.xs: dict[int, float] = {}
         self.duals: dict[int, object] = {}  # lower numerator -> the point's dual (``Term``)
-        self.cell_duals: dict[tuple[int, int], CellDual] = {}
+        self.cell_duals: dict[tuple[int, int], CellDual] = {}  # (lower, upper numerator) -> its pieces
         self.calls = 0
         for j in range(grid + 1):
             m = j * (ONE // grid)
@@ -160,22 +186,37 @@ class _Curve:
         w = np.array([self.ceil_num(m) for m in ms], dtype=np.int64)
         return w, np.array([self.values[m] for m in ms]), np.array(ms, dtype=np.int64)[:, None]
 
-    def lb_items(self) -> tuple[np.ndarray, ...]:
-        """The cells' items (``_cells``) with each cell's dual item (``_dual_items``)."""
+    def lb_items(self) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The cells' items (``_cells``, cut at their kinks by their ends' certificates:
+        ``_dual_items``) and, per item, the cell it belongs to (-1: the top point)."""
         ms = self.nums()
-        w, v = _cells(np.array(ms, dtype=np.int64), np.array([self.bounds[m] for m in ms]))
+        _, v = _cells(np.array(ms, dtype=np.int64), np.array([self.bounds[m] for m in ms]))
         for lo, hi in zip(ms, ms[1:]):
-            if hi in self.duals and (lo, hi) not in self.cell_duals:
-                d = self.duals[hi]
-                self.cell_duals[lo, hi] = (d, *map(float, d.cell(self.xs[lo])))
+            if (lo, hi) not in self.cell_duals and (lo in self.duals or hi in self.duals):
+                self.cell_duals[lo, hi] = self._cell_dual(lo, hi)
         cells = [self.cell_duals.get(pair) for pair in zip(ms, ms[1:])]
-        return (w, v, *_dual_items(ms, v, cells))
+        *items, owner = _dual_items(ms, v, cells, self.num)
+        return tuple(items), owner
+
+    def _cell_dual(self, lo: int, hi: int) -> CellDual:
+        """The cell's pieces (``CellEnds``), cut at the kink of its ends' bounds (``kink``) rounded
+        to a numerator strictly inside the cell."""
+        ends = CellEnds(self.duals.get(lo), self.duals.get(hi))
+        a, b = self.xs[lo], self.xs[hi]
+        k = b
+        if ends.left is not None and ends.right is not None:
+            x = ends.left.kink(ends.right)
+            k = a if x <= a else b if x >= b else self.budget * min(max(self.num(x), lo + 1), hi - 1) / ONE
+        return ends, k, ends.pieces(a, b, k)
+
+    def num(self, x: float) -> int:
+        return math.floor(x / self.budget * ONE)
 
     def points(self) -> tuple[Point, ...]:
         return tuple((self.xs[m], self.values[m], self.bounds[m]) for m in self.nums())
 
     def point_duals(self) -> tuple[CellDual | None, ...]:
-        """Per point, the dual of the cell it closes (None for the first point and where none)."""
+        """Per point, the pieces of the cell it closes (None for the first point and where none)."""
         ms = self.nums()
         return (None, *(self.cell_duals.get(pair) for pair in zip(ms, ms[1:])))
 
@@ -197,20 +238,37 @@ def _cells(ms: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ms, np.append(best[1:], best[-1:])
 
 
-def _dual_items(ms, v: np.ndarray, cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each cell's second item for the Lagrangian bound (``parametric.py``): with its top
-    point's dual ``d`` (concave in ``t = e^eps``), ``min_{cell} g + lam y >= min(max(B, d(x_j)) +
-    lam x_j, d(x_{j+1}) + lam x_{j+1})``: the first item's value is raised to ``max(B, d(x_j))``
-    and ``(x_{j+1}, d(x_{j+1}))`` is the second; without a dual (and for the top point) the
-    second item is ``(x_j, +inf)``, leaving the monotone item alone."""
-    raised = v.copy()
-    w2 = np.array(ms, dtype=np.int64)
-    v2 = np.full(len(ms), math.inf)
-    for j, cd in enumerate(cells):
-        if cd is not None:
-            raised[j] = max(v[j], cd[1])
-            w2[j], v2[j] = ms[j + 1], cd[2]
-    return raised, w2, v2
+def _dual_items(ms, v: np.ndarray, cells, num) -> tuple[np.ndarray, ...]:
+    """The items of the cells, each cut into its pieces (``CellEnds``; ``num``: a share's floor
+    numerator) where its ends have certificates: ``(w, mono, raised, w2, v2, owner)``, one row
+    per piece (per cell without a certificate, and the top point last, ``owner`` -1).
+
+    A piece ``[p, q]`` with bound ``L`` concave in ``t = e^eps`` (``parametric.py``): ``g >= L``
+    on it, and ``g`` does not increase, so ``g >= mono`` on ``[p, q)`` with ``mono`` the largest
+    proven bound at ``q`` or beyond (``B``, the cell's monotone value, and the pieces' end values
+    from ``q`` on): the min-plus item ``(p, mono)``. ``lam y`` is concave in ``t`` too, so
+    ``min_{[p, q]} g + lam y >= max(min(L(p) + lam p, L(q) + lam q), mono + lam p) >= min(max(mono,
+    L(p)) + lam p, L(q) + lam q)``: the Lagrangian items ``(p, raised)`` and ``(w2, v2) = (q,
+    L(q))``. Without a certificate (and for the top point) the second item is ``(p, +inf)``."""
+    rows = []
+    for j, m in enumerate(ms):
+        cd = cells[j] if j < len(cells) else None
+        if cd is None:
+            rows.append((m, v[j], v[j], m, math.inf, j if j < len(cells) else -1))
+            continue
+        pieces = cd[2]
+        acc, out = v[j], []
+        for i in reversed(range(len(pieces))):
+            p, lp, q, lq = pieces[i]
+            acc = max(acc, lq)
+            start = m if i == 0 else num(p)
+            end = ms[j + 1] if i == len(pieces) - 1 else num(q)
+            out.append((start, acc, max(acc, lp), end, lq, j))
+            acc = max(acc, lp)
+        rows += out[::-1]
+    w, mono, raised, w2, v2, owner = zip(*rows)
+    ints = np.array(w, dtype=np.int64), np.array(w2, dtype=np.int64), np.array(owner, dtype=np.int64)
+    return ints[0], np.array(mono), np.array(raised), ints[1], np.array(v2), ints[2]
 
 
 @dataclass
@@ -406,13 +464,14 @@ def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: i
     ub = _merge_all([c.ub_items() for c in curves])
     while True:
         upper = _least(ub, math.inf)
-        bound = _bound([c.lb_items() for c in curves], upper, rtol)
+        items, owners = zip(*(c.lb_items() for c in curves))
+        bound = _bound(items, upper, rtol)
         calls = sum(c.calls for c in curves)
         if relative_gap(upper, bound.lower) <= rtol or calls >= max_calls:
             break
         halved = False
-        for c, alive in zip(curves, bound.alive):
-            for j in np.flatnonzero(alive[:-1])[::-1]:  # the last item is the top point, not a cell
+        for c, alive, owner in zip(curves, bound.alive, owners):
+            for j in np.unique(owner[alive & (owner >= 0)])[::-1]:  # the top point is not a cell
                 halved |= c.refine(int(j))  # from the top: earlier indices stay valid
         if not halved:
             break
@@ -446,21 +505,30 @@ def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL
             raise ValueError("a block's points must increase from 0 to its top")
         bounds = np.array([oracle_pair((v, b), x)[1] for x, v, b in pts])
         ms = [math.floor(x / budget * ONE) for x in xs]
-        w, v = _cells(np.array(ms, dtype=np.int64), bounds)
+        _, v = _cells(np.array(ms, dtype=np.int64), bounds)
         cells = list(s.duals[k][1:]) if s.duals else [None] * (len(pts) - 1)
         if len(cells) != len(pts) - 1 or (s.duals and s.duals[k][0] is not None):
             raise ValueError("one dual per cell, at the point that closes it")
         for j, cd in enumerate(cells):
-            if cd is None:
-                continue
-            d, below, at = cd
-            again = tuple(map(float, d.cell(xs[j])))
-            if any(abs(a - b) > SLACK * max(1.0, abs(b)) for a, b in zip(again, (below, at))):
-                raise ValueError(
-                    f"the recorded dual bounds {below!r}, {at!r} of a cell are not what its duals give {again!r}"
-                )
-        items.append((w, v, *_dual_items(ms, v, cells)))
+            if cd is not None:
+                _same_pieces(cd, xs[j], xs[j + 1])
+        items.append(_dual_items(ms, v, cells, lambda x: math.floor(x / budget * ONE))[:5])
     return _bound(items, s.objective, rtol).lower
+
+
+def _same_pieces(cd: CellDual, a: float, b: float) -> None:
+    """The recorded pieces of the cell ``[a, b]`` are what its ends' certificates give at the
+    recorded cut, to rounding, and they cover the cell in order."""
+    ends, k, pieces = cd
+    if not pieces or any(len(p) != 4 for p in pieces):
+        raise ValueError(f"a cell's pieces must be (start, bound, end, bound), not {pieces!r}")
+    again = ends.pieces(a, b, k)
+    flat = [x for p in pieces for x in p]
+    redo = [float(x) for p in again for x in p]
+    if len(flat) != len(redo) or any(abs(x - y) > SLACK * max(1.0, abs(y)) for x, y in zip(flat, redo)):
+        raise ValueError(f"the recorded dual bounds {flat} of a cell are not what its duals give {redo}")
+    if pieces[0][0] != a or pieces[-1][2] != b or any(p[2] != q[0] for p, q in zip(pieces, pieces[1:])):
+        raise ValueError(f"the pieces {flat} do not cover the cell [{a!r}, {b!r}] in order")
 
 
 def inverse_square_split(a: Sequence[float], width: Sequence[float], budget: float) -> Split:
