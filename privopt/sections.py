@@ -504,7 +504,7 @@ def print_measures(console: Console, title: str, measures: Mapping[str, float], 
     """The measures of a released table as a two-column table, each value by ``number``."""
     from rich.table import Table
 
-    mt = Table(title=title, title_justify="left")
+    mt = Table(title=title, title_justify="left", min_width=len(title))  # a narrow table does not wrap its title
     mt.add_column("measure")
     mt.add_column("value", justify="right")
     for k, val in measures.items():

@@ -128,7 +128,14 @@ def test_problem_explain_and_plan_return_the_plan():
 
 
 def test_recognizers_follow_the_protocol():
-    assert [r.name for r in RECOGNIZERS] == ["theorem-1", "lemma-1", "prop-1", "prop-2", "corollary-2"]
+    assert [r.name for r in RECOGNIZERS] == [
+        "theorem-1",
+        "randomized-response",
+        "lemma-1",
+        "prop-1",
+        "prop-2",
+        "corollary-2",
+    ]
     for r in RECOGNIZERS:
         assert isinstance(r, Recognizer)
         assert r.method in ("closed-form", "reduced-lp") and r.cites

@@ -10,12 +10,17 @@ that is another problem must not be.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import privopt
 from privopt import api
+from privopt.closedform.registry import recognize
+from privopt.closedform.rr import RANDOMIZED_RESPONSE, rr_value
 from tests.conftest import SPECS
 
 EQ3 = "subject to P(Y | S) == (1 - alpha) * P(X | S) + alpha * P(X)"
@@ -346,3 +351,137 @@ def test_random_rearrangements_of_eq3(spec, alpha, spelling):
 def test_random_fidelity_rearrangements(delta, form, k):
     canonical = _with(_spec("atr_table4.priv"), "param delta = 0.9", f"param delta = {delta!r}")
     _same(_with(canonical, FIDELITY, form.format(k=k)), canonical)
+
+
+# ------------------------------------------------------------------ k-ary randomized response (Kairouz et al.)
+
+RR_SPEC = """spec "rr"
+var X : data {{{labels}}}
+var Y : release over X
+known P(X) = {prior}
+design R = P(Y | X)
+param eps = {eps!r}
+subject to {budget} <= {bound}
+{objective}
+"""
+
+RR_OBJECTIVES = ["minimize tv(X, Y)", "minimize tv(X, Y) + 0", "minimize 0.5 * tv(X, Y) + 0.5 * tv(X, Y)"]
+
+
+def rr_text(k, eps, prior="uniform", budget="ldp(X -> Y)", bound="eps", objective=RR_OBJECTIVES[0], numeric=False):
+    """A randomized-response spec over k labels (v0.. or 0..k-1); ``prior``: "uniform" or weights per label."""
+    labels = [str(i) if numeric else f"v{i}" for i in range(k)]
+    if prior != "uniform":
+        prior = "{ " + ", ".join(f"{a}: {w!r}" for a, w in zip(labels, prior)) + " }"
+    head = f"range(0, {k - 1})" if numeric else None
+    text = RR_SPEC.format(
+        labels=", ".join(labels), prior=prior, eps=eps, budget=budget, bound=bound, objective=objective
+    )
+    return text.replace("{" + ", ".join(labels) + "}", head) if head else text
+
+
+def _rr_plan(problem) -> list[str]:
+    return [s.name for s in problem.plan().steps]
+
+
+@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    k=st.integers(2, 12),
+    eps=st.one_of(st.sampled_from([0.0, math.log(2), 5.0]), st.floats(0.0, 8.0)),
+    budget=st.sampled_from(["ldp(X -> Y)", "dp(X -> Y)"]),
+    explicit=st.booleans(),
+    objective=st.sampled_from(RR_OBJECTIVES),
+)
+def test_randomized_response_is_the_closed_form_and_the_lps_optimum(k, eps, budget, explicit, objective):
+    """Wherever its conditions hold (a uniform prior, written as ``uniform`` or as equal weights;
+    one pure budget over all pairs; tv however spelled), the recognizer answers, its table
+    verifies, and its value is the generic LP's to 1e-8 and ``(k - 1) / (e^eps + k - 1)``."""
+    prior = [1.0 / k] * k if explicit else "uniform"
+    problem = api.loads(rr_text(k, eps, prior, budget, objective=objective))
+    a = problem.explain()
+    assert a.chosen == "closed-form" and "randomized response" in a.applicable["closed-form"]
+    assert _rr_plan(problem) == ["randomized-response"]
+    r = problem.solve()
+    assert r.status == "optimal" and r.method == "closed-form"
+    assert r.verification["passed"] and r.certificate["kind"] == "theorem"
+    lp = problem.solve(method="lp")
+    assert lp.status == "optimal" and lp.method == "lp"
+    assert r.objective == pytest.approx(lp.objective, rel=1e-8, abs=1e-8)
+    assert r.objective == pytest.approx(rr_value(k, eps), rel=1e-12, abs=1e-15)
+
+
+@st.composite
+def non_uniform(draw, k):
+    w = draw(st.lists(st.integers(1, 20), min_size=k, max_size=k).filter(lambda w: len(set(w)) > 1))
+    return [x / sum(w) for x in w]
+
+
+@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(2, 8), eps=st.floats(0.05, 5.0), data=st.data())
+def test_randomized_response_declines_where_its_conditions_fail(k, eps, data):
+    """Each condition broken alone: the recognizer declines with its reason, the LP answers, and
+    where randomized response stays feasible (another prior: its tv is still the value, since
+    its diagonal is constant) the LP's optimum is no larger."""
+    case = data.draw(st.sampled_from(["prior", "maximize", "constraint", "delta", "loglift", "pairs", "objective"]))
+    rr = rr_value(k, eps)
+    edits = {
+        "prior": (dict(prior=data.draw(non_uniform(k))), "uniform prior"),
+        "maximize": (dict(objective="maximize tv(X, Y)"), "minimizes tv"),
+        "constraint": (dict(objective="subject to tv(X, Y) <= 0.999\nminimize tv(X, Y)"), "other constraints"),
+        "delta": (dict(budget="dp(X -> Y)", bound="(eps, 0.01)"), "pure dp or ldp"),
+        "loglift": (dict(budget="loglift(X -> Y)"), "pure dp or ldp"),
+        "pairs": (dict(budget="dp(X -> Y, adjacent: |X - X'| <= 1)", numeric=True), "every pair"),
+        "objective": (dict(objective="minimize 2 * tv(X, Y)"), None),  # not tv itself: out of its scope
+    }
+    kwargs, why = edits[case]
+    problem = api.loads(rr_text(k, eps, **kwargs))
+    rec, match = recognize(problem, "closed-form")
+    a = problem.explain()
+    if case == "pairs" and k == 2:  # |x - x'| <= 1 is every pair of two labels: the theorem holds
+        assert rec is RANDOMIZED_RESPONSE and a.chosen == "closed-form"
+        assert problem.solve().objective == pytest.approx(rr, rel=1e-12, abs=1e-15)
+        return
+    assert rec is None and a.chosen == "lp" and "closed-form" not in a.applicable
+    if why is not None:
+        assert not match and why in match.why and a.not_applicable["closed-form"] == match.why
+    else:
+        assert not RANDOMIZED_RESPONSE.in_scope(problem)
+    r = problem.solve()
+    assert r.status == "optimal" and r.method == "lp"
+    if case in ("prior", "delta", "constraint"):
+        assert r.objective <= rr + 1e-8  # randomized response is feasible
+    if case == "constraint":
+        assert r.objective == pytest.approx(rr, rel=1e-8, abs=1e-8)  # a bound it meets does not bind
+
+
+def test_a_skewed_prior_beats_randomized_response():
+    """Why the uniform prior is a condition: with P(X) = (0.9, 0.1) and eps = 0.5, releasing v0
+    always (tv = 0.1) beats randomized response's 1 / (e^0.5 + 1) = 0.378."""
+    r = api.loads(rr_text(2, 0.5, [0.9, 0.1])).solve()
+    assert r.objective == pytest.approx(0.1, abs=1e-9)
+    assert r.objective < rr_value(2, 0.5) - 0.2
+
+
+def test_randomized_response_verifies_and_a_tampered_result_does_not(tmp_path):
+    """``privopt verify`` re-checks the theorem: its conditions on the rebuilt spec, the cited
+    theorem and the optimum recomputed; a changed citation, a changed eps and a changed
+    objective each fail, naming the check."""
+    import json
+
+    result = json.loads(api.load(SPECS / "randomized_response.priv").solve().to_json())
+    assert result["method"] == "closed-form" and result["certificate"]["data"]["theorem"] == RANDOMIZED_RESPONSE.cites
+    report = privopt.verify(result)
+    assert report.passed
+    assert any(c.name == "certificate theorem" and c.passed for c in report.checks)
+    assert any(c.name == "certificate theorem's optimum" and c.passed for c in report.checks)
+
+    def failed(edit) -> list[str]:
+        tampered = json.loads(json.dumps(result))
+        edit(tampered)
+        rep = privopt.verify(tampered)
+        assert not rep.passed
+        return [c.name for c in rep.failed]
+
+    assert "certificate theorem" in failed(lambda r: r["certificate"]["data"].update(theorem="Lemma 1"))
+    assert "certificate theorem's optimum" in failed(lambda r: r["spec"]["params"].update(eps=1.2))
+    assert "certificate theorem's optimum" in failed(lambda r: r.update(objective=r["objective"] * 1.001))

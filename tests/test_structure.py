@@ -47,7 +47,7 @@ TODAY = {
     "obfuscation_bsc": ("rank-preserving-obfuscation", "global", ("global",), ("none", None)),
     "obfuscation_general": ("rank-preserving-obfuscation", "global", ("global",), ("none", None)),
     "obfuscation_symmetric": ("rank-preserving-obfuscation", "closed-form", ("closed-form", "global"), ("none", None)),
-    "randomized_response": ("mechanism-lp", "lp", ("lp",), ("highs", None)),
+    "randomized_response": ("mechanism-lp", "closed-form", ("lp", "closed-form"), ("highs", None)),
     "sanitize_distance_table": ("sanitization-non-markov", "lp", ("lp",), ("highs", None)),
     "sanitize_distortion": ("sanitization-non-markov", "reduced-lp", ("lp", "reduced-lp"), ("highs", None)),
     "sanitize_ldp_budget": ("mechanism-lp", "lp", ("lp",), ("highs", None)),

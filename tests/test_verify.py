@@ -97,6 +97,10 @@ def _multiplier(r):
     values[0] *= 1.5
 
 
+def _theorem(r):
+    r["certificate"]["data"]["theorem"] = "Ding, Liu & Farokhi, Lemma 1 (eq. 7)"
+
+
 def _dual_point(r):
     r["certificate"]["data"]["dual_point"]["mu"][0] *= 3.0
 
@@ -118,8 +122,10 @@ TAMPERING = [
     ("obfuscation_general", _no_objective, "objective"),
     ("randomized_response", _cell, "budget"),
     ("sanitize_distortion", _cell, ""),
-    ("randomized_response", _bound, "certificate bound"),
-    ("randomized_response", _multiplier, "certificate"),
+    ("randomized_response", _theorem, "certificate theorem"),
+    ("randomized_response", _param, "certificate theorem's optimum"),
+    ("count_query_dp", _bound, "certificate bound"),
+    ("count_query_dp", _multiplier, "certificate"),
     ("sanitize_distance_table", _param, ""),
     ("noise_placement", _variance, ""),
     ("noise_placement", _objective, "objective"),
@@ -155,7 +161,7 @@ def test_tampering_is_caught_and_named(name, tamper, named, solved, tmp_path):
 
 
 def test_a_multiplier_that_no_longer_proves_the_bound_is_named(solved, tmp_path):
-    result = _result("randomized_response", solved)
+    result = _result("count_query_dp", solved)
     _multiplier(result)
     checked = _verify(result, tmp_path)
     assert checked.exit_code == 1

@@ -12,10 +12,15 @@ Proof: for each output y the budget gives ``Q(y | y) <= e^eps Q(y | x)`` for eve
 ``sum_y Q(y | y) <= k e^eps / (e^eps + k - 1)``, and ``tv = 1 - sum_y Q(y | y) / k`` is at least
 ``(k - 1) / (e^eps + k - 1)``, which randomized response attains.
 
+The recognizer is registered (``closedform.registry``): a single spec that meets the conditions
+is answered without a solver, its ``theorem`` certificate cites ``CITES`` and ``privopt verify``
+re-checks the conditions on the rebuilt spec and recomputes the optimum (``certify/proofs.py``).
+Where a condition fails the recognizer declines with its reason and the LP decides (a
+non-uniform prior, for one, can do better: always releasing the likeliest value).
+
 The value as a function of the budget, ``rr_value(k, eps)``, is what the composite split uses
 for such a block without solving it (``composite/solve.py``): it is concave in eps below
-``ln(k - 1)`` and convex above. The recognizer is not in ``closedform.registry`` yet: single
-specs are still solved by the LP (registering it changes their method, goldens and routes).
+``ln(k - 1)`` and convex above.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 from ..core.certificate import Certificate
 from ..core.plan import Match, Outcome
 
-CITES = "Kairouz, Oh & Viswanath: k-ary randomized response is optimal for tv under a uniform prior"
+CITES = "Kairouz, Oh & Viswanath (2014), k-ary randomized response"
 CLAIM = "closed form: k-ary randomized response, tv = (k - 1) / (e^eps + k - 1)"
 
 
