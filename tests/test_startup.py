@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark")
 
@@ -28,6 +31,58 @@ def _heavy_after(code: str) -> set[str]:
 
 def test_help_and_version_import_no_numerical_package():
     assert _heavy_after(PROBE) == set()
+
+
+SOLVE = """
+import sys
+from click.testing import CliRunner
+from privopt.cli import main
+r = CliRunner().invoke(main, ["solve", sys.argv[1]])
+assert r.exit_code == 0 and "status: optimal (verified)" in r.output, r.output
+print(r.output.splitlines()[1])
+print(" ".join(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[2:]))))
+print(" ".join(sorted(m for m in sys.modules if m.count(".") == 1 and m.startswith("scipy.") and m[6] != "_")))
+"""
+
+UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matplotlib")
+
+
+@pytest.mark.parametrize(
+    "spec, status",
+    [
+        ("atr_table4.priv", "max confidence: 0.675"),  # a transparency report, Theorem 1 (closed form)
+        ("randomized_response.priv", "minimize tv(X, Y): 0.595390324808"),  # a mechanism LP on HiGHS
+    ],
+)
+def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status):
+    """``privopt solve`` of a small spec, printed as text, needs numpy, highspy, lark and the
+    builder's scipy.sparse (issue 23, goal 1): no pandas or pyarrow (the result's groups and
+    tables print from their columns; a DataFrame is built only when one is read), no other
+    part of scipy, no cvxpy, pyomo, dask or matplotlib."""
+    path = Path(__file__).resolve().parents[1] / "specs" / spec
+    r = subprocess.run([sys.executable, "-c", SOLVE, str(path), *HEAVY], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    line, heavy, scipy_parts = (r.stdout.splitlines() + ["", ""])[:3]
+    assert status in line
+    assert set(heavy.split()) & set(UNUSED_BY_A_SMALL_SOLVE) == set()
+    assert set(heavy.split()) >= {"numpy", "lark"} and set(scipy_parts.split()) <= {"scipy.sparse", "scipy.version"}
+
+
+def test_a_result_builds_its_dataframes_when_they_are_read():
+    """The groups and the released table of a solve are pandas DataFrames when read (the API
+    is unchanged), built from the columns the text was printed from."""
+    code = (
+        "import sys\n"
+        "import privopt\n"
+        "r = privopt.solve(sys.argv[1])\n"
+        "before = 'pandas' in sys.modules\n"
+        "g, t = r.groups, r.table('Dt')\n"
+        "print(before, type(g).__name__, type(t).__name__, list(g['gender'].astype(str)), len(t))\n"
+    )
+    spec = Path(__file__).resolve().parents[1] / "specs" / "atr_table4.priv"
+    r = subprocess.run([sys.executable, "-c", code, str(spec)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split(maxsplit=3) == ["False", "DataFrame", "DataFrame", "['F', 'M'] 12\n"]
 
 
 def test_the_package_imports_its_api_when_first_used():
