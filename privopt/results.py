@@ -21,7 +21,6 @@ arrays become Python numbers and lists. docs/api.md lists the fields that can be
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import io
 import json
 import math
@@ -65,18 +64,41 @@ VERSIONED_PACKAGES = (
 )
 
 
-@functools.cache
-def versions() -> dict[str, str]:
+class Versions(Mapping[str, str]):
     """{"privopt", "python", package: version} for privopt, the running Python and every
-    installed package of ``VERSIONED_PACKAGES`` (read from ``importlib.metadata``; packages
-    that are not installed are left out)."""
-    out = {"privopt": __version__, "python": platform.python_version()}
-    for name in VERSIONED_PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
+    installed package of ``VERSIONED_PACKAGES`` (packages that are not installed are left out),
+    read from ``importlib.metadata`` when first looked at: a solve that only prints its text
+    never does (the look-ups take longer than solving a small spec)."""
+
+    @functools.cached_property
+    def _read(self) -> dict[str, str]:
+        import importlib.metadata
+
+        out = {"privopt": __version__, "python": platform.python_version()}
+        for name in VERSIONED_PACKAGES:
+            try:
+                out[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return out
+
+    def __getitem__(self, name: str) -> str:
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read)
+
+    def __len__(self) -> int:
+        return len(self._read)
+
+    def __repr__(self) -> str:
+        return repr(self._read)
+
+
+@functools.cache
+def versions() -> Versions:
+    """The versions a result records (``Versions``: one per process, read once)."""
+    return Versions()
 
 
 @dataclass(frozen=True)
@@ -237,7 +259,7 @@ class Result:
     reasons: list[str] = field(default_factory=list)
     measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
     spec: dict[str, Any] | None = None  # {"path", "title", "sha256", "params"}: what was solved (Problem.solve sets it)
-    versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
+    versions: Mapping[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}: Versions
     details: dict[str, Any] = field(
         default_factory=dict
     )  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
