@@ -231,8 +231,7 @@ class TransparencyReport(_ResultSection):
                 f"(the first {MAX_ROWS} of {n:,} groups in spec order, {n - MAX_ROWS:,} not shown; "
                 "--json or --out DIR lists every group)"
             )
-        beta = g.columns["beta"]
-        if n > MAX_ROWS and not np.isnan(beta).all():
+        if n > MAX_ROWS and not np.isnan(beta := g.columns["beta"]).all():
             top = int(np.nanargmax(beta))
             console.print(
                 visible(
