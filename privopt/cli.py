@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from . import outdir, solverlog  # standard library only: cheap at start-up
+from ._version import __version__
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
 from .methods import METHODS
@@ -132,7 +133,7 @@ def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="privopt")
+@click.version_option(__version__, package_name="privopt")  # given: no importlib.metadata at start-up
 def main() -> None:
     """privopt: design privacy mechanisms from a spec file."""
     try:
