@@ -162,31 +162,36 @@ class Columns:
         )
 
     def wide(self, keys: list[str], outcome: str) -> tuple[list[tuple], list[str], np.ndarray]:
-        """``pivot_table(index=keys, columns=outcome, values="value", sort=False)`` over label
-        columns, in numpy: (each row's key labels, the outcome labels, the values, rows x
-        outcomes). Rows and outcomes come in the order they first appear, a repeated cell is
-        the mean of its values, NaN values are left out, and a row or outcome left with no
-        value is dropped, as pandas does."""
-        labels = [self.columns[k] for k in [*keys, outcome]]
+        """``pivot_table(index=keys, columns=outcome, values="value", observed=True,
+        sort=False)`` over label columns, in numpy: (each row's key labels, the outcome labels,
+        the values, rows x outcomes). Each label ranks by where it first appears in its column;
+        the rows come in order of their keys' ranks (the first key first), the outcomes by rank,
+        and a repeated cell is the mean of its values: pandas' table for finite values (a
+        released table's; a table over the full grid of its axes comes out in spec order). A
+        NaN value is left out, and a row or outcome left with no value is dropped."""
+        axes = [self.columns[k] for k in [*keys, outcome]]
         value = np.asarray(self.columns["value"], dtype=float)
-        row_id = np.ravel_multi_index(
-            [c.codes.astype(np.int64) for c in labels[:-1]], [len(c.labels) for c in labels[:-1]]
-        )
-        out_id = labels[-1].codes.astype(np.int64)
-        kept = ~np.isnan(value)
+        ranks = [_first_seen_rank(c.codes) for c in axes]
+        row_id = np.ravel_multi_index(ranks[:-1], [int(r.max()) + 1 if r.size else 1 for r in ranks[:-1]])
+        kept = np.flatnonzero(~np.isnan(value))
         rows, row_first, row_of = np.unique(row_id[kept], return_index=True, return_inverse=True)
-        outs, out_first, out_of = np.unique(out_id[kept], return_index=True, return_inverse=True)
-        row_rank, out_rank = np.argsort(np.argsort(row_first)), np.argsort(np.argsort(out_first))
+        outs, out_first, out_of = np.unique(ranks[-1][kept], return_index=True, return_inverse=True)
         total = np.zeros((rows.size, outs.size))
         count = np.zeros((rows.size, outs.size))
-        np.add.at(total, (row_rank[row_of], out_rank[out_of]), value[kept])
-        np.add.at(count, (row_rank[row_of], out_rank[out_of]), 1.0)
+        np.add.at(total, (row_of, out_of), value[kept])
+        np.add.at(count, (row_of, out_of), 1.0)
         with np.errstate(invalid="ignore"):
             values = np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan)
-        first = np.flatnonzero(kept)[np.sort(row_first)]
-        row_labels = list(zip(*[c.cells(first) for c in labels[:-1]])) if keys else [()] * rows.size
-        out_labels = [labels[-1].labels[o] for o in outs[np.argsort(out_first)]]
-        return row_labels, out_labels, values
+        row_labels = list(zip(*[c.cells(kept[row_first]) for c in axes[:-1]])) if keys else [()] * rows.size
+        return row_labels, list(axes[-1].cells(kept[out_first])), values
+
+
+def _first_seen_rank(codes: np.ndarray) -> np.ndarray:
+    """Each entry's rank among the distinct values of ``codes`` by where each first appears."""
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(uniq.size)
+    return rank[inverse]
 
 
 class LazyTables(Mapping[str, "pd.DataFrame"]):

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark")
 
@@ -149,3 +151,42 @@ def test_an_unwritable_cache_folder_means_no_cache_and_no_message(tmp_path):
     blocker.write_text("a file where the cache folder would be")
     r = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(blocker / "sub")})
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.integers(0, 1),
+            st.integers(0, 2),
+            st.floats(-1e3, 1e3, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_the_wide_table_printed_without_pandas_is_pandas_pivot_table(rows):
+    """``Columns.wide`` (the released table as printed, in numpy) is ``pivot_table(index=keys,
+    columns=outcome, values="value", observed=True, sort=False)`` for any long table of finite
+    values (a released table has no NaN): labels missing or repeated, cells averaged, any order
+    of the keys."""
+    import numpy as np
+
+    from privopt.results import Columns, Labels
+
+    a, b, y, v = (np.array(c) for c in zip(*rows))
+    table = Columns(
+        {
+            "A": Labels(a.astype(np.int8), ("a0", "a1", "a2")),
+            "B": Labels(b.astype(np.int8), ("b0", "b1")),
+            "Y": Labels(y.astype(np.int8), ("y0", "y1", "y2")),
+            "value": v.astype(float),
+        }
+    )
+    for keys in (["A", "B"], ["B", "A"], ["A"]):
+        got_rows, got_outcomes, got = table.wide(keys, "Y")
+        want = table.frame().pivot_table(index=keys, columns="Y", values="value", observed=True, sort=False)
+        want_rows = [i if isinstance(i, tuple) else (i,) for i in want.index]
+        assert got_rows == want_rows and got_outcomes == [str(c) for c in want.columns]
+        np.testing.assert_allclose(got, want.to_numpy(), rtol=1e-12, atol=1e-9)
