@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from . import outdir, solverlog  # standard library only: cheap at start-up
+from ._version import __version__
 from .errors import InfeasibleError, SolverError, SpecError, UsageError
 from .files import NotRegularFile, describe
 from .methods import METHODS
@@ -43,6 +44,15 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3,
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 MIN_WIDTH = 40  # narrower than this, a line may be wider than the terminal (which wraps it) rather than cut
+
+
+def _is_composite(problem) -> bool:
+    """Whether ``api.load`` gave a composite (``privopt.composite.Composite``) rather than one
+    ``Problem``: asked of ``Problem``, so a single spec never imports the composite's solvers
+    (issue 23, goal 1)."""
+    from .model.problem import Problem
+
+    return not isinstance(problem, Problem)
 
 
 def _text_width() -> tuple[int, bool]:
@@ -123,7 +133,7 @@ def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="privopt")
+@click.version_option(__version__, package_name="privopt")  # given: no importlib.metadata at start-up
 def main() -> None:
     """privopt: design privacy mechanisms from a spec file."""
     try:
@@ -313,7 +323,6 @@ def solve(
 ):
     """Solve SPEC and print the optimal mechanism with its verification."""
     from . import api
-    from .composite import Composite
 
     try:
         if out_dir is not None:
@@ -335,7 +344,7 @@ def solve(
             )
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
-            if out_dir is not None and isinstance(problem, Composite) and problem.joint is not None:
+            if out_dir is not None and _is_composite(problem) and problem.joint is not None:
                 raise SpecError(
                     "--out writes each block's own files, and the blocks of this joint Gaussian program have "
                     "one noise placement together",
@@ -406,20 +415,19 @@ def check(spec, sets, allow_paths, backends, tol, time_limit, as_json):
     counts for neither, and exit 1 when no path answered.
     """
     from . import api
-    from .composite import Composite
     from .crosscheck import run_check
 
     try:
         problem = api.load(spec, _params(sets), allow_paths)
         names = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
-        if isinstance(problem, Composite):
+        if _is_composite(problem):
             report = _check_composite(problem, names, tol, time_limit)
         else:
             report = run_check(problem, names, tol, time_limit, progress=not _quiet)
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001
         _fail(e)
         return
-    if isinstance(problem, Composite):
+    if _is_composite(problem):
         _print_composite_check(problem, spec, report, as_json)
         sys.exit({"agree": EXIT_OK, "disagree": EXIT_DISAGREE}.get(report.verdict, EXIT_INTERNAL))
     if as_json:
@@ -569,7 +577,6 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
     usage error for that value).
     """
     from . import api
-    from .composite import Composite
     from .errors import PrivoptError
     from .pipeline import plan
 
@@ -585,7 +592,7 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         if name not in problem.params:
             declared = ", ".join(sorted(problem.params)) or "none"
             raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
-        if not isinstance(problem, Composite):  # a composite's blocks plan their own routes
+        if not _is_composite(problem):  # a composite's blocks plan their own routes
             plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
         with _progress() as progress:
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
@@ -601,7 +608,7 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
         return
     failures = [e for _, e in rows if isinstance(e, BaseException)]
     if plot_file is not None:
-        composite = isinstance(problem, Composite)  # the optimized answer against the even split
+        composite = _is_composite(problem)  # the optimized answer against the even split
         solved = ("optimal", "feasible") if composite else ("optimal",)  # a composite's feasible: a certified gap
         try:
             plot.sweep_figure(
@@ -681,9 +688,8 @@ def _print_composite_sweep(problem, spec, name, rows) -> None:
 
 
 def _print_sweep(problem, spec, name, rows) -> None:
-    from .composite import Composite
 
-    if isinstance(problem, Composite):
+    if _is_composite(problem):
         _print_composite_sweep(problem, spec, name, rows)
         _print_sweep_notes(name, rows)
         return
@@ -728,12 +734,11 @@ def explain(spec, sets, allow_paths, method, backend, solver, as_json):
     """Say what SPEC is, which methods apply, and the plan solve would run: one recognizer
     (a theorem), or a chain of reductions ending in a method and a backend."""
     from . import api
-    from .composite import Composite
     from .pipeline import plan
 
     try:
         problem = api.load(spec, _params(sets), allow_paths)
-        if isinstance(problem, Composite):  # issue 21: a composite explains its blocks and method
+        if _is_composite(problem):  # issue 21: a composite explains its blocks and method
             click.echo(problem.explain_text(as_json))
             return
         analysis = problem.explain()
@@ -1071,13 +1076,12 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
     labels, naming its row; 3 when the spec is infeasible.
     """
     from . import apply as applying
-    from .composite import Composite
     from .pipeline import plan
 
     try:
         applying.check_out(out_file, data)  # before solving: a bad target writes nothing
         problem = _load_with_progress(spec, _params(sets), allow_paths)
-        if isinstance(problem, Composite):  # issue 21: a composite has no one design to draw from
+        if _is_composite(problem):  # issue 21: a composite has no one design to draw from
             raise UsageError("apply draws from one design: run it on the spec of one of the composite's blocks")
         plan(problem, method, backend)  # before reading or solving: a bad --method or --backend fails fast
         records = applying.read_records(problem, data)  # before solving: bad records fail fast

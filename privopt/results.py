@@ -21,23 +21,25 @@ arrays become Python numbers and lists. docs/api.md lists the fields that can be
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import io
 import json
 import math
 import platform
 import secrets
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
-import pandas as pd
 
 from ._version import __version__
 from .errors import did_you_mean
 from .sections import GROUP_MEASURES, Section, html_table, print_released, sections_of, table_layout, text_console
 from .sections import captured_lines as _captured_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # The version of the result's JSON format: ``privopt verify`` reads the formats it knows and
 # refuses any other (1: the spec's text, cwd and data SHA-256, a certificate with its proof).
@@ -61,38 +63,186 @@ VERSIONED_PACKAGES = (
 )
 
 
-@functools.cache
-def versions() -> dict[str, str]:
+class Versions(Mapping[str, str]):
     """{"privopt", "python", package: version} for privopt, the running Python and every
-    installed package of ``VERSIONED_PACKAGES`` (read from ``importlib.metadata``; packages
-    that are not installed are left out)."""
-    out = {"privopt": __version__, "python": platform.python_version()}
-    for name in VERSIONED_PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
+    installed package of ``VERSIONED_PACKAGES`` (packages that are not installed are left out),
+    read from ``importlib.metadata`` when first looked at: a solve that only prints its text
+    never does (the look-ups take longer than solving a small spec)."""
+
+    @functools.cached_property
+    def _read(self) -> dict[str, str]:
+        import importlib.metadata
+
+        out = {"privopt": __version__, "python": platform.python_version()}
+        for name in VERSIONED_PACKAGES:
+            try:
+                out[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return out
+
+    def __getitem__(self, name: str) -> str:
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read)
+
+    def __len__(self) -> int:
+        return len(self._read)
+
+    def __repr__(self) -> str:
+        return repr(self._read)
 
 
-class LazyTables(Mapping[str, pd.DataFrame]):
-    """Released tables by name, each built into a DataFrame on first access (a table of
-    millions of cells costs more to label than to solve, and many callers never look)."""
+@functools.cache
+def versions() -> Versions:
+    """The versions a result records (``Versions``: one per process, read once)."""
+    return Versions()
 
-    def __init__(self, factories: dict[str, Callable[[], pd.DataFrame]]):
+
+@dataclass(frozen=True)
+class Labels:
+    """A column of labels: row i holds ``labels[codes[i]]`` (code -1: no label). Built into a
+    pandas Categorical only when a DataFrame is asked for."""
+
+    codes: np.ndarray
+    labels: tuple[str, ...]
+
+    def categorical(self) -> pd.Categorical:
+        import pandas as pd
+
+        return pd.Categorical.from_codes(self.codes, dtype=pd.CategoricalDtype(list(self.labels)), validate=False)
+
+    def cells(self, rows) -> np.ndarray:
+        """The labels of ``rows`` (a slice or an index array) as objects; NaN for code -1."""
+        return np.array([*self.labels, math.nan], dtype=object)[self.codes[rows]]
+
+
+class Columns:
+    """A table as named columns without pandas: numpy arrays, and ``Labels`` for label columns.
+    A result keeps its QID groups and released tables so and builds a pandas DataFrame from
+    them (``frame``) only when one is read: importing pandas takes longer than solving a small
+    spec, and printing a result needs none (issue 23, goal 1)."""
+
+    def __init__(self, columns: Mapping[str, np.ndarray | Labels]):
+        self.columns = dict(columns)
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> Columns:
+        """A DataFrame's columns: a categorical one as ``Labels``, any other as its array."""
+        import pandas as pd
+
+        return cls(
+            {
+                name: Labels(col.cat.codes.to_numpy(), tuple(map(str, col.cat.categories)))
+                if isinstance(col.dtype, pd.CategoricalDtype)
+                else col.to_numpy()
+                for name, col in frame.items()
+            }
+        )
+
+    def __len__(self) -> int:
+        first = next(iter(self.columns.values()), None)
+        return 0 if first is None else len(first.codes if isinstance(first, Labels) else first)
+
+    def cells(self, name: str, rows) -> np.ndarray:
+        """Column ``name`` at ``rows`` (a slice or an index array): labels as text, numbers as numpy's."""
+        col = self.columns[name]
+        return col.cells(rows) if isinstance(col, Labels) else col[rows]
+
+    def frame(self) -> pd.DataFrame:
+        """The pandas DataFrame: label columns as Categoricals, the rest as their arrays."""
+        import pandas as pd
+
+        if not self.columns:
+            return pd.DataFrame()
+        return pd.DataFrame(
+            {name: col.categorical() if isinstance(col, Labels) else col for name, col in self.columns.items()}
+        )
+
+    def wide(self, keys: list[str], outcome: str) -> tuple[list[tuple], list[str], np.ndarray]:
+        """``pivot_table(index=keys, columns=outcome, values="value", observed=True,
+        sort=False)`` over label columns, in numpy: (each row's key labels, the outcome labels,
+        the values, rows x outcomes). Each label ranks by where it first appears in its column;
+        the rows come in order of their keys' ranks (the first key first), the outcomes by rank,
+        and a repeated cell is the mean of its values: pandas' table for finite values (a
+        released table's; a table over the full grid of its axes comes out in spec order). A
+        NaN value is left out, and a row or outcome left with no value is dropped."""
+        axes = [self.columns[k] for k in [*keys, outcome]]
+        value = np.asarray(self.columns["value"], dtype=float)
+        ranks = [_first_seen_rank(c.codes) for c in axes]
+        row_id = np.ravel_multi_index(ranks[:-1], [int(r.max()) + 1 if r.size else 1 for r in ranks[:-1]])
+        kept = np.flatnonzero(~np.isnan(value))
+        rows, row_first, row_of = np.unique(row_id[kept], return_index=True, return_inverse=True)
+        outs, out_first, out_of = np.unique(ranks[-1][kept], return_index=True, return_inverse=True)
+        total = np.zeros((rows.size, outs.size))
+        count = np.zeros((rows.size, outs.size))
+        np.add.at(total, (row_of, out_of), value[kept])
+        np.add.at(count, (row_of, out_of), 1.0)
+        with np.errstate(invalid="ignore"):
+            values = np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan)
+        row_labels = list(zip(*[c.cells(kept[row_first]) for c in axes[:-1]])) if keys else [()] * rows.size
+        return row_labels, list(axes[-1].cells(kept[out_first])), values
+
+
+def _first_seen_rank(codes: np.ndarray) -> np.ndarray:
+    """Each entry's rank among the distinct values of ``codes`` by where each first appears."""
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(uniq.size)
+    return rank[inverse]
+
+
+class LazyTables(Mapping[str, "pd.DataFrame"]):
+    """Released tables by name, each built on first access (a table of millions of cells costs
+    more to label than to solve, and many callers never look): a factory gives ``Columns``
+    (or a DataFrame), ``[name]`` the DataFrame, ``columns(name)`` the ``Columns``."""
+
+    def __init__(self, factories: dict[str, Callable[[], Columns | pd.DataFrame]]):
         self._factories = dict(factories)
-        self._built: dict[str, pd.DataFrame] = {}
+        self._built: dict[str, Columns | pd.DataFrame] = {}
 
-    def __getitem__(self, name: str) -> pd.DataFrame:
+    def _table(self, name: str) -> Columns | pd.DataFrame:
         if name not in self._built:
             self._built[name] = self._factories[name]()
         return self._built[name]
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        table = self._table(name)
+        if isinstance(table, Columns):
+            table = self._built[name] = table.frame()
+        return table
+
+    def columns(self, name: str) -> Columns:
+        table = self._table(name)
+        return table if isinstance(table, Columns) else Columns.of(table)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._factories)
 
     def __len__(self) -> int:
         return len(self._factories)
+
+
+class FrameField:
+    """A ``Result`` field holding a DataFrame, given as one or as ``Columns``; ``Columns`` are
+    built into the DataFrame when the field is first read (``Result.group_columns`` reads
+    them without pandas). A dataclass field whose default is this descriptor: reading it on
+    the class raises AttributeError, so the field has no default."""
+
+    def __set_name__(self, owner, name: str):
+        self.name, self.slot = name, f"_{name}"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            raise AttributeError(self.name)
+        value = obj.__dict__[self.slot]
+        if isinstance(value, Columns):
+            value = obj.__dict__[self.slot] = value.frame()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
 
 
 @dataclass
@@ -105,7 +255,7 @@ class Result:
     backend: str | None
     problem_class: str
     objective_kind: str
-    groups: pd.DataFrame  # one row per QID group: public labels, objective, beta, beta_min, c_star, case
+    groups: pd.DataFrame = FrameField()  # one row per QID group: public labels, objective, beta, beta_min, c_star, case
     tables: Mapping[str, pd.DataFrame]
     verification: dict[str, Any]
     timings: dict[str, float]
@@ -113,7 +263,7 @@ class Result:
     reasons: list[str] = field(default_factory=list)
     measures: dict[str, float] = field(default_factory=dict)  # mechanism problems: privacy and utility of the table
     spec: dict[str, Any] | None = None  # {"path", "title", "sha256", "params"}: what was solved (Problem.solve sets it)
-    versions: dict[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}
+    versions: Mapping[str, str] = field(default_factory=dict)  # {"privopt", "python", package: version}: Versions
     details: dict[str, Any] = field(
         default_factory=dict
     )  # the family's own section, top-level keys of the JSON (noise: "noise", "baselines")
@@ -153,6 +303,16 @@ class Result:
             raise KeyError(
                 f"no table '{name}'{did_you_mean(name, self.tables)}; tables: {', '.join(self.tables)}"
             ) from None
+
+    def group_columns(self) -> Columns:
+        """The QID groups as ``Columns``, read without pandas (``groups`` is their DataFrame)."""
+        groups = self.__dict__["_groups"]  # as given (FrameField): Columns, or a DataFrame
+        return groups if isinstance(groups, Columns) else Columns.of(groups)
+
+    def table_columns(self, name: str) -> Columns:
+        """The released table ``name`` as ``Columns``, read without pandas (``table`` is its DataFrame)."""
+        tables = self.tables
+        return tables.columns(name) if isinstance(tables, LazyTables) else Columns.of(tables[name])
 
     def group_records(self) -> list[dict[str, Any]]:
         """Per-group results as plain dicts: {key: {public var: label}, objective, beta, ...}
@@ -213,8 +373,9 @@ class Result:
         for section in self.sections:
             section.print(console)
         if tables and self.engine == "local":
-            for name, df in self.tables.items():
-                print_released(console, name, df, *table_layout(df, self.facts, name))
+            for name in self.tables:
+                columns = self.table_columns(name)
+                print_released(console, name, columns, *table_layout(columns, self.facts, name))
 
     def text_lines(self, width: int | None = None, tables: bool = True) -> list[str]:
         """``print``'s text as plain lines, laid out at ``width`` columns (None: unwrapped)."""
@@ -228,6 +389,8 @@ class Result:
         tables, and (as ``print``) every released table wide, its first ``MAX_ROWS`` rows.
         Every user text (title, labels, names) is escaped."""
         import html
+
+        import pandas as pd
 
         v = self.verification
         summary = pd.DataFrame(
@@ -392,6 +555,8 @@ def json_values(column: pd.Series) -> np.ndarray:
     ``repr`` (so a probability of 1e-10 keeps every digit; pandas' writer keeps 15 decimal
     places), a non-finite float as ``null``, an integer or bool as itself, and anything else
     (labels) as a JSON string, escaped once per distinct label."""
+    import pandas as pd
+
     v = column.to_numpy()
     if v.dtype.kind == "f":
         text = np.array(list(map(float.__repr__, v.astype(float).tolist())), dtype=object)
@@ -446,6 +611,8 @@ def _write_groups(out: TextIO, frame: pd.DataFrame) -> None:
 def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every numeric column as Python objects, non-finite entries None
     (vectorized per column; other columns unchanged)."""
+    import pandas as pd
+
     out = frame.copy()
     for col in frame.columns:
         values = frame[col]
@@ -468,7 +635,8 @@ def plain(x: Any, lazy: bool = False) -> Any:
         return x if lazy else x.tolist()
     if isinstance(x, Mapping):
         return {str(k): plain(v, lazy) for k, v in x.items()}
-    if isinstance(x, (pd.Series, pd.Index)):
+    pd = sys.modules.get("pandas")  # a Series exists only once pandas is imported
+    if pd is not None and isinstance(x, (pd.Series, pd.Index)):
         x = x.to_numpy()
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "f":

@@ -213,28 +213,31 @@ class TransparencyReport(_ResultSection):
         self._print_groups(console)
 
     def _print_groups(self, console: Console) -> None:
+        import numpy as np
         from rich.table import Table
 
-        g = self.result.groups
-        keys = group_keys(g)
-        gt = Table(title=f"QID groups ({len(g):,})", title_justify="left")
+        g = self.result.group_columns()  # without pandas
+        keys, n = group_keys(g), len(g)
+        labels = [*keys, "case"]
+        gt = Table(title=f"QID groups ({n:,})", title_justify="left")
         for c in g.columns:
-            gt.add_column(escape(c), justify="left" if c in keys or c == "case" else "right")
-        for _, row in g.head(MAX_ROWS).iterrows():  # spec order, as in --json and groups.csv
-            gt.add_row(*[escape(row[c]) if c in keys or c == "case" else fmt(row[c]) for c in g.columns])
+            gt.add_column(escape(c), justify="left" if c in labels else "right")
+        shown = {c: g.cells(c, slice(0, MAX_ROWS)) for c in g.columns}  # spec order, as in --json and groups.csv
+        for i in range(min(n, MAX_ROWS)):
+            gt.add_row(*[escape(shown[c][i]) if c in labels else fmt(shown[c][i]) for c in g.columns])
         print_table(gt, console)
-        if len(g) > MAX_ROWS:
+        if n > MAX_ROWS:
             console.print(
-                f"(the first {MAX_ROWS} of {len(g):,} groups in spec order, {len(g) - MAX_ROWS:,} not shown; "
+                f"(the first {MAX_ROWS} of {n:,} groups in spec order, {n - MAX_ROWS:,} not shown; "
                 "--json or --out DIR lists every group)"
             )
-        if len(g) > MAX_ROWS and g["beta"].notna().any():
-            top = g["beta"].idxmax()
+        if n > MAX_ROWS and not np.isnan(beta := g.columns["beta"]).all():
+            top = int(np.nanargmax(beta))
             console.print(
                 visible(
                     "the group with the largest beta: "
-                    + ", ".join(f"{c}={g.at[top, c]}" for c in keys)
-                    + f" (beta {fmt(g.at[top, 'beta'])})"
+                    + ", ".join(f"{c}={g.cells(c, top)}" for c in keys)
+                    + f" (beta {fmt(beta[top])})"
                 ),
                 markup=False,
             )
@@ -477,9 +480,9 @@ class Obfuscation(_ResultSection):
         ]
 
 
-def group_keys(groups: pd.DataFrame) -> list[str]:
-    """The key columns of a QID groups frame (its public variables): every column that is not
-    a measure (``GROUP_MEASURES``)."""
+def group_keys(groups: Any) -> list[str]:
+    """The key columns of a QID groups frame (a DataFrame or ``privopt.results.Columns``: its
+    public variables): every column that is not a measure (``GROUP_MEASURES``)."""
     return [c for c in groups.columns if c not in GROUP_MEASURES]
 
 
@@ -512,31 +515,29 @@ def print_measures(console: Console, title: str, measures: Mapping[str, float], 
     print_table(mt, console)
 
 
-def print_released(console: Console, name: str, df: pd.DataFrame, outcome: str, keys: list[str]) -> None:
-    """A released table P(outcome | keys) wide: one row per combination of ``keys`` (the first
-    ``MAX_ROWS``, in spec order), one column per label of ``outcome``."""
+def print_released(console: Console, name: str, table: Any, outcome: str, keys: list[str]) -> None:
+    """A released table (``privopt.results.Columns``) P(outcome | keys) wide: one row per
+    combination of ``keys`` (the first ``MAX_ROWS``, in spec order), one column per label of
+    ``outcome`` (``Columns.wide``, without pandas)."""
     from rich.table import Table
 
-    wide = df.pivot_table(index=keys, columns=outcome, values="value", observed=True, sort=False)
+    rows, outcomes, values = table.wide(keys, outcome)
     t = Table(title=escape(f"{name} = P({outcome} | {', '.join(keys)})"), title_justify="left")
     for k in keys:
         t.add_column(escape(k))
-    for c in wide.columns:
+    for c in outcomes:
         t.add_column(escape(c), justify="right")
-    for idx, row in wide.head(MAX_ROWS).iterrows():
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        t.add_row(*[escape(i) for i in idx], *[fmt(x) for x in row.to_numpy()])
-    print_table(
-        t, console, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in wide.columns]
-    )
-    if len(wide) > MAX_ROWS:
+    for idx, row in zip(rows[:MAX_ROWS], values[:MAX_ROWS]):
+        t.add_row(*[escape(i) for i in idx], *[fmt(x) for x in row])
+    print_table(t, console, names=[escape(k) for k in keys] + [escape(f"{name}({outcome} = {c})") for c in outcomes])
+    if len(rows) > MAX_ROWS:
         console.print(
-            f"(the first {MAX_ROWS} of {len(wide):,} rows in spec order, {len(wide) - MAX_ROWS:,} not shown; "
+            f"(the first {MAX_ROWS} of {len(rows):,} rows in spec order, {len(rows) - MAX_ROWS:,} not shown; "
             "--out DIR writes the whole table)"
         )
 
 
-def table_layout(df: pd.DataFrame, facts: Mapping[str, Any], name: str) -> tuple[str, list[str]]:
+def table_layout(df: Any, facts: Mapping[str, Any], name: str) -> tuple[str, list[str]]:
     """(outcome axis, the other axes) of the released table ``name``: from the spec's facts,
     else the last label column as the outcome (a design P(targets | given) has its axes in the
     order given + targets)."""

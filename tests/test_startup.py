@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark")
 
@@ -28,6 +33,60 @@ def _heavy_after(code: str) -> set[str]:
 
 def test_help_and_version_import_no_numerical_package():
     assert _heavy_after(PROBE) == set()
+
+
+SOLVE = """
+import sys
+from click.testing import CliRunner
+from privopt.cli import main
+r = CliRunner().invoke(main, ["solve", sys.argv[1]])
+assert r.exit_code == 0 and "status: optimal (verified)" in r.output, r.output
+print(r.output.splitlines()[1])
+print(" ".join(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[2:]))))
+print(" ".join(sorted(m for m in sys.modules if m.count(".") == 1 and m.startswith("scipy.") and m[6] != "_")))
+"""
+
+UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matplotlib")
+
+
+@pytest.mark.parametrize(
+    "spec, status, scipy",
+    [  # a transparency report by Theorem 1 (closed form): numpy alone; a mechanism LP: its sparse rows
+        ("atr_table4.priv", "max confidence: 0.675", set()),
+        ("randomized_response.priv", "minimize tv(X, Y): 0.595390324808", {"scipy.sparse", "scipy.version"}),
+    ],
+)
+def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status, scipy):
+    """``privopt solve`` of a small spec, printed as text, needs numpy, lark and the solver
+    (issue 23, goal 1): no pandas or pyarrow (the result's groups and tables print from their
+    columns; a DataFrame is built only when one is read), no cvxpy, pyomo, dask or matplotlib;
+    scipy only where a sparse LP is built (a report's tables are one entry a row:
+    ``model.linear.OneEach``)."""
+    path = Path(__file__).resolve().parents[1] / "specs" / spec
+    r = subprocess.run([sys.executable, "-c", SOLVE, str(path), *HEAVY], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    line, heavy, scipy_parts = (r.stdout.splitlines() + ["", ""])[:3]
+    assert status in line
+    assert set(heavy.split()) & set(UNUSED_BY_A_SMALL_SOLVE) == set()
+    assert set(heavy.split()) >= {"numpy", "lark"} and set(scipy_parts.split()) == scipy
+    assert ("scipy" in heavy.split()) == bool(scipy)
+
+
+def test_a_result_builds_its_dataframes_when_they_are_read():
+    """The groups and the released table of a solve are pandas DataFrames when read (the API
+    is unchanged), built from the columns the text was printed from."""
+    code = (
+        "import sys\n"
+        "import privopt\n"
+        "r = privopt.solve(sys.argv[1])\n"
+        "before = 'pandas' in sys.modules\n"
+        "g, t = r.groups, r.table('Dt')\n"
+        "print(before, type(g).__name__, type(t).__name__, list(g['gender'].astype(str)), len(t))\n"
+    )
+    spec = Path(__file__).resolve().parents[1] / "specs" / "atr_table4.priv"
+    r = subprocess.run([sys.executable, "-c", code, str(spec)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split(maxsplit=3) == ["False", "DataFrame", "DataFrame", "['F', 'M'] 12\n"]
 
 
 def test_the_package_imports_its_api_when_first_used():
@@ -92,3 +151,42 @@ def test_an_unwritable_cache_folder_means_no_cache_and_no_message(tmp_path):
     blocker.write_text("a file where the cache folder would be")
     r = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(blocker / "sub")})
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.integers(0, 1),
+            st.integers(0, 2),
+            st.floats(-1e3, 1e3, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_the_wide_table_printed_without_pandas_is_pandas_pivot_table(rows):
+    """``Columns.wide`` (the released table as printed, in numpy) is ``pivot_table(index=keys,
+    columns=outcome, values="value", observed=True, sort=False)`` for any long table of finite
+    values (a released table has no NaN): labels missing or repeated, cells averaged, any order
+    of the keys."""
+    import numpy as np
+
+    from privopt.results import Columns, Labels
+
+    a, b, y, v = (np.array(c) for c in zip(*rows))
+    table = Columns(
+        {
+            "A": Labels(a.astype(np.int8), ("a0", "a1", "a2")),
+            "B": Labels(b.astype(np.int8), ("b0", "b1")),
+            "Y": Labels(y.astype(np.int8), ("y0", "y1", "y2")),
+            "value": v.astype(float),
+        }
+    )
+    for keys in (["A", "B"], ["B", "A"], ["A"]):
+        got_rows, got_outcomes, got = table.wide(keys, "Y")
+        want = table.frame().pivot_table(index=keys, columns="Y", values="value", observed=True, sort=False)
+        want_rows = [i if isinstance(i, tuple) else (i,) for i in want.index]
+        assert got_rows == want_rows and got_outcomes == [str(c) for c in want.columns]
+        np.testing.assert_allclose(got, want.to_numpy(), rtol=1e-12, atol=1e-9)

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import solverlog
 from ..core.canonical import CanonicalProgram
@@ -269,6 +268,8 @@ def split_rows(lp: LinearProgram):
     row of inequality k and ``ub_sign[k]`` is +1 for an upper bound, -1 for a lower bound, so
     duals can be mapped back.
     """
+    import scipy.sparse as sp
+
     A = lp.A.tocsr()
     lo, hi = lp.row_lower, lp.row_upper
     eq = np.isfinite(lo) & np.isfinite(hi) & (lo == hi)

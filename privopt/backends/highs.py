@@ -17,7 +17,6 @@ import time
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import solverlog
 from .base import Backend, LinearProgram, LPSolution
@@ -107,6 +106,8 @@ class HighsBackend(Backend):
             model.integrality_ = [kinds[int(v)] for v in lp.integrality]
         st = h.passModel(model)
         if st != highspy.HighsStatus.kError and lp.is_qp:
+            import scipy.sparse as sp
+
             Q = sp.tril(lp.Q, format="csc")  # HiGHS takes the lower triangle, column-wise
             st = h.passHessian(
                 n_col,

@@ -22,7 +22,6 @@ import math
 import time
 
 import numpy as np
-import pandas as pd
 
 from ..closedform.obfuscation import bsc_parameter, bsc_symmetric_channel, corollary2_applies
 from ..core.certificate import Certificate
@@ -31,7 +30,7 @@ from ..errors import SolverError, VerificationError
 from ..lower.obfuscation import DEFAULT_TOL, ChannelSolution, grid_channel, optimal_channel
 from ..model.obfuscation import ObfuscationModel
 from ..model.problem import Problem
-from ..results import LazyTables
+from ..results import Columns, LazyTables
 from ..verification.atoms import leakage_bits as _leakage
 from ..verification.atoms import sheppard as _sheppard
 from ..verification.problems import verify_channel
@@ -168,13 +167,13 @@ def measures(model: ObfuscationModel, W: np.ndarray) -> dict[str, float]:
     }
 
 
-def channel_table(problem: Problem, W: np.ndarray) -> pd.DataFrame:
+def channel_table(problem: Problem, W: np.ndarray) -> Columns:
     """W in the layout of every designed table: one row per cell (X, Y, value)."""
     model = problem.obfuscation
     axes = (model.data, model.release)
     cols = {a: label_column(problem.variables[a].labels, (2, 2), k) for k, a in enumerate(axes)}
     cols["value"] = np.asarray(W, dtype=float).ravel()
-    return pd.DataFrame(cols)
+    return Columns(cols)
 
 
 # ------------------------------------------------------------------ routes for privopt check

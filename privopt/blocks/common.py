@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-import pandas as pd
 
+from ..results import Labels
 from ..verification.tolerances import (  # noqa: F401 (importable from here, as before)
     BUDGET_RTOL,
     BUDGET_ULPS,
@@ -165,13 +165,13 @@ class Route:
 # ------------------------------------------------------------------ tables and timings
 
 
-def label_column(labels: tuple[str, ...], shape: tuple[int, ...], axis: int) -> pd.Categorical:
+def label_column(labels: tuple[str, ...], shape: tuple[int, ...], axis: int) -> Labels:
     """The labels of one axis for every cell of a C-ordered array of ``shape`` (no unravel)."""
     inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
     outer = int(np.prod(shape[:axis], dtype=np.int64))
     dtype = np.int8 if len(labels) < 128 else np.int32
     codes = np.tile(np.repeat(np.arange(len(labels), dtype=dtype), inner), outer)
-    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(labels)), validate=False)
+    return Labels(codes, tuple(labels))
 
 
 def timings(parse_s: float, solve_s: float, t_start: float) -> dict[str, float]:

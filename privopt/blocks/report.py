@@ -21,7 +21,6 @@ For ``privopt check``: ``routes(problem, analysis, tol)`` lists every route
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..backends import all_backends
 from ..classify import Analysis
@@ -35,7 +34,7 @@ from ..measures.confidence import beta_min, c_star, conditional_prior
 from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
 from ..methods.lfp import repair_rows
 from ..model.problem import Problem
-from ..results import LazyTables
+from ..results import Columns, Labels, LazyTables
 from ..verification.problems import transparency_constraints, verify_transparency
 from . import routes_report
 from .common import (
@@ -176,13 +175,13 @@ def _design_array(problem: Problem, inst: ATRInstance, table: np.ndarray) -> np.
     return np.transpose(full, [order.index(a) for a in problem.design.axes])
 
 
-def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> pd.DataFrame:
-    """Long-format DataFrame of the design: one column per axis (labels), then ``value``."""
+def released_table(problem: Problem, inst: ATRInstance, table: np.ndarray) -> Columns:
+    """The design in long format: one column per axis (labels), then ``value``."""
     arr = _design_array(problem, inst, table)
     axes = problem.design.axes
     cols = {a: label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
     cols["value"] = arr.ravel()
-    return pd.DataFrame(cols)
+    return Columns(cols)
 
 
 # ------------------------------------------------------------------ routes, for privopt check
@@ -300,18 +299,17 @@ def _onto_rows(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, fallback: np
     return np.where(reached[..., None], moved, fallback)
 
 
-def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> pd.DataFrame:
+def _group_frame(inst: ATRInstance, objective, beta_g, bmin, cstar, case) -> Columns:
     sizes = tuple(len(labels) for labels in inst.public_labels)
     cols = {v: label_column(labs, sizes, k) for k, (v, labs) in enumerate(zip(inst.public, inst.public_labels))}
-    frame = pd.DataFrame(cols)
     if objective.kind == "min_uncertainty":
         with np.errstate(divide="ignore"):
-            frame["objective"] = np.where(beta_g > 0, -np.log(np.where(beta_g > 0, beta_g, 1.0)), np.inf)
+            cols["objective"] = np.where(beta_g > 0, -np.log(np.where(beta_g > 0, beta_g, 1.0)), np.inf)
     else:
-        frame["objective"] = beta_g
-    frame["beta"] = beta_g
-    frame["beta_min"] = bmin
-    frame["c_star"] = cstar if cstar is not None else np.nan
+        cols["objective"] = beta_g
+    cols["beta"] = beta_g
+    cols["beta_min"] = bmin
+    cols["c_star"] = cstar if cstar is not None else np.full(beta_g.shape, np.nan)
     if case is not None:
-        frame["case"] = pd.Categorical.from_codes(case, categories=list(CASES))
-    return frame
+        cols["case"] = Labels(np.asarray(case), CASES)
+    return Columns(cols)

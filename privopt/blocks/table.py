@@ -27,7 +27,6 @@ import math
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from ..backends import all_backends
@@ -41,7 +40,7 @@ from ..measures.mixture import naive_mixture
 from ..measures.reduce import worst
 from ..model.linear import marginal
 from ..model.problem import Problem, Role
-from ..results import LazyTables
+from ..results import Columns, LazyTables
 from ..verification.problems import budget_set, budget_verdict, mechanism_constraints, verify_mechanism
 from ..verification.sets import achieved_eps, conditional, linear_error
 from . import routes_table
@@ -549,9 +548,9 @@ def _proportional(A, w: np.ndarray, rtol: float = 1e-9) -> bool:
     return k > 0.0 and float(np.abs(c - k * w).max()) <= rtol * float(np.abs(c).max())
 
 
-def released_table(problem: Problem, x: np.ndarray) -> pd.DataFrame:
+def released_table(problem: Problem, x: np.ndarray) -> Columns:
     arr = _design_array(problem, x)
     axes = problem.design.axes
     cols = {a: label_column(problem.variables[a].labels, arr.shape, k) for k, a in enumerate(axes)}
     cols["value"] = arr.ravel()
-    return pd.DataFrame(cols)
+    return Columns(cols)

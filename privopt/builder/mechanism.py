@@ -757,7 +757,7 @@ class MechanismBuilder(QuadraticTerms, Context):
                 continue
             if J.A is None or np.any(J.b):
                 continue
-            Jc = sp.csc_array(J.A)
+            Jc = sp.csc_array(J.matrix())
             Jc.sum_duplicates()
             Jc.eliminate_zeros()
             counts = np.diff(Jc.indptr)

@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram
 from ..errors import SolverError
@@ -192,6 +191,8 @@ def transport_lp(p: np.ndarray, q: np.ndarray, ps: np.ndarray, d: np.ndarray):
     """Prop. 2's (eq. 12) transport LP over the pairs X^-(s) x X^+(s) of every s, as
     (LinearProgram, (s, x, y) of each column, the supply row of each column), or None when no
     mass moves (the full diagonal is the answer)."""
+    import scipy.sparse as sp
+
     r, t, pairs = transport_pairs(p, q)
     S, k = p.shape
     if pairs is None:

@@ -660,7 +660,7 @@ def _ordered_table(
     shape = tuple(len(labels[a]) for a in axes)
     if len(out) == int(np.prod(shape)):  # the usual case: the local engine's compact label columns
         for i, a in enumerate(axes):
-            out[a] = label_column(labels[a], shape, i)
+            out[a] = label_column(labels[a], shape, i).categorical()
     return out
 
 

@@ -35,14 +35,17 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .. import files
 from ..errors import SpecError
 from .source import Span
 from .tables import Domain, parse_number
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Where reading reports its progress: a callable (what, done, total) set by the CLI around a
 # load (``reading_progress``), None elsewhere. A context variable, not an argument, because the
@@ -159,6 +162,8 @@ class DataFiles:
         ``expect`` named for a CSV). A missing column is an error naming the file and the
         closest column. ``labels``: those of ``names`` read as a variable's labels (text as
         written in a CSV, see ``frame``)."""
+        import pandas as pd
+
         source = self._parquet_source(text, span)
         names = list(dict.fromkeys(names))
         if source is None:
@@ -378,6 +383,8 @@ class ParquetSource:
     def read(self, names: list[str], span: Span) -> pd.DataFrame:
         """The named columns as one frame. A null in any of them is an error naming its row and
         column: a missing value is never dropped, filled or read as a label."""
+        import pandas as pd
+
         todo = [n for n in names if n not in self._cache]
         if todo:
             import pyarrow as pa
@@ -443,13 +450,19 @@ def _real_path(fd: int, opened: Path) -> Path:
     return Path(os.path.realpath(opened))
 
 
+def _empty_frame() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
 @dataclass
 class CsvTable:
     """The columns of one CSV/TSV file read so far (stripped names), those of them holding the
     text written (``texts``), and the SHA-256 of the bytes they were read from."""
 
     header: list[str]  # the header's names as written
-    frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    frame: pd.DataFrame = field(default_factory=_empty_frame)
     texts: set[str] = field(default_factory=set)
     digest: str | None = None
 
@@ -588,6 +601,7 @@ def _read_text(
     text as missing: ``NA``, ``null``, ``None`` are labels like any other, and an empty cell is
     kept as empty text (an error where read). The ``labels`` columns are read as text,
     dictionary-encoded (a few labels: int8 codes a row), never as guessed numbers."""
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.csv as pc
 
@@ -738,6 +752,8 @@ def _schema_diff(a: tuple[str, dict], b: tuple[str, dict]) -> str:
 
 def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles | None = None) -> np.ndarray:
     """Index of each row's label in ``var``'s domain; an error names the first unknown label."""
+    import pandas as pd
+
     if var.values is not None:
         _not_coerced(col, var.name, text, span, f"the numeric labels of {var.name}")
     lut = _integer_lookup(col, var)
@@ -780,6 +796,8 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
 def _is_missing(cell, col: pd.Series) -> bool:
     """An empty text cell, or a null in a column of text (in a column of numbers, NaN is the
     text ``nan`` as written, not a missing value: a null was refused when the column was read)."""
+    import pandas as pd
+
     if isinstance(cell, str):
         return cell.strip() == ""
     return not pd.api.types.is_numeric_dtype(col.dtype) and bool(pd.isna(cell))
@@ -789,6 +807,8 @@ def _text_columns(df: pd.DataFrame) -> set[str]:
     """The columns of a frame read from a CSV that hold the text written: a dictionary, object
     or string column (pyarrow and pandas guess numbers, booleans and dates from the text, and
     then the text is lost: ``01`` and ``1`` are both 1)."""
+    import pandas as pd
+
     return {
         n
         for n in df.columns
@@ -807,6 +827,8 @@ def _integer_lookup(col: pd.Series, var: Domain):
     are integers and ``col`` holds integers, spanning at most ``LOOKUP_MAX`` values; else None.
     The codes come out in the smallest integer type that holds them (int8 for a few labels):
     2 million rows cost 2 MB a column, not 16 MB of floats and 16 MB of int64 codes."""
+    import pandas as pd
+
     values = var.values
     if values is None or not pd.api.types.is_integer_dtype(col.dtype) or not np.all(values == np.round(values)):
         return None
@@ -830,6 +852,8 @@ def _code_type(size: int) -> type:
 def _not_coerced(col: pd.Series, name: str, text: str, span: Span, wanted: str) -> None:
     """Booleans, dates and durations are not numbers: refuse them instead of reading 0/1 or
     nanoseconds since 1970."""
+    import pandas as pd
+
     dtype = col.dtype
     kinds = (
         ("booleans", pd.api.types.is_bool_dtype(dtype)),
@@ -859,6 +883,8 @@ def read_long_table(
 ) -> np.ndarray:
     """Array over ``axes`` from a long-format file. ``missing`` fills absent combinations
     (0 for counts); None makes an absent combination an error."""
+    import pandas as pd
+
     shape = tuple(v.size for v in axes)
     cells = _cells(axes, span)
     df = files.columns(text, span, [v.name for v in axes] + [value_column], labels=[v.name for v in axes])
@@ -941,6 +967,8 @@ def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
     """Sorted distinct values of a column (numerically when they are all numbers). An empty
     cell is an error naming its row: a domain is read as written, never with a gap dropped."""
+    import pandas as pd
+
     col = files.columns(text, span, [column], labels=[column])[column]
     if not pd.api.types.is_numeric_dtype(col.dtype):
         empty = _empty_cells(col)
@@ -955,6 +983,8 @@ def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tup
 
 def _empty_cells(col: pd.Series) -> np.ndarray:
     """Where a column of text is empty or null (a dictionary column: each category tested once)."""
+    import pandas as pd
+
     if isinstance(col.dtype, pd.CategoricalDtype):  # a null's code, -1, takes the last entry
         blank = np.asarray(col.cat.categories.astype(str).str.strip() == "", dtype=bool)
         return np.append(blank, True)[col.cat.codes.to_numpy()]
@@ -967,6 +997,8 @@ def labels_of(col: pd.Series) -> tuple[str, ...]:
     value. A column of text gives each label as written (surrounding spaces ignored), sorted by
     value when every label is a number in the spec's syntax (``2`` before ``10``; ``01`` and
     ``1`` are two labels, in that order), else as text."""
+    import pandas as pd
+
     if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: its categories in use (one pass, no sort)
         used = np.bincount(col.cat.codes.to_numpy().astype(np.intp) + 1, minlength=len(col.cat.categories) + 1)[1:]
         uniq = col.cat.categories[used > 0]

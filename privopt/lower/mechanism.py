@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..backends.base import LinearProgram
 from ..errors import SpecError
@@ -82,6 +81,8 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
     """The LP of ``problem``. ``pairwise=True`` writes every pair of an ldp/dp budget as its
     own row instead of the envelopes (|A|^2 |Y| rows): an independent formulation that
     ``privopt check`` solves beside the envelope form."""
+    import scipy.sparse as sp
+
     design = problem.design
     n = problem.design_size
     shape = problem.shape(design.axes)
@@ -156,6 +157,8 @@ def lower_mechanism(problem: Problem, pairwise: bool = False) -> MechanismLP:
 
 def objective_scale(problem: Problem) -> float:
     """The cost scale ``lower_mechanism`` divides the objective by (``_cost_scale``)."""
+    import scipy.sparse as sp
+
     obj = problem.objective
     c = np.abs(obj.expr.matrix().toarray().ravel())
     Q = sp.csc_array(2.0 * np.abs(obj.squares.w)[None, :]) if obj.squares is not None else None
@@ -177,6 +180,8 @@ def chain_length(b: Budget) -> int:
     """The longest shortest chain of pairs a -> a' -> ... of a budget (1 for all pairs and for
     log-lift): a floor on cond[a, y] propagates that far, so a table may need cells
     e^-(chain * eps) times the largest."""
+    import scipy.sparse as sp
+
     if b.pairs is None or b.kind == "loglift" or b.pairs.size == 0:
         return 1
     from scipy.sparse.csgraph import shortest_path
@@ -233,6 +238,8 @@ def _budget_rows(b: Budget, offset: int, N: int):
     magnitude: ``cond[a, y] <= e^eps cond[a', y] + s`` is written
     ``e^-eps cond[a, y] - cond[a', y] <= e^-eps s`` (docs/verification.md, Scaling).
     ``e^-eps`` is computed as ``exp(-eps)``, which cannot overflow."""
+    import scipy.sparse as sp
+
     cond = b.cond.widen(N)
     ny = cond.shape[-1]
     na = cond.cells // ny

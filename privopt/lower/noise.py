@@ -30,7 +30,6 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 
 from ..core.canonical import CanonicalProgram, ProgramBuilder, psd_layout
 from ..errors import SpecError
@@ -337,6 +336,8 @@ class ConicProgram:
         residual = float(np.max(np.abs(G @ z0 - self.F)))
         if not residual <= 1e-12 * max(float(np.max(np.abs(self.F))), 1e-300) * max(G.shape):
             return None  # some f_j is out of G's range: no noise reaches it, the program is infeasible
+        import scipy.linalg
+
         return z0, scipy.linalg.null_space(G)
 
     def dual_point(self, duals: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -19,7 +19,6 @@ import math
 import sys
 
 import numpy as np
-from scipy import optimize, special
 
 CALIBRATIONS = ("analytic", "classic")
 DELTA_MIN = sys.float_info.min  # 2.2250738585072014e-308: the smallest normal double
@@ -42,6 +41,8 @@ def log_analytic_delta(sensitivity: float, eps: float) -> float:
         return -math.inf
     if not math.isfinite(d):
         return 0.0
+    from scipy import special
+
     a, b = d / 2 - eps / d, -d / 2 - eps / d
     la = float(special.log_ndtr(a))
     # x = log(e^eps Phi(b) / Phi(a)) <= 0. Written as eps + log Phi(b) - log Phi(a) it cancels
@@ -71,6 +72,8 @@ _GAUSS_LEGENDRE = np.polynomial.legendre.leggauss(12)
 
 def _log_scaled_tail(z: float) -> float:
     """``log Phi(z) + z^2/2`` for z <= 0, as ``log(erfcx(-z / sqrt 2) / 2)``; -inf at -inf."""
+    from scipy import special
+
     if z == -math.inf:
         return -math.inf
     return math.log(float(special.erfcx(-z / math.sqrt(2.0))) / 2.0)
@@ -117,6 +120,8 @@ def max_sensitivity(eps: float, delta: float, calibration: str = "analytic") -> 
 
     def gap(log_d: float) -> float:
         return max(log_analytic_delta(math.exp(log_d), eps), -1e300) - log_delta
+
+    from scipy import optimize
 
     root = optimize.brentq(gap, math.log(lo), math.log(hi), xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
     d = math.exp(root)

@@ -48,7 +48,6 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import solverlog
 from ..backends.base import Backend, LinearProgram
@@ -183,6 +182,8 @@ def feasible_start(lower: np.ndarray, upper: np.ndarray, reference: np.ndarray |
 
 
 def _block_lp(q: np.ndarray, beta: np.ndarray, w: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> LinearProgram:
+    import scipy.sparse as sp
+
     G, m, A = lower.shape
     nX, nS = G * m * A, G * A
     gi = np.arange(G * m)  # record index g*m + i

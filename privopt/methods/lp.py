@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..backends.base import Backend, LinearProgram, LPSolution
 from ..core.plan import Outcome
@@ -72,6 +71,8 @@ def lagrangian_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
     lowering's residual columns); returns -inf for a non-diagonal Q or an unbounded column
     with a nonzero reduced cost.
     """
+    import scipy.sparse as sp
+
     y = np.asarray(row_dual, dtype=float).copy()
     y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(lp.row_lower)) | ((y < 0) & ~np.isfinite(lp.row_upper))] = 0.0
     t = np.where(y > 0, lp.row_lower, np.where(y < 0, lp.row_upper, 0.0))

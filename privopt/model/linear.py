@@ -3,11 +3,15 @@
 A ``LinTable`` is a table over named axes (variables, or a synthetic axis for a plain vector)
 whose cells are affine functions of one decision vector ``x`` of length ``n``::
 
-    cell[c] = A[c] @ x + b[c]        (A: scipy sparse, cells x n; b: dense, one per cell)
+    cell[c] = A[c] @ x + b[c]        (A: sparse, cells x n; b: dense, one per cell)
 
 with the cells raveled in C order over ``axes``. ``defined`` marks the cells that exist: a
 conditional given an event of probability 0 (``P(y | s)`` with ``P(s) = 0``) is undefined,
 and constraints skip such cells. A constant table has ``A = None`` (or no stored entry).
+``A`` is a scipy CSR matrix, or a ``OneEach`` (one entry a row, numpy only) while the table
+is a variable's cells, moved, negated or shifted by constants: so a transparency report
+(whose tables are such) builds without importing scipy (issue 23, goal 1); ``matrix()``
+gives the CSR form, which every other operation works on.
 
 Every problem class evaluates its expressions to LinTables through the one evaluator
 (builder/evaluate.py), and ``x`` is the decision vector of the variable registry
@@ -38,18 +42,69 @@ lowers in seconds):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
+@dataclass(frozen=True)
+class OneEach:
+    """A ``rows x n`` matrix with one stored entry a row: ``coef[r]`` in column ``col[r]``
+    (a variable's cells: the identity on its block of ``x``). Row gathers (``A[idx]``),
+    negation and scalar multiples stay in this form; ``csr`` is the scipy CSR matrix."""
+
+    col: np.ndarray  # int, one per row
+    coef: np.ndarray  # float, one per row
+    n: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.col.size, self.n)
+
+    @property
+    def nnz(self) -> int:
+        return self.col.size
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.coef
+
+    def __getitem__(self, rows: np.ndarray) -> OneEach:
+        return OneEach(self.col[rows], self.coef[rows], self.n)
+
+    def __neg__(self) -> OneEach:
+        return OneEach(self.col, -self.coef, self.n)
+
+    def __rmul__(self, factor: float) -> OneEach:
+        return OneEach(self.col, factor * self.coef, self.n)
+
+    def csr(self) -> sp.csr_array:
+        import scipy.sparse as sp
+
+        m = self.col.size
+        index = np.int32 if max(m, self.n) < 2**31 - 1 else np.int64  # CSR built directly, no COO copy
+        return sp.csr_array((self.coef, self.col.astype(index), np.arange(m + 1, dtype=index)), shape=self.shape)
+
+
+def _csr(A) -> sp.csr_array:
+    """``A`` (a ``OneEach``, or any scipy sparse matrix) as a scipy CSR matrix."""
+    import scipy.sparse as sp
+
+    return A.csr() if isinstance(A, OneEach) else sp.csr_array(A)
+
+
 def widen_columns(A, n: int) -> sp.csr_array:
     """A csr matrix with its column count raised to ``n`` (columns appended, no copy of data)."""
-    A = sp.csr_array(A)
+    import scipy.sparse as sp
+
+    A = _csr(A)
     return sp.csr_array((A.data, A.indices, A.indptr), shape=(A.shape[0], n))
 
 
@@ -76,7 +131,7 @@ class LinTable:
 
     axes: tuple[str, ...]
     shape: tuple[int, ...]
-    A: sp.csr_array | None  # (cells, n); None for a constant table
+    A: sp.csr_array | OneEach | None  # (cells, n); None for a constant table
     b: np.ndarray  # (cells,)
     n: int  # length of the decision vector
     defined: np.ndarray | None = None  # bool (cells,); None = all cells defined
@@ -95,11 +150,7 @@ class LinTable:
     def variable(cls, axes, shape, n: int, offset: int = 0) -> LinTable:
         """The cells ``x[offset : offset + size]`` as a table over ``axes``."""
         m = _size(shape)
-        index = np.int32 if max(m, n) < 2**31 - 1 else np.int64  # CSR built directly, no COO copy
-        A = sp.csr_array(
-            (np.ones(m), np.arange(offset, offset + m, dtype=index), np.arange(m + 1, dtype=index)), shape=(m, n)
-        )
-        return cls(tuple(axes), tuple(shape), A, np.zeros(m), n)
+        return cls(tuple(axes), tuple(shape), OneEach(np.arange(offset, offset + m), np.ones(m), n), np.zeros(m), n)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -111,7 +162,9 @@ class LinTable:
         return self.b.size
 
     def matrix(self) -> sp.csr_array:
-        return self.A if self.A is not None else sp.csr_array((self.cells, self.n))
+        import scipy.sparse as sp
+
+        return _csr(self.A) if self.A is not None else sp.csr_array((self.cells, self.n))
 
     def array(self) -> np.ndarray:
         """The constant part as an array over ``axes``."""
@@ -119,7 +172,7 @@ class LinTable:
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """The cells at decision vector ``x``, as an array over ``axes``."""
-        v = self.b if self.A is None else self.A @ x + self.b
+        v = self.b if self.A is None else self.matrix() @ x + self.b
         return v.reshape(self.shape)
 
     def defined_mask(self) -> np.ndarray:
@@ -155,7 +208,7 @@ class LinTable:
         elif a.A is None:
             A = sign * b.A
         else:
-            A = (a.A + sign * b.A).tocsr()
+            A = (_csr(a.A) + sign * _csr(b.A)).tocsr()
         return LinTable(a.axes, a.shape, A, a.b + sign * b.b, a.n, _and(a.defined, b.defined))
 
     def __add__(self, other: LinTable) -> LinTable:
@@ -172,7 +225,9 @@ class LinTable:
         assert factor.is_const
         a, f = self._union(factor)
         c = f.b
-        A = None if a.A is None else (sp.diags_array(c) @ a.A).tocsr()
+        import scipy.sparse as sp
+
+        A = None if a.A is None else (sp.diags_array(c) @ a.matrix()).tocsr()
         return LinTable(a.axes, a.shape, A, a.b * c, a.n, _and(a.defined, f.defined))
 
     def divide(self, factor: LinTable) -> LinTable:
@@ -183,7 +238,7 @@ class LinTable:
         c = f.b
         A = None
         if a.A is not None:
-            A = sp.csr_array(a.A, copy=True)
+            A = a.matrix().copy()
             rows = np.repeat(np.arange(a.cells), np.diff(A.indptr))
             A.data = A.data / c[rows]
             A.eliminate_zeros()  # an underflow to 0 leaves the cell constant, as a product does
@@ -196,12 +251,14 @@ class LinTable:
         if self.defined is not None:
             assert bool(np.all(self.defined))
         shape = (int(M.shape[0]),)
+        import scipy.sparse as sp
+
         if self.A is None:
             A = None
         elif sp.issparse(M):
-            A = sp.csr_array(M @ self.A)
+            A = sp.csr_array(M @ self.matrix())
         else:
-            A = sp.csr_array(np.asarray(M) @ self.A.toarray())  # a dense product, as numpy computes M @ C
+            A = sp.csr_array(np.asarray(M) @ self.matrix().toarray())  # a dense product, as numpy computes M @ C
         b = M @ self.b
         return LinTable(self.axes, shape, A, np.asarray(b, dtype=float).ravel(), self.n)
 
@@ -211,7 +268,7 @@ class LinTable:
         assert 0 <= offset and offset + size <= self.n
         if self.A is None:
             return np.zeros((self.cells, size))
-        return self.A[:, offset : offset + size].toarray()
+        return self.matrix()[:, offset : offset + size].toarray()
 
     def diagonal(self) -> np.ndarray:
         """Each cell's coefficient of its own entry of ``x``, as an array over ``axes``, for a
@@ -220,7 +277,10 @@ class LinTable:
         assert self.cells == self.n
         if self.A is None:
             return np.zeros(self.shape)
-        A = sp.csr_array(self.A)
+        if isinstance(self.A, OneEach):
+            assert np.array_equal(self.A.col, np.arange(self.cells)), "a cell depends on another cell of the design"
+            return self.A.coef.reshape(self.shape).copy()
+        A = _csr(self.A)
         if not A.has_canonical_format:
             A = A.copy()
             A.sum_duplicates()
@@ -238,9 +298,11 @@ class LinTable:
         keep = tuple(a for a in self.axes if a not in drop)
         keep_shape = tuple(s for a, s in zip(self.axes, self.shape) if a not in drop)
         tgt = gather_index(keep, keep_shape, self.axes, self.shape)
+        import scipy.sparse as sp
+
         live = self.defined_mask()
         S = sp.csr_array((live.astype(float), (tgt, np.arange(self.cells))), shape=(_size(keep_shape), self.cells))
-        A = None if self.A is None else (S @ self.A).tocsr()
+        A = None if self.A is None else (S @ self.matrix()).tocsr()
         return LinTable(keep, keep_shape, A, S @ self.b, self.n)
 
     def take(self, mask: np.ndarray) -> tuple[sp.csr_array, np.ndarray]:

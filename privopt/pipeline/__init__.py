@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..backends import BACKENDS, get_backend, pick
@@ -54,7 +54,8 @@ def solve(
     analysis, route = resolve(problem, method, backend, solver, workers)
     result = driver.run(problem, analysis, route, time_limit, workers=workers, progress=progress)
     result.timings["total_s"] = problem.parse_s + time.perf_counter() - t0
-    return replace(result, spec=problem.provenance(), versions=versions(), facts=spec_facts(problem))
+    result.spec, result.versions, result.facts = problem.provenance(), versions(), spec_facts(problem)
+    return result  # set in place: ``dataclasses.replace`` would read (build) every table
 
 
 def plan(

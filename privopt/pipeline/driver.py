@@ -13,15 +13,17 @@ plan's recognizer (``answer``, ``privopt.closedform``) or the method's runner
 from __future__ import annotations
 
 import time
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .. import blocks, methods
 from ..blocks.common import timings
 from ..core.certificate import Certificate
 from ..core.plan import Outcome  # noqa: F401 (importable from here, as before)
 from ..errors import InfeasibleError
-from ..results import LazyTables, Result
+from ..results import Columns, LazyTables, Result
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def run(problem, analysis, route, time_limit, workers=None, progress=None) -> Result:
@@ -85,7 +87,7 @@ def result(
     timings: dict,
     objective: float | None = None,
     beta: float | None = None,
-    groups: pd.DataFrame | None = None,
+    groups: Columns | pd.DataFrame | None = None,
     tables=None,
     verification: dict | None = None,
     certificate: Certificate | dict | None = None,
@@ -110,7 +112,7 @@ def result(
         backend=backend,
         problem_class=problem_class,
         objective_kind=objective_kind,
-        groups=pd.DataFrame() if groups is None or infeasible else groups,
+        groups=Columns({}) if groups is None or infeasible else groups,
         tables={} if infeasible else (tables if tables is not None else LazyTables({})),
         verification={"passed": False} if infeasible else verification,
         timings=timings,

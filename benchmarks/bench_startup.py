@@ -1,0 +1,82 @@
+"""Start-up (issue 23, goal 1): ``privopt --help``, ``privopt --version`` and ``privopt solve
+specs/atr_table4.priv`` as the commands a user runs (fresh processes), against
+``python -c "import numpy, highspy"``, the floor any solve pays. Targets: ``--help`` and
+``--version`` at most 1x that floor, the solve of Table 4 at most 1.5x.
+
+The commands run in turn, round after round, so that each sees the same machine; each figure
+is the best of ``--repeat`` rounds, and each ratio is over the floor's best.
+
+    python benchmarks/bench_startup.py [--repeat 7] [--label TEXT]
+
+Prints one JSON object: {"label", "repeat", "best_s": {command: seconds}, "ratio": {command:
+best over the floor's best}, "python", "machine", "date"} (benchmarks/results/startup.jsonl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR = "python -c 'import numpy, highspy'"
+
+
+def commands() -> dict[str, list[str]]:
+    """The timed commands by name: the installed ``privopt`` script next to this Python (else
+    ``python -m privopt``)."""
+    script = Path(sys.executable).with_name("privopt")
+    privopt = [str(script)] if script.exists() else [sys.executable, "-m", "privopt"]
+    return {
+        FLOOR: [sys.executable, "-c", "import numpy, highspy"],
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "privopt --help": [*privopt, "--help"],
+        "privopt --version": [*privopt, "--version"],
+        "privopt solve specs/atr_table4.priv": [*privopt, "solve", "specs/atr_table4.priv"],
+    }
+
+
+def timed(cmd: list[str]) -> float:
+    """Wall seconds of ``cmd`` run from the repository root (it must exit 0)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    spent = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return spent
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--label", default="", help="what was measured (a checkout, the load)")
+    args = ap.parse_args()
+    cmds = commands()
+    for cmd in cmds.values():  # warm the file cache (and the grammar's cache) once, untimed
+        timed(cmd)
+    runs: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(args.repeat):
+        for name, cmd in cmds.items():
+            runs[name].append(timed(cmd))
+    best = {name: min(r) for name, r in runs.items()}
+    report = {
+        "label": args.label,
+        "repeat": args.repeat,
+        "best_s": {name: round(t, 4) for name, t in best.items()},
+        "ratio": {name: round(t / best[FLOOR], 2) for name, t in best.items()},
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": date.today().isoformat(),
+    }
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
