@@ -1,4 +1,6 @@
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,13 +35,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 
-def invoke(*args):
-    """``privopt ARGS`` in this process (click's runner), each argument as text."""
+def invoke(*args, env: dict[str, str] | None = None):
+    """``privopt ARGS`` in this process (click's runner), each argument as text; ``env`` is set
+    in ``os.environ`` for the run (e.g. ``{"COLUMNS": "60"}``)."""
     from click.testing import CliRunner
 
     from privopt.cli import main
 
-    return CliRunner().invoke(main, [str(a) for a in args])
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
 
 
 def strict_json(text: str):
@@ -50,3 +53,93 @@ def strict_json(text: str):
         raise ValueError(f"non-standard JSON token {token}")
 
     return json.loads(text, parse_constant=refuse)
+
+
+# ----------------------------------------------------------------- shared solves (issue 23, goal 4)
+# A composite's solve (specs/blocks_*.priv) takes up to tens of seconds (its blocks' solves); many
+# test files read the same answer. Each is solved once per test session, on demand, and the tests
+# that read one run on one pytest-xdist worker (the xdist_group marks below; --dist loadgroup).
+
+
+class Lazy(dict):
+    """A cache: ``cache[key]`` is ``make(key)``, computed the first time it is asked for."""
+
+    def __init__(self, make):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
+        value = self[key] = self.make(key)
+        return value
+
+
+@dataclass(frozen=True)
+class Solved:
+    """``privopt solve specs/STEM.priv --json --out DIR`` run once in this process: its JSON text,
+    the folder it wrote (None for a joint Gaussian program, whose --out is refused with exit 2 and
+    ``refusal``; its JSON then comes from ``--json`` alone), and what reached descriptor 1 while it
+    ran beside the runner's stdout (a solver's own output; must be nothing)."""
+
+    json: str
+    out: Path | None
+    refusal: str | None
+    leaked: bytes
+
+
+def _fd1_captured(run):
+    """``run()`` with file descriptor 1 pointed at a temporary file: (its value, the bytes written
+    to descriptor 1 meanwhile, e.g. by a solver's C code, which click's runner does not see)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as sink:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(sink.fileno(), 1)
+        try:
+            value = run()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        sink.seek(0)
+        return value, sink.read()
+
+
+@pytest.fixture(scope="session")
+def composite_solved(tmp_path_factory) -> Lazy:
+    """stem -> ``Solved`` for each composite spec, solved once per session (read only: a test that
+    changes a result copies it first)."""
+    base = tmp_path_factory.mktemp("composites")
+
+    def solve(stem: str) -> Solved:
+        spec, out = SPECS / f"{stem}.priv", base / stem
+        r, leaked = _fd1_captured(lambda: invoke("solve", spec, "--json", "--out", out))
+        refusal = None
+        if r.exit_code == 2 and "one noise placement together" in r.output:  # a joint program: no --out
+            refusal = r.output
+            (r, more), out = _fd1_captured(lambda: invoke("solve", spec, "--json")), None
+            leaked += more
+        assert r.exit_code == 0, r.output
+        return Solved(r.stdout, out, refusal, leaked)
+
+    return Lazy(solve)
+
+
+@pytest.fixture(scope="session")
+def composite_checked() -> Lazy:
+    """stem -> (exit code, the JSON of ``privopt check specs/STEM.priv --json`` when it printed
+    one (exit 0 or 4), else its output), run once per session."""
+
+    def check(stem: str):
+        r = invoke("check", SPECS / f"{stem}.priv", "--json")
+        return r.exit_code, strict_json(r.stdout) if r.exit_code in (0, 4) else r.output
+
+    return Lazy(check)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that read a shared session cache run on one worker (``--dist loadgroup``), so that
+    each composite is solved (and checked) once per run, not once per worker."""
+    for item in items:
+        for fixture in ("composite_solved", "composite_checked"):
+            if fixture in item.fixturenames:
+                item.add_marker(pytest.mark.xdist_group(fixture))

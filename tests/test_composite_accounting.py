@@ -20,9 +20,7 @@ import json
 import math
 
 import pytest
-from click.testing import CliRunner
 
-from privopt.cli import main
 from tests.conftest import SPECS
 from tests.test_composite_gaussian import analytic_delta
 
@@ -34,10 +32,8 @@ INTERVAL = 1e-4  # the PLD's value discretization (its default): its eps is pess
 
 
 @pytest.mark.parametrize("spec", COMPOSED, ids=lambda p: p.stem)
-def test_the_composition_against_dp_accounting_opendp_and_the_analytic_gaussian(spec):
-    r = CliRunner().invoke(main, ["solve", str(spec), "--json"])
-    assert r.exit_code == 0, r.output
-    data = json.loads(r.stdout)
+def test_the_composition_against_dp_accounting_opendp_and_the_analytic_gaussian(spec, composite_solved):
+    data = json.loads(composite_solved[spec.stem].json)  # solve SPEC --json, once per session (conftest)
     assert data["verification"]["passed"] and data["composition"]
     for row in data["composition"]:
         parts = [p for p in row["parts"] if p["eps"] is not None]  # a block not chosen releases nothing

@@ -37,12 +37,8 @@ def _rounded(x):
 
 
 @pytest.fixture(scope="module")
-def checks():
-    out = {}
-    for spec in COMPOSITE_SPECS:
-        r = invoke("check", spec, "--json")
-        out[spec.stem] = (r.exit_code, strict(r.stdout) if r.exit_code in (0, 4) else r.output)
-    return out
+def checks(composite_checked):
+    return composite_checked  # stem -> (exit code, JSON or output) of check SPEC --json, once per session
 
 
 @pytest.mark.parametrize("spec", COMPOSITE_SPECS, ids=lambda p: p.stem)

@@ -65,10 +65,8 @@ def reference(blocks: list[tuple[np.ndarray, float]], bound: float, widths: np.n
 
 
 @pytest.fixture(scope="module")
-def answer():
-    r = invoke("solve", SPEC, "--json")
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
+def answer(composite_solved):
+    return json.loads(composite_solved[SPEC.stem].json)  # solve SPEC --json, once per session (conftest)
 
 
 def test_the_spec_is_one_joint_program_against_an_independent_reference(answer):

@@ -22,10 +22,8 @@ PAIRS3 = np.array([[1.0, 1, 0], [0, 1, 1]])
 
 
 @pytest.fixture(scope="module")
-def answer():
-    r = invoke("solve", SPEC, "--json")
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
+def answer(composite_solved):
+    return json.loads(composite_solved[SPEC.stem].json)  # solve SPEC --json, once per session (conftest)
 
 
 def _count(eps: float) -> float:

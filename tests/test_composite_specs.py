@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import privopt
-from tests.conftest import SPECS, invoke
+from tests.conftest import SPECS, Lazy, invoke
 from tests.conftest import strict_json as strict
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -21,13 +21,9 @@ KEYS = {"status", "objective", "blocks", "accountant", "even_split", "optimality
 
 
 @pytest.fixture(scope="module")
-def answers():
-    out = {}
-    for spec in COMPOSITES:
-        r = invoke("solve", spec, "--json")
-        assert r.exit_code == 0, r.output
-        out[spec.stem] = strict(r.stdout)
-    return out
+def answers(composite_solved):
+    """stem -> the strict JSON of ``privopt solve SPEC --json`` (solved once per session: conftest)."""
+    return Lazy(lambda stem: strict(composite_solved[stem].json))
 
 
 def _rounded(x, digits=6):

@@ -18,7 +18,7 @@ import pytest
 
 import privopt
 from privopt.errors import UsageError
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 
@@ -37,9 +37,11 @@ def run(*args, timeout=120, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([PRIVOPT, *map(str, args)], capture_output=True, text=True, timeout=timeout, **kw)
 
 
-def usage_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    """Exit 2, nothing on stdout, no traceback, and every one of ``words`` in the message."""
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+def usage_error(r, *words: str) -> None:
+    """Exit 2, nothing on stdout, no traceback, and every one of ``words`` in the message (``r``:
+    a run of the installed CLI, or one in this process through conftest's ``invoke``)."""
+    code = r.returncode if isinstance(r, subprocess.CompletedProcess) else r.exit_code
+    assert code == 2, (code, r.stdout, r.stderr)
     assert r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     for w in words:
         assert w in r.stderr, (w, r.stderr)
@@ -52,7 +54,7 @@ def usage_error(r: subprocess.CompletedProcess, *words: str) -> None:
 @pytest.mark.parametrize("cls", list(CLASSES))
 def test_an_unknown_backend_is_refused_for_every_class(cls, name):
     """Before: ignored with exit 0 where a closed form answers (transparency report, obfuscation)."""
-    usage_error(run("solve", CLASSES[cls], "--backend", name), f"unknown backend '{name}'", AVAILABLE)
+    usage_error(invoke("solve", CLASSES[cls], "--backend", name), f"unknown backend '{name}'", AVAILABLE)
 
 
 @pytest.mark.parametrize("cls", list(CLASSES))
@@ -73,7 +75,7 @@ def test_the_api_refuses_an_unknown_backend_in_the_same_words(cls):
 )
 def test_a_method_that_does_not_apply_says_which_do(cls, applies):
     method = "qp" if cls != "mechanism" else "global"
-    r = run("solve", CLASSES[cls], "--method", method)
+    r = invoke("solve", CLASSES[cls], "--method", method)
     usage_error(r, f"method '{method}' does not apply", f"methods that apply to this problem: {applies}")
 
 
@@ -90,7 +92,7 @@ def test_a_method_that_does_not_apply_says_which_do(cls, applies):
 )
 def test_a_solver_that_cannot_be_used_is_refused_before_solving(cls, args, words):
     """Before: ignored (closed forms, obfuscation) or a solver failure, exit 1, after the solve."""
-    usage_error(run("solve", CLASSES[cls], *args), words)
+    usage_error(invoke("solve", CLASSES[cls], *args), words)
 
 
 # ----------------------------------------------------------------- item 2: the dask engine
@@ -211,7 +213,7 @@ def test_a_release_naming_a_column_twice_says_so(tmp_path):
     """Before: 'column 'value.1' is not a variable of Dt' (pandas' renaming of the copy)."""
     release = tmp_path / "Dt.csv"
     release.write_text("gender,income,decision,value,value\nF,low,deny,1,1\n")
-    r = run("audit", ATR, "--release", release)
+    r = invoke("audit", ATR, "--release", release)
     usage_error(r, f"{release}: error: the header names the column 'value' twice", "name each column once")
     assert "value.1" not in r.stderr
 
@@ -380,6 +382,6 @@ def test_sweep_apply_and_check_check_their_options_first(tmp_path, args, words):
     """Before: sweep ignored --backend where a closed form answered (exit 0) and failed every
     value otherwise; apply read the records first; check --backends with no route on it was
     'inconclusive', exit 1."""
-    r = run(*[str(a).format(tmp=tmp_path) for a in args])
+    r = invoke(*[str(a).format(tmp=tmp_path) for a in args])
     usage_error(r, *words)
     assert not (tmp_path / "o.csv").exists()

@@ -12,26 +12,17 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from conftest import COMPOSITE_SPECS, ROOT
+from conftest import COMPOSITE_SPECS, ROOT, Lazy
 from test_verify_nosolver import _run_blocked
 
 from privopt.cli import main
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict[str, dict]:
-    """Each composite spec solved once with --json (its JSON) and with --out (its folder)."""
-    out = {}
-    base = tmp_path_factory.mktemp("composite")
-    for spec in COMPOSITE_SPECS:
-        solved = CliRunner().invoke(main, ["solve", str(spec), "--json"])
-        assert solved.exit_code == 0, solved.output
-        folder = base / spec.stem
-        written = CliRunner().invoke(main, ["solve", str(spec), "--out", str(folder)])
-        joint = "one noise placement together" in written.output  # a joint program's blocks have no own files
-        assert written.exit_code == (2 if joint else 0), written.output
-        out[spec.stem] = {"json": json.loads(solved.stdout), "out": None if joint else folder}
-    return out
+def results(composite_solved) -> Lazy:
+    """Each composite spec's --json (its JSON) and --out (its folder; None for a joint program,
+    whose blocks have no own files), solved once per session (conftest's ``composite_solved``)."""
+    return Lazy(lambda stem: {"json": json.loads(composite_solved[stem].json), "out": composite_solved[stem].out})
 
 
 def _verify(result: dict, tmp_path, name: str = "r.json"):
