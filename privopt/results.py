@@ -542,6 +542,8 @@ class LabelRows(Sequence):
 
     def frame(self) -> pd.DataFrame:
         """One categorical column per name (its codes and labels, no string per row)."""
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 n: pd.Categorical.from_codes(self.codes[:, k], categories=list(lab))
