@@ -53,7 +53,12 @@ def test_the_osqp_lp_route_is_opt_in_and_the_pairwise_route_is_fixed():
     pairwise = next(r for r in routes if r.method == "pairwise")
     assert pairwise.label == "highs" and not pairwise.selectable
     report = cc.run_check(problem, ["scipy"])
-    assert {(p.method, p.backend) for p in report.paths} == {("lp", "scipy"), ("pairwise", "highs")}
+    # randomized response is a registered closed form: check compares it with the chosen LP backend and the pairwise LP
+    assert {(p.method, p.backend) for p in report.paths} == {
+        ("closed-form", None),
+        ("lp", "scipy"),
+        ("pairwise", "highs"),
+    }
 
 
 def test_a_family_without_routes_is_a_usage_error(monkeypatch):
