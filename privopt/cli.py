@@ -70,11 +70,21 @@ def _text_width() -> tuple[int, bool]:
     return 160, False
 
 
-_WIDTH, _SIZED = _text_width()
-# At a known width the summary lines wrap at spaces (never inside a number); off a terminal they
-# stay one line each, for whoever parses them.
-out = Console(highlight=False, soft_wrap=not _SIZED, width=_WIDTH)
-err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _lay_out() -> None:
+    """Lay text out for this run's reader (``_text_width``), read when each command starts, not
+    at import (commands run in one process, as the tests' in-process runs do, each see their own
+    COLUMNS). At a known width the summary lines wrap at spaces (never inside a number); off a
+    terminal they stay one line each, for whoever parses them."""
+    width, sized = _text_width()
+    out.width = err.width = width
+    out.soft_wrap = not sized
+
+
+_lay_out()
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -136,6 +146,7 @@ def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
 @click.version_option(__version__, package_name="privopt")  # given: no importlib.metadata at start-up
 def main() -> None:
     """privopt: design privacy mechanisms from a spec file."""
+    _lay_out()
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread (an embedding caller): leave signals alone

@@ -18,6 +18,20 @@ SPECS = ROOT / "specs"
 # check, explain, sweep, --out, with goldens), and tests/test_outputs.py (strict JSON, sweep rows)
 PROGRAM_SPECS = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
 COMPOSITE_SPECS = sorted(SPECS.glob("blocks_*.priv"))
+# The specs whose solve or check takes minutes (blocks_joint_mixed: a joint Gaussian group inside a
+# certified split, about 80 block solves for its check): every test that reads their answer is
+# marked slow, so it runs in CI's slow step (.ci/run), not in the default run, where the other
+# specs still reach each construct.
+SLOW_SPECS = {"blocks_joint_mixed"}
+
+
+def spec_params(specs) -> list:
+    """Each spec (a path, or a stem) as a pytest parameter with its stem as id, marked slow when
+    its stem is in SLOW_SPECS."""
+    return [
+        pytest.param(spec, id=Path(spec).stem, marks=[pytest.mark.slow] if Path(spec).stem in SLOW_SPECS else [])
+        for spec in specs
+    ]
 
 
 @pytest.fixture
@@ -25,14 +39,27 @@ def specs_dir() -> Path:
     return SPECS
 
 
-# Hypothesis profiles: CI runs derandomized (the same examples every run); "fuzz" searches long.
+# Hypothesis profiles. The default run tries FEW_EXAMPLES per property ("fast"; "ci" is the same,
+# derandomized: the same examples every run); "deep" tries each property test's full count, and
+# CI runs it as a step of its own over exactly the property tests (.ci/run:
+# HYPOTHESIS_PROFILE=deep pytest -m hypothesis); "fuzz" searches long.
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+FEW_EXAMPLES, FULL_EXAMPLES = 20, 100
+_CI = bool(os.environ.get("CI"))
+settings.register_profile("fast", max_examples=FEW_EXAMPLES, deadline=None, print_blob=True)
+settings.register_profile("ci", max_examples=FEW_EXAMPLES, derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("deep", max_examples=FULL_EXAMPLES, derandomize=_CI, deadline=None, print_blob=True)
 settings.register_profile(
     "fuzz", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if _CI else "fast"))
+
+
+def examples(n: int) -> int:
+    """A property test's example count when it names its own: ``n`` (its full search) in the deep
+    and fuzz profiles, at most the loaded profile's count otherwise (the default run)."""
+    return min(n, settings.default.max_examples)
 
 
 def invoke(*args, env: dict[str, str] | None = None):

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import privopt
 from privopt.cli import main
 from tests import audit_reference as R
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 TOL = 1e-9
@@ -476,7 +476,7 @@ def spec_text(model: R.Model, counts: np.ndarray, kind: str, level: float) -> st
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 @given(audit_cases())
 def test_lemma2_holds_on_random_releases(case):
     """Random priors, D and delta- or alpha-fidelity releases, given as --release CSV files: every

@@ -18,10 +18,11 @@ from privopt.core.certificate import CERTIFICATE_KINDS
 from privopt.core.plan import Reduction
 from privopt.errors import InfeasibleError, SolverError, UsageError
 from privopt.lower.choice import MAX_BINARIES, BigM, ChoiceProgram, Enumeration, choose
+from tests.conftest import examples
 
 HIGHS = get_backend("highs")
 CLARABEL = get_backend("cvxpy", "CLARABEL")
-PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _solve_all(programs, backend):
@@ -181,7 +182,7 @@ def _branch_by_cvxpy(G, w, d, r, z) -> float:
     return float(prob.value)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conic_binaries())
 def test_enumeration_of_a_conic_program_equals_the_best_branch(case):
     program, (G, w, d, r) = case

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from privopt.cli import main
-from tests.conftest import SPECS
+from tests.conftest import COMPOSITE_SPECS, PROGRAM_SPECS, SPECS, spec_params
 
 
 def invoke(*args):
@@ -77,12 +77,19 @@ def test_explain():
     assert "method:  lfp" in r.stdout and "cannot use closed-form" in r.stdout
 
 
-@pytest.mark.parametrize("spec", sorted(SPECS.glob("*.priv")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("spec", spec_params(PROGRAM_SPECS))
 def test_every_spec_solves(spec):
     """One case per spec, so the test processes share them (one loop was the suite's longest test)."""
     r = invoke("solve", spec, "--json", "--no-tables")
     assert r.exit_code == 0, (spec, r.output)
     assert json.loads(r.stdout)["verification"]["passed"]
+
+
+@pytest.mark.parametrize("spec", spec_params(COMPOSITE_SPECS))
+def test_every_composite_solves(spec, composite_solved):
+    """``solve --json`` of a composite, the session's one solve of it (conftest), which other
+    tests read too."""
+    assert json.loads(composite_solved[spec.stem].json)["verification"]["passed"]
 
 
 def test_three_outcome_spec_matches_definitions():

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import privopt
 from privopt.composite.split import Term, inverse_square_split, rr_split, split
 from privopt.errors import SpecError
-from tests.conftest import SPECS, invoke
+from tests.conftest import SPECS, examples, invoke
 
 # ------------------------------------------------------------------ the split core
 
@@ -28,7 +28,7 @@ def gaussian_optimum(ws, cs, budget):
     return sum(w * c / (budget * ri / sum(r)) ** 2 for w, c, ri in zip(ws, cs, r))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.lists(st.floats(0.1, 10), min_size=1, max_size=3),
     st.lists(st.floats(0.2, 5), min_size=3, max_size=3),
@@ -43,7 +43,7 @@ def test_split_matches_the_gaussian_closed_form(cs, ws, budget):
     assert sum(s.shares) <= budget * (1 + 1e-15)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=6), st.floats(0.05, 10))
 def test_the_inverse_square_closed_form(ks, budget):
     """Uncapped: eps_i proportional to k_i^(1/3); the dual bound closes the gap."""
@@ -54,7 +54,7 @@ def test_the_inverse_square_closed_form(ks, budget):
     assert sum(s.shares) <= budget * (1 + 1e-15)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.floats(0.1, 10), min_size=2, max_size=3), st.lists(st.floats(0.05, 2), min_size=3, max_size=3))
 def test_the_inverse_square_closed_form_with_caps_against_the_core(ks, caps):
     caps = caps[: len(ks)]
@@ -76,7 +76,7 @@ def rr_optimum(ks, budget, steps=4000):
     return min(a(budget * j / steps) + b(budget * (1 - j / steps)) for j in range(steps + 1))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.tuples(st.integers(2, 20), st.integers(2, 20)), st.floats(0.1, 6))
 def test_split_of_randomized_response_is_certified(ks, budget):
     s = split([Term(rr(k)) for k in ks], budget, max_calls=600)
@@ -274,7 +274,7 @@ def mutated(draw):
     return name, " ".join(words)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(mutated())
 def test_mutated_composites_load_or_give_located_errors(case):
     """A mutated composite loads and explains, or is refused by a PrivoptError (never a crash)."""
@@ -286,7 +286,7 @@ def test_mutated_composites_load_or_give_located_errors(case):
     problem.explain_text(as_json=True)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(2, 20), st.floats(0.2, 3.0)), min_size=2, max_size=3),
     st.floats(0.1, 6),

@@ -21,7 +21,7 @@ import math
 
 import pytest
 
-from tests.conftest import SPECS
+from tests.conftest import SPECS, spec_params
 from tests.test_composite_gaussian import analytic_delta
 
 dpa = pytest.importorskip("dp_accounting")
@@ -31,7 +31,7 @@ COMPOSED = [p for p in sorted(SPECS.glob("blocks_*.priv")) if "subject to dp(" i
 INTERVAL = 1e-4  # the PLD's value discretization (its default): its eps is pessimistic by at most about this per event
 
 
-@pytest.mark.parametrize("spec", COMPOSED, ids=lambda p: p.stem)
+@pytest.mark.parametrize("spec", spec_params(COMPOSED))
 def test_the_composition_against_dp_accounting_opendp_and_the_analytic_gaussian(spec, composite_solved):
     data = json.loads(composite_solved[spec.stem].json)  # solve SPEC --json, once per session (conftest)
     assert data["verification"]["passed"] and data["composition"]

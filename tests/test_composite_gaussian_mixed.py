@@ -37,6 +37,7 @@ def _pair(eps: float, delta: float = 1e-6) -> float:
     return reference([(PREFIX, 1.0), (PAIRS, 2.0)], analytic_bound(eps, delta), np.ones(4))
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed (conftest.SLOW_SPECS)
 def test_the_answer_is_the_joint_pair_and_the_count_each_against_its_reference(answer):
     assert answer["method"] == "split" and answer["verification"]["passed"]
     b = answer["blocks"]
@@ -50,6 +51,7 @@ def test_the_answer_is_the_joint_pair_and_the_count_each_against_its_reference(a
     assert answer["objective"] == pytest.approx(group + 20 * b["count"]["objective"], rel=1e-9)
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed (conftest.SLOW_SPECS)
 def test_no_split_on_a_grid_is_below_the_proven_bound(answer):
     """Every split of eps = 2 between the pair (delta 1e-6) and the count is feasible: none is
     below the proven bound, and the answer is within its reported gap of the best of them."""
@@ -63,6 +65,7 @@ def test_no_split_on_a_grid_is_below_the_proven_bound(answer):
     assert answer["objective"] < answer["even_split"]["objective"]
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed (conftest.SLOW_SPECS)
 def test_the_composition_names_each_mechanism(answer):
     (row,) = answer["composition"]
     assert row["accountant"] == "basic" and row["eps"] == 2.0 and row["delta"] == 1e-6

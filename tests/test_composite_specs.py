@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import privopt
-from tests.conftest import SPECS, Lazy, invoke
+from tests.conftest import SPECS, Lazy, invoke, spec_params
 from tests.conftest import strict_json as strict
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -44,7 +44,7 @@ def golden_view(data: dict) -> dict:
     }
 
 
-@pytest.mark.parametrize("spec", COMPOSITES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("spec", spec_params(COMPOSITES))
 def test_golden(spec, answers):
     path = GOLDEN / f"{spec.stem}.composite.json"
     text = json.dumps(golden_view(answers[spec.stem]), indent=1) + "\n"
@@ -54,7 +54,7 @@ def test_golden(spec, answers):
     assert text == path.read_text(), f"{path.name} changed"
 
 
-@pytest.mark.parametrize("spec", COMPOSITES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("spec", spec_params(COMPOSITES))
 def test_json_keys_and_certificate(spec, answers):
     data = answers[spec.stem]
     assert KEYS <= set(data)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import privopt
 from privopt.closedform.rr import RANDOMIZED_RESPONSE, rr_value
 from privopt.composite.split import ONE, RTOL, Split, Term, _cells, _dual, _minplus, recheck, split
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 
 # ------------------------------------------------------------------ random monotone curves
 
@@ -50,7 +50,7 @@ def brute(fs, budget: float, steps: int = 4096) -> float:
     return float((f0 + f1).min())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.tuples(curves, curves), st.floats(0.2, 5))
 def test_the_split_is_bracketed_by_brute_force(fs, budget):
     """bound <= the optimum <= a dense grid's best; certified means within rtol of it."""
@@ -63,7 +63,7 @@ def test_the_split_is_bracketed_by_brute_force(fs, budget):
         assert s.objective <= ref * (1 + RTOL) + 1e-15
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.tuples(curves, curves, curves), st.floats(0.2, 5))
 def test_each_lower_bound_is_valid_alone(fs, budget):
     """The Lagrangian bound and the min-plus bound of the final cells are each below the optimum
@@ -156,7 +156,7 @@ def rr_spec(k: int, eps: float, call: str = "ldp") -> str:
     return RR.format(labels=", ".join(f"v{i}" for i in range(k)), eps=repr(eps), call=call)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(2, 8), st.floats(0.0, 6.0), st.sampled_from(["ldp", "dp"]))
 def test_randomized_response_closed_form_against_the_lp(k, eps, call):
     """The recognizer's table, verified by the table kind (budgets, rows), has the LP's optimum."""

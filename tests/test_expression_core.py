@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 import privopt
 from privopt.errors import UnsupportedError
 from privopt.model.linear import LinTable
+from tests.conftest import examples
 
 FLOATS = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 NONZERO = FLOATS.filter(lambda v: abs(v) > 1e-6)
@@ -34,7 +35,7 @@ def affine(draw, rows=None, n=None):
 
 
 # ------------------------------------------------------------------ divide
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_divide_is_a_true_division(data):
     p, q = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 4))
@@ -64,7 +65,7 @@ def test_divide_drops_coefficients_that_underflow():
 
 
 # ------------------------------------------------------------------ matmul and columns
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_matmul_matches_numpy(data):
     A, b = data.draw(affine())
@@ -89,7 +90,7 @@ def test_matmul_of_a_constant_vector():
     np.testing.assert_array_equal(out.b, [3.0, 6.0, 2.0])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_columns_is_a_dense_block(data):
     A, b = data.draw(affine())
@@ -113,7 +114,7 @@ def test_symbols_at_offsets_and_their_blocks():
 
 
 # ------------------------------------------------------------------ diagonal
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_diagonal_of_elementwise_tables(data):
     """ATR's tables: the design times constant tables over some of its axes, plus constants."""

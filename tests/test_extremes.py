@@ -30,7 +30,7 @@ from privopt.blocks.table import clean, verify
 from privopt.errors import SpecError
 from privopt.lower.mechanism import LOG_RANGE, lower_mechanism
 from privopt.methods.lp import lagrangian_bound
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 from tests.test_shaped_noise import independent_lp
 
 EPS_SWEEP = [1e-12, 1e-6, 0.01, 0.5, 3, 5, 10, 28, 30, 32, 35, 50, 100, 709, 710, 1000]
@@ -274,7 +274,7 @@ def test_an_optimum_without_agreeing_evidence_is_not_verified():
     assert not bad["passed"] and "not certified" in bad["failures"][-1]
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(0, 2**31 - 1), st.floats(-5, 5))
 def test_lagrangian_bound_never_exceeds_the_optimum(seed, scale):
     """Weak duality: any multipliers, even wrong ones, give a lower bound."""
@@ -396,7 +396,7 @@ def test_a_nan_table_reads_as_nan_never_as_zero_error():
         assert math.isnan(v[key]), key
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.floats(1e-9, 60.0),
     st.integers(0, 2**31 - 1),

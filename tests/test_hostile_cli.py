@@ -266,16 +266,30 @@ minimize max_confidence(g, decision -> s)
     return spec
 
 
+def _wait_until_blocked_on_stdout(p: subprocess.Popen, limit_s: float = 120.0) -> None:
+    """Wait until ``p`` sleeps in a system call on descriptor 1, i.e. its write is blocked on the
+    full pipe (Linux: /proc/PID/syscall is the call's number and then its arguments, the first
+    0x1): a readiness condition, not a sleep that a loaded machine can outrun."""
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end and p.poll() is None:
+        call = Path(f"/proc/{p.pid}/syscall").read_text().split()
+        if call[1:2] == ["0x1"]:
+            return
+        time.sleep(0.01)
+    assert p.poll() is None, "privopt ended before it could be signalled: make the output larger"
+    raise AssertionError(f"privopt did not block on its stdout within {limit_s} s")
+
+
 def _signal_mid_stream(args, sig) -> tuple[int, str, str]:
-    """Start privopt, wait for its first byte on stdout, let it fill the pipe, then signal it."""
+    """Start privopt, wait for its first byte on stdout, wait until it has filled the pipe, then
+    signal it."""
     p = subprocess.Popen([PRIVOPT, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         first = os.read(p.stdout.fileno(), 1)  # unbuffered: communicate() reads the descriptor itself
         assert first == b"{", (first, p.stderr.read())
-        time.sleep(0.3)  # the writer is now blocked on the full pipe
-        assert p.poll() is None, "privopt ended before it could be signalled: make the output larger"
+        _wait_until_blocked_on_stdout(p)
         p.send_signal(sig)
-        rest, err = p.communicate(timeout=30)
+        rest, err = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
             p.kill()

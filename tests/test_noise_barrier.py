@@ -16,7 +16,7 @@ from privopt.errors import SolverError
 from privopt.lower.noise import Block, ConicProgram, lower_noise
 from privopt.methods import barrier, conic
 from privopt.verification.tolerances import CONIC_RTOL
-from tests.conftest import SPECS, invoke
+from tests.conftest import SPECS, examples, invoke
 from tests.test_noise_placement import _spec
 
 
@@ -29,7 +29,7 @@ def _model(A, **kw):
     return privopt.loads(_spec(A, **kw)).noise
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(1, 6),
     st.integers(1, 6),

@@ -24,7 +24,7 @@ from scipy.stats import multivariate_normal
 import privopt
 from privopt.cli import main
 from privopt.errors import SpecError, UnsupportedError
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 from tests.test_obfuscation_math import leak_ref, q_ref, reference_optimum
 
 
@@ -140,7 +140,7 @@ def instances(draw):
     return px1, F, frac, draw(st.booleans())
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_random_instances_match_an_independent_global_reference(inst):
     px1, F, frac, symmetric = inst

@@ -23,7 +23,7 @@ from privopt.errors import UsageError
 from privopt.lower.obfuscation import grid_channel, optimal_channel
 from privopt.measures.obfuscation import _fingerprint, channel, max_leakage
 from privopt.verification.atoms import leakage_bits, sheppard
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 
 BSC01 = [[0.9, 0.1], [0.1, 0.9]]
 SKEWED_F = [[1.0, 0.0], [0.4, 0.6]]
@@ -52,7 +52,7 @@ def instances(draw):
     return px1, F, frac
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_boundary_search_equals_the_outer_approximation(inst):
     px1, F, frac = inst

@@ -29,8 +29,9 @@ from privopt.closedform.obfuscation import (
 from privopt.errors import PrivoptError, UsageError
 from privopt.lower.obfuscation import grid_channel, optimal_channel
 from privopt.measures import obfuscation as ob
+from tests.conftest import examples
 
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ------------------------------------------------------------------ independent references

@@ -24,7 +24,7 @@ import pytest
 
 import privopt
 from privopt.methods import METHODS
-from tests.conftest import COMPOSITE_SPECS, PROGRAM_SPECS, SPECS, invoke
+from tests.conftest import COMPOSITE_SPECS, PROGRAM_SPECS, SPECS, invoke, spec_params
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 # composites (specs/blocks_*.priv) have no single problem class: tests/test_composite*.py and the
@@ -400,20 +400,30 @@ def test_sigterm_stops_a_sweep_at_once(tmp_path):
 
 
 ABANDONED_SOLVER = """
-import _thread, os, threading, time
+import _thread, os, threading
 from privopt import solverlog
 
+at_work, may_end = threading.Event(), threading.Event()
+
 def solver():  # ignores its cancel, then reports its interrupted run on descriptor 1, as HiGHS does
-    time.sleep(1.0)
+    at_work.set()
+    may_end.wait()
     os.write(1, b"SOLVER CHATTER\\n")
 
-threading.Timer(0.2, _thread.interrupt_main).start()
+def ctrl_c():  # once the solver is at work (no timer: under load a timer can fire too early or too late)
+    at_work.wait()
+    _thread.interrupt_main()
+
+threading.Thread(target=ctrl_c, daemon=True).start()
 try:
     with solverlog.captured():
         solverlog.interruptible(solver, cancel=lambda: None, grace_s=0.05)
 except KeyboardInterrupt:
     assert solverlog.solver_running()
-    time.sleep(2.0)  # the abandoned solver prints, ends and hands descriptor 1 back
+    may_end.set()  # the abandoned solver prints, ends and hands descriptor 1 back
+    for worker in threading.enumerate():
+        if worker.name == "privopt-solver":
+            worker.join()
     assert not solverlog.solver_running()
     os.write(1, b"privopt's own output\\n")
 """
@@ -432,7 +442,7 @@ def test_an_abandoned_solver_never_prints_on_stdout():
 # ----------------------------------------------------------------- composites (specs/blocks_*.priv)
 
 
-@pytest.mark.parametrize("path", COMPOSITE_SPECS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", spec_params(COMPOSITE_SPECS))
 def test_every_composite_prints_strict_json(path, composite_solved):
     """solve --json in this process, once per session (conftest), with descriptor 1 watched for a
     solver's own output; explain --json through the installed CLI."""

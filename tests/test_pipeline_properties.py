@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privopt
+from tests.conftest import examples
 
 
 def spec_text(counts: np.ndarray, rule: np.ndarray, delta: float) -> str:
@@ -45,7 +46,7 @@ def specs(draw):
     return spec_text(counts, rule, delta)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(specs())
 def test_methods_agree_through_the_pipeline(text):
     problem = privopt.loads(text)

@@ -9,6 +9,7 @@ from privopt.blocks.common import GAP_TOL
 from privopt.closedform.atr import solve_binary
 from privopt.measures.confidence import beta_min, c_star, group_max_confidence
 from privopt.methods.lfp import solve_lfp
+from tests.conftest import examples
 from tests.strategies import binary_instances
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -81,7 +82,7 @@ def test_lemmas_4_5_6(inst):
     np.testing.assert_allclose(exact.beta[live], cstar[live], atol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(1, 6), st.integers(3, 4), st.integers(0, 2**31 - 1))
 def test_lfp_multi_outcome_is_feasible_and_beats_start(m, A, seed):
     rng = np.random.default_rng(seed)

@@ -21,7 +21,7 @@ import privopt
 from privopt import api
 from privopt.closedform.registry import recognize
 from privopt.closedform.rr import RANDOMIZED_RESPONSE, rr_value
-from tests.conftest import SPECS
+from tests.conftest import SPECS, examples
 
 EQ3 = "subject to P(Y | S) == (1 - alpha) * P(X | S) + alpha * P(X)"
 Q = "(1 - alpha) * P(X | S) + alpha * P(X)"
@@ -313,7 +313,7 @@ def eq3_rearrangements(draw):
     return f"subject to {lhs} <= {rhs}\nsubject to {rhs} <= {lhs}"
 
 
-@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 @given(
     spec=st.sampled_from(sorted(SANITIZE)),
     alpha=st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(0.0, 1.0)),
@@ -334,7 +334,7 @@ def test_random_rearrangements_of_eq3(spec, alpha, spelling):
         assert shown == pytest.approx(alpha, rel=1e-5, abs=1e-9)
 
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(
     delta=st.floats(0.5, 1.0),
     form=st.sampled_from(
@@ -384,7 +384,7 @@ def _rr_plan(problem) -> list[str]:
     return [s.name for s in problem.plan().steps]
 
 
-@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow])
 @given(
     k=st.integers(2, 12),
     eps=st.one_of(st.sampled_from([0.0, math.log(2), 5.0]), st.floats(0.0, 8.0)),
@@ -416,7 +416,7 @@ def non_uniform(draw, k):
     return [x / sum(w) for x in w]
 
 
-@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow])
 @given(k=st.integers(2, 8), eps=st.floats(0.05, 5.0), data=st.data())
 def test_randomized_response_declines_where_its_conditions_fail(k, eps, data):
     """Each condition broken alone: the recognizer declines with its reason, the LP answers, and

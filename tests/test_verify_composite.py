@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from conftest import COMPOSITE_SPECS, ROOT, Lazy
+from conftest import COMPOSITE_SPECS, ROOT, Lazy, spec_params
 from test_verify_nosolver import _run_blocked
 
 from privopt.cli import main
@@ -31,7 +31,7 @@ def _verify(result: dict, tmp_path, name: str = "r.json"):
     return CliRunner().invoke(main, ["verify", str(path)])
 
 
-@pytest.mark.parametrize("spec", [p.stem for p in COMPOSITE_SPECS])
+@pytest.mark.parametrize("spec", spec_params(p.stem for p in COMPOSITE_SPECS))
 def test_every_composite_result_verifies_from_json_and_out(spec, results, tmp_path):
     checked = _verify(results[spec]["json"], tmp_path)
     assert checked.exit_code == 0, checked.output
@@ -103,7 +103,7 @@ def test_a_changed_choice_fails(results, tmp_path):
     assert checked.exit_code == 1 and "FAIL  design choice" in checked.stdout, checked.output
 
 
-@pytest.mark.parametrize("spec", ["blocks_joint_gaussian", "blocks_joint_mixed"])
+@pytest.mark.parametrize("spec", spec_params(["blocks_joint_gaussian", "blocks_joint_mixed"]))
 def test_a_joint_programs_variance_or_sensitivity_tampered_fails(spec, results, tmp_path):
     r = copy.deepcopy(results[spec]["json"])
     r["blocks"]["prefix"]["variances"]["eta"][0] *= 0.9  # less noise: a sensitivity above the ceiling
@@ -115,6 +115,7 @@ def test_a_joint_programs_variance_or_sensitivity_tampered_fails(spec, results, 
     assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs): recorded sensitivity" in checked.stdout
 
 
+@pytest.mark.slow  # the one composite whose gap leaves it feasible: blocks_joint_mixed (conftest.SLOW_SPECS)
 def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
     r = copy.deepcopy(results["blocks_joint_mixed"]["json"])
     assert r["status"] == "feasible"  # a certified gap above split.RTOL
@@ -142,9 +143,14 @@ def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
     assert checked.exit_code == 2 and "blocks_means.priv" in checked.output and "changed" in checked.output
 
 
-def test_composite_results_verify_with_no_solver_importable(results, tmp_path):
+@pytest.mark.parametrize(
+    "names",
+    [("blocks_means", "blocks_accuracy"), pytest.param(("blocks_joint_mixed",), marks=pytest.mark.slow)],
+    ids=["split-accuracy", "joint-group"],
+)
+def test_composite_results_verify_with_no_solver_importable(names, results, tmp_path):
     paths = []
-    for name in ("blocks_means", "blocks_joint_mixed", "blocks_accuracy"):
+    for name in names:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(results[name]["json"]))
         paths += [str(path), str(results[name]["out"] / "result.json")]
