@@ -39,27 +39,29 @@ def specs_dir() -> Path:
     return SPECS
 
 
-# Hypothesis profiles. The default run tries FEW_EXAMPLES per property ("fast"; "ci" is the same,
+# Hypothesis profiles. The default run tries few examples per property ("fast"; "ci" is the same,
 # derandomized: the same examples every run); "deep" tries each property test's full count, and
 # CI runs it as a step of its own over exactly the property tests (.ci/run:
 # HYPOTHESIS_PROFILE=deep pytest -m hypothesis); "fuzz" searches long.
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-FEW_EXAMPLES, FULL_EXAMPLES = 20, 100
+FEW_EXAMPLES, FULL_EXAMPLES = 15, 100
 _CI = bool(os.environ.get("CI"))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if _CI else "fast")
 settings.register_profile("fast", max_examples=FEW_EXAMPLES, deadline=None, print_blob=True)
 settings.register_profile("ci", max_examples=FEW_EXAMPLES, derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("deep", max_examples=FULL_EXAMPLES, derandomize=_CI, deadline=None, print_blob=True)
 settings.register_profile(
     "fuzz", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if _CI else "fast"))
+settings.load_profile(PROFILE)
 
 
-def examples(n: int) -> int:
+def examples(n: int, few: int = FEW_EXAMPLES) -> int:
     """A property test's example count when it names its own: ``n`` (its full search) in the deep
-    and fuzz profiles, at most the loaded profile's count otherwise (the default run)."""
-    return min(n, settings.default.max_examples)
+    and fuzz profiles; in the default run at most ``few`` (fewer than FEW_EXAMPLES for a property
+    whose examples take seconds each)."""
+    return min(n, few) if PROFILE in ("fast", "ci") else n
 
 
 def invoke(*args, env: dict[str, str] | None = None):

@@ -182,7 +182,7 @@ def _branch_by_cvxpy(G, w, d, r, z) -> float:
     return float(prob.value)
 
 
-@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15, few=10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conic_binaries())
 def test_enumeration_of_a_conic_program_equals_the_best_branch(case):
     program, (G, w, d, r) = case

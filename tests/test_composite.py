@@ -286,7 +286,7 @@ def test_mutated_composites_load_or_give_located_errors(case):
     problem.explain_text(as_json=True)
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(25, few=2), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(2, 20), st.floats(0.2, 3.0)), min_size=2, max_size=3),
     st.floats(0.1, 6),

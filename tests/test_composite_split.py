@@ -50,7 +50,7 @@ def brute(fs, budget: float, steps: int = 4096) -> float:
     return float((f0 + f1).min())
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(40, few=8), deadline=None)
 @given(st.tuples(curves, curves), st.floats(0.2, 5))
 def test_the_split_is_bracketed_by_brute_force(fs, budget):
     """bound <= the optimum <= a dense grid's best; certified means within rtol of it."""
@@ -63,7 +63,7 @@ def test_the_split_is_bracketed_by_brute_force(fs, budget):
         assert s.objective <= ref * (1 + RTOL) + 1e-15
 
 
-@settings(max_examples=examples(30), deadline=None)
+@settings(max_examples=examples(30, few=6), deadline=None)
 @given(st.tuples(curves, curves, curves), st.floats(0.2, 5))
 def test_each_lower_bound_is_valid_alone(fs, budget):
     """The Lagrangian bound and the min-plus bound of the final cells are each below the optimum

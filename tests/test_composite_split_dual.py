@@ -45,7 +45,7 @@ def optimum(fam: ParametricLP, eps: float) -> float:
     return m.in_objective_units(float(m.lp.c @ sol.x))
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(25, few=8), deadline=None)
 @given(
     b=st.floats(0.05, 2.0),
     frac=st.floats(0.001, 1.0),
@@ -146,7 +146,7 @@ def _ends(fam: ParametricLP, a: float, b: float) -> CellEnds:
     return CellEnds(*(TermDual(Cell(fam, e, *fam.solve(e, highs)), 1.0, 0.0, 1.0) for e in (a, b)))
 
 
-@settings(max_examples=examples(20), deadline=None)
+@settings(max_examples=examples(20, few=4), deadline=None)
 @given(b=st.floats(0.1, 2.0), frac=st.floats(0.01, 0.6), where=st.floats(0.0, 1.0))
 def test_both_ends_pieces_are_below_the_lp_optimum(family, b, frac, where):
     """Each piece of a cell cut at its kink (``CellEnds``, ``TermDual.kink``) bounds the LP

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from privopt import cli
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 
@@ -42,11 +42,11 @@ NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?(?![\w.])"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def run(*args, columns: int | None = None, timeout=300, **kw) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    if columns is not None:
-        env["COLUMNS"] = str(columns)
-    return subprocess.run([PRIVOPT, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, **kw)
+def run(*args, columns: int | str | None = None) -> subprocess.CompletedProcess:
+    """``privopt ARGS`` in this process (conftest's ``invoke``; the CLI reads COLUMNS for each
+    command) with COLUMNS set to ``columns``, or unset (off a terminal: 160 columns)."""
+    r = invoke(*args, env={"COLUMNS": None if columns is None else str(columns), "LINES": None})
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
 
 
 @functools.cache
@@ -335,9 +335,7 @@ def test_more_groups_than_shown_says_which_and_how_many_are_hidden(tmp_path):
 @pytest.mark.parametrize("columns", ["0", "5", "junk", " "])
 def test_a_tiny_or_bogus_columns_value_cuts_nothing(columns):
     """COLUMNS=0 or 5 would fold every number; junk is ignored (160 columns off a terminal)."""
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"COLUMNS": columns}
-    args = [PRIVOPT, "sweep", str(SPECS / "randomized_response.priv"), "eps=0.5,1"]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    r = run("sweep", SPECS / "randomized_response.priv", "eps=0.5,1", columns=columns)
     assert r.returncode == 0, r.stderr
     assert "…" not in r.stdout
     assert {"0.708124867259", "0.595390324808", "0.378009", "0.704605"} <= set(numbers(r.stdout))

@@ -29,7 +29,7 @@ def _model(A, **kw):
     return privopt.loads(_spec(A, **kw)).noise
 
 
-@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20, few=10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(1, 6),
     st.integers(1, 6),

@@ -148,7 +148,7 @@ def test_many_queries_approach_local_dp():
     assert ratios[2] < 1.01
 
 
-@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12, few=10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     m=st.integers(1, 5),
     n=st.integers(1, 5),
@@ -254,7 +254,7 @@ def _program(A, **kw):
     return model, lower_noise(model)
 
 
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25, few=10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 5), st.integers(1, 5), st.integers(0, 2**31 - 1))
 def test_dual_bound_is_a_lower_bound_for_any_dual_point(m, n, seed):
     """Weak duality, by construction: any (Y, mu) at all, made feasible, bounds the optimum from

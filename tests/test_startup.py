@@ -155,7 +155,7 @@ def test_an_unwritable_cache_folder_means_no_cache_and_no_message(tmp_path):
     assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(60, few=10), deadline=None)
 @given(
     st.lists(
         st.tuples(
