@@ -23,13 +23,17 @@ COMPOSITE_SPECS = sorted(SPECS.glob("blocks_*.priv"))
 # marked slow, so it runs in CI's slow step (.ci/run), not in the default run, where the other
 # specs still reach each construct.
 SLOW_SPECS = {"blocks_joint_mixed"}
+# `check` of a choice between joint Gaussian programs and of a target on a joint member: 10-20 s
+# each (every branch and grid split is a joint program); blocks_joint_gaussian and _target keep
+# `check` of joint programs in the default run.
+SLOW_CHECKS = SLOW_SPECS | {"blocks_joint_choice", "blocks_joint_member"}
 
 
-def spec_params(specs) -> list:
+def spec_params(specs, slow: set[str] = SLOW_SPECS) -> list:
     """Each spec (a path, or a stem) as a pytest parameter with its stem as id, marked slow when
-    its stem is in SLOW_SPECS."""
+    its stem is in ``slow``."""
     return [
-        pytest.param(spec, id=Path(spec).stem, marks=[pytest.mark.slow] if Path(spec).stem in SLOW_SPECS else [])
+        pytest.param(spec, id=Path(spec).stem, marks=[pytest.mark.slow] if Path(spec).stem in slow else [])
         for spec in specs
     ]
 

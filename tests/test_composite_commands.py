@@ -15,7 +15,7 @@ import privopt
 from privopt import api, plot
 from privopt.composite import Composite
 from privopt.composite.check import GRID, min_plus, run_check
-from tests.conftest import COMPOSITE_SPECS, SPECS, invoke, spec_params
+from tests.conftest import COMPOSITE_SPECS, SLOW_CHECKS, SPECS, invoke, spec_params
 from tests.conftest import strict_json as strict
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -41,7 +41,7 @@ def checks(composite_checked):
     return composite_checked  # stem -> (exit code, JSON or output) of check SPEC --json, once per session
 
 
-@pytest.mark.parametrize("spec", spec_params(COMPOSITE_SPECS))
+@pytest.mark.parametrize("spec", spec_params(COMPOSITE_SPECS, slow=SLOW_CHECKS))
 def test_check_every_composite_agrees_golden(spec, checks):
     code, data = checks[spec.stem]
     assert code == 0, data

@@ -106,10 +106,8 @@ def test_accuracy_first_verifies_and_tampering_fails(least, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def member():
-    r = invoke("solve", SPECS / "blocks_joint_member.priv", "--json")
-    assert r.exit_code == 0, r.output
-    return strict(r.stdout)
+def member(composite_solved):
+    return strict(composite_solved["blocks_joint_member"].json)  # solve SPEC --json, once per session (conftest)
 
 
 def test_a_member_target_is_a_row_of_the_joint_program(member):
@@ -186,10 +184,8 @@ def test_the_joint_bounds_are_re_derived_with_no_solver_importable(least, member
 # ---------------------------------------------------------------- a design choice
 
 
-def test_the_choice_is_each_branch_its_own_joint_program():
-    r = invoke("solve", SPECS / "blocks_joint_choice.priv", "--json")
-    assert r.exit_code == 0, r.output
-    data = strict(r.stdout)
+def test_the_choice_is_each_branch_its_own_joint_program(composite_solved):
+    data = strict(composite_solved["blocks_joint_choice"].json)  # solve SPEC --json, once per session (conftest)
     bound = analytic_bound(1, 1e-6)
     pairs = reference([(PREFIX, 1.0), (PAIRS, 2.0)], bound, np.ones(4))
     halves = reference([(PREFIX, 1.0), (HALVES, 3.0)], bound, np.ones(4))

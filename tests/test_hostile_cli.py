@@ -134,7 +134,7 @@ def test_a_bad_or_unreachable_scheduler_is_exit_2_naming_it(tmp_path, address, w
 )
 def test_dask_options_are_checked_on_the_driver(tmp_path, args, words):
     """Before: a bad backend failed inside a worker, as a traceback in distributed's log."""
-    usage_error(run("solve", _parts(tmp_path), "--engine", "dask", *args), words)
+    usage_error(invoke("solve", _parts(tmp_path), "--engine", "dask", *args), words)
 
 
 @pytest.mark.slow
@@ -363,7 +363,7 @@ def test_more_workers_than_the_machine_can_use_are_refused(tmp_path, engine):
     """Before: a pool of (up to) 100,000 processes, or a local Dask cluster of 100,000 workers."""
     spec = CLASSES["transparency-report"] if engine == "local" else _parts(tmp_path)
     usage_error(
-        run("solve", spec, "--engine", engine, "--workers", "100000"),
+        invoke("solve", spec, "--engine", engine, "--workers", "100000"),
         "workers 100,000 is more than this machine can use: at most",
     )
 

@@ -52,7 +52,7 @@ def instances(draw):
     return px1, F, frac
 
 
-@settings(max_examples=examples(25, few=2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25, few=1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_boundary_search_equals_the_outer_approximation(inst):
     px1, F, frac = inst

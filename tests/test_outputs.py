@@ -36,6 +36,13 @@ def run(*args, timeout=300, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([PRIVOPT, *map(str, args)], capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def here(*args) -> subprocess.CompletedProcess:
+    """``privopt ARGS`` in this process (conftest's ``invoke``: no start-up of the CLI), for what
+    is not about the process itself."""
+    r = invoke(*args)
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
+
+
 def strict_json(text: str):
     """json.loads that refuses NaN, Infinity and -Infinity (and, like it, any text around)."""
 
@@ -135,7 +142,7 @@ minimize max_confidence(g, d -> s)
 def test_user_text_never_reaches_the_terminal_as_control_sequences(tmp_path, command):
     spec = tmp_path / "hostile.priv"
     spec.write_text(HOSTILE, encoding="utf-8")
-    r = run(command[0], spec, *command[1:])
+    r = here(command[0], spec, *command[1:])
     assert r.returncode == 0, r.stderr
     for stream in (r.stdout, r.stderr):
         assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
@@ -146,7 +153,7 @@ def test_user_text_never_reaches_the_terminal_as_control_sequences(tmp_path, com
 def test_error_excerpt_is_visible_text(tmp_path):
     spec = tmp_path / "bad.priv"
     spec.write_text('spec "x"\nvar g : public {a, b} \x1b[2J oops\n', encoding="utf-8")
-    r = run("solve", spec)
+    r = here("solve", spec)
     assert r.returncode == 2
     assert "\x1b" not in r.stderr and "Traceback" not in r.stderr
 
@@ -164,11 +171,11 @@ def _no_staging_left(parent: Path) -> bool:
 
 def test_out_replaces_an_earlier_result_without_stale_files(tmp_path):
     out = tmp_path / "res"
-    assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
+    assert here("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
     assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "Dt.csv", "groups.csv", "result.json"]
     mode = 0o2750
     os.chmod(out, mode)
-    assert run("solve", SPECS / "randomized_response.priv", "--out", out).returncode == 0
+    assert here("solve", SPECS / "randomized_response.priv", "--out", out).returncode == 0
     assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "R.csv", "result.json"]  # no Dt.csv left
     assert (out / ".privopt-files").read_text().split() == ["R.csv", "result.json"]
     assert os.stat(out).st_mode & 0o7777 == mode  # the folder keeps its mode
@@ -177,15 +184,15 @@ def test_out_replaces_an_earlier_result_without_stale_files(tmp_path):
 
 def test_failed_or_infeasible_runs_leave_out_as_it_was(tmp_path):
     out = tmp_path / "res"
-    assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
+    assert here("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
     before = _listing(out)
     infeasible = tmp_path / "infeasible.priv"  # Dt >= 0.6 where D = 0 and |Dt - D| <= 0.1: no table
     infeasible.write_text((SPECS / "atr_table4.priv").read_text() + "subject to Dt >= 0.6\n")
-    r = run("solve", infeasible, "--out", out)
+    r = here("solve", infeasible, "--out", out)
     assert r.returncode == 3
-    r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--set", "nosuch=1")  # a usage error
+    r = here("solve", SPECS / "atr_table4.priv", "--out", out, "--set", "nosuch=1")  # a usage error
     assert r.returncode == 2
-    r = run("solve", SPECS / "atr_table4.priv", "--out", out, "--method", "lfp", "--time-limit", "1e-6")  # a failure
+    r = here("solve", SPECS / "atr_table4.priv", "--out", out, "--method", "lfp", "--time-limit", "1e-6")  # a failure
     assert r.returncode == 1
     assert _listing(out) == before
     assert _no_staging_left(tmp_path)
@@ -195,7 +202,7 @@ def test_infeasible_run_writes_nothing(tmp_path):
     spec = tmp_path / "infeasible.priv"
     spec.write_text((SPECS / "randomized_response.priv").read_text() + "subject to tv(X, Y) <= 0.01\n")
     out = tmp_path / "res"
-    r = run("solve", spec, "--out", out)
+    r = here("solve", spec, "--out", out)
     assert r.returncode == 3, r.stderr
     assert not out.exists() and _no_staging_left(tmp_path)
 
@@ -204,7 +211,7 @@ def test_out_refuses_a_folder_privopt_did_not_write(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "thesis.tex").write_text("precious")
-    r = run("solve", SPECS / "atr_table4.priv", "--out", folder)
+    r = here("solve", SPECS / "atr_table4.priv", "--out", folder)
     assert r.returncode == 2 and "not an earlier privopt result" in r.stderr
     assert (folder / "thesis.tex").read_text() == "precious"
     # a folder that merely looks like a result (a result.json of someone else's) is not privopt's
@@ -212,22 +219,23 @@ def test_out_refuses_a_folder_privopt_did_not_write(tmp_path):
     look.mkdir()
     (look / "result.json").write_text("{}")
     (look / "customers.csv").write_text("important")
-    r = run("solve", SPECS / "atr_table4.priv", "--out", look)
+    r = here("solve", SPECS / "atr_table4.priv", "--out", look)
     assert r.returncode == 2 and (look / "customers.csv").read_text() == "important"
     # nor is an earlier result with a file added by hand
     out = tmp_path / "res"
-    assert run("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
+    assert here("solve", SPECS / "atr_table4.priv", "--out", out).returncode == 0
     (out / "notes.csv").write_text("mine")
-    r = run("solve", SPECS / "atr_table4.priv", "--out", out)
+    r = here("solve", SPECS / "atr_table4.priv", "--out", out)
     assert r.returncode == 2 and (out / "notes.csv").read_text() == "mine"
 
 
-def test_out_refuses_the_working_folder_and_unwritable_places(tmp_path):
-    r = run("solve", SPECS / "atr_table4.priv", "--out", ".", cwd=tmp_path)
+def test_out_refuses_the_working_folder_and_unwritable_places(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = here("solve", SPECS / "atr_table4.priv", "--out", ".")
     assert r.returncode == 2 and "working folder" in r.stderr
     afile = tmp_path / "afile"
     afile.write_text("x")
-    r = run("solve", SPECS / "atr_table4.priv", "--out", afile / "x")
+    r = here("solve", SPECS / "atr_table4.priv", "--out", afile / "x")
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
@@ -327,19 +335,19 @@ def test_a_signal_ends_a_long_solve_at_once_and_writes_nothing(tmp_path, sig, co
 
 
 def test_sweep_gives_every_value_its_own_row_and_status():
-    r = run("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1", "--json")
+    r = here("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1", "--json")
     assert r.returncode == 2, r.stderr  # a value failed, and its failure is a spec error
     rows = strict_json(r.stdout)
     assert [row["eps"] for row in rows] == [0.5, -1.0, 1.0]
     assert [row["status"] for row in rows] == ["optimal", "failed", "optimal"]
     assert "eps = -1 is outside its domain: eps must be >= 0" in rows[1]["error"]
-    r = run("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1")
+    r = here("sweep", SPECS / "count_query_dp.priv", "eps=0.5,-1,1")
     assert r.returncode == 2
     assert r.stdout.count("optimal") == 2 and "failed" in r.stdout and "eps=-1: failed:" in r.stdout
 
 
 def test_sweep_of_a_broken_spec_or_unknown_param_is_a_usage_error():
-    r = run("sweep", SPECS / "count_query_dp.priv", "nosuch=1,2")
+    r = here("sweep", SPECS / "count_query_dp.priv", "nosuch=1,2")
     assert r.returncode == 2 and "no param 'nosuch'" in r.stderr and r.stdout == ""
 
 
@@ -354,7 +362,7 @@ def test_an_all_zero_counts_table_is_a_located_error(tmp_path):
         .read_text()
         .replace("known P(X) = uniform", "known P(X) = counts {\n v1 v2 v3 v4 v5\n 0 0 0 0 0\n}")
     )
-    r = run("solve", spec, timeout=60)
+    r = run("solve", spec, timeout=60)  # a process: a regression spins, and is stopped at the timeout
     assert r.returncode == 2 and "z.priv:6:" in r.stderr and "all zero" in r.stderr
 
 
@@ -443,13 +451,14 @@ def test_an_abandoned_solver_never_prints_on_stdout():
 
 
 @pytest.mark.parametrize("path", spec_params(COMPOSITE_SPECS))
-def test_every_composite_prints_strict_json(path, composite_solved):
-    """solve --json in this process, once per session (conftest), with descriptor 1 watched for a
-    solver's own output; explain --json through the installed CLI."""
+def test_every_composite_prints_strict_json(path, composite_solved, capfd):
+    """solve --json and explain --json in this process (solve once per session: conftest), with
+    descriptor 1 watched for a solver's own output (solve through the installed CLI: below)."""
     solved = composite_solved[path.stem]
     assert solved.leaked == b""
     assert strict_json(solved.json)["status"] in ("optimal", "feasible")
-    r = run("explain", path, "--json")
+    r = here("explain", path, "--json")
+    assert capfd.readouterr().out == ""
     assert r.returncode == 0, r.stderr
     data = strict_json(r.stdout)
     assert "Traceback" not in r.stderr
