@@ -90,8 +90,11 @@ def strict_json(text: str):
 
 # ----------------------------------------------------------------- shared solves (issue 23, goal 4)
 # A composite's solve (specs/blocks_*.priv) takes up to tens of seconds (its blocks' solves); many
-# test files read the same answer. Each is solved once per test session, on demand, and the tests
-# that read one run on one pytest-xdist worker (the xdist_group marks below; --dist loadgroup).
+# test files read the same answer. Each is solved (and checked) once per test run, on demand, and
+# kept on disk where every pytest-xdist worker of the run finds it: the first worker to ask solves
+# under a file lock, the others wait for it and read. (pytest-xdist's --dist loadgroup cannot pin
+# the readers to one worker instead: with pytest 9 its xdist_group marks no longer reach the
+# scheduler.)
 
 
 class Lazy(dict):
@@ -108,7 +111,7 @@ class Lazy(dict):
 
 @dataclass(frozen=True)
 class Solved:
-    """``privopt solve specs/STEM.priv --json --out DIR`` run once in this process: its JSON text,
+    """``privopt solve specs/STEM.priv --json --out DIR`` run once per test run: its JSON text,
     the folder it wrote (None for a joint Gaussian program, whose --out is refused with exit 2 and
     ``refusal``; its JSON then comes from ``--json`` alone), and what reached descriptor 1 while it
     ran beside the runner's stdout (a solver's own output; must be nothing)."""
@@ -137,14 +140,36 @@ def _fd1_captured(run):
         return value, sink.read()
 
 
+def _run_folder(tmp_path_factory) -> Path:
+    """A folder of this test run that every pytest-xdist worker of it shares (the workers' base
+    temporary folders sit side by side in it); this session's own without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _once_per_run(folder: Path, make) -> dict:
+    """``make(folder)`` (a JSON-able dict) run by the first process of this test run to ask, under
+    a file lock, and kept in ``folder``; every process reads the kept value."""
+    import fcntl
+    import json
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    kept = folder.parent / f"{folder.name}.json"
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the lock file closes
+        if not kept.exists():
+            kept.write_text(json.dumps(make(folder)))
+        return json.loads(kept.read_text())
+
+
 @pytest.fixture(scope="session")
 def composite_solved(tmp_path_factory) -> Lazy:
-    """stem -> ``Solved`` for each composite spec, solved once per session (read only: a test that
+    """stem -> ``Solved`` for each composite spec, solved once per test run (read only: a test that
     changes a result copies it first)."""
-    base = tmp_path_factory.mktemp("composites")
+    base = _run_folder(tmp_path_factory) / "composites-solved"
 
-    def solve(stem: str) -> Solved:
-        spec, out = SPECS / f"{stem}.priv", base / stem
+    def solve(out: Path) -> dict:
+        spec = SPECS / f"{out.name}.priv"
         r, leaked = _fd1_captured(lambda: invoke("solve", spec, "--json", "--out", out))
         refusal = None
         if r.exit_code == 2 and "one noise placement together" in r.output:  # a joint program: no --out
@@ -152,27 +177,28 @@ def composite_solved(tmp_path_factory) -> Lazy:
             (r, more), out = _fd1_captured(lambda: invoke("solve", spec, "--json")), None
             leaked += more
         assert r.exit_code == 0, r.output
-        return Solved(r.stdout, out, refusal, leaked)
+        return {"json": r.stdout, "out": out and str(out), "refusal": refusal, "leaked": leaked.hex()}
 
-    return Lazy(solve)
+    def read(stem: str) -> Solved:
+        kept = _once_per_run(base / stem, solve)
+        out = kept["out"] and Path(kept["out"])
+        return Solved(kept["json"], out, kept["refusal"], bytes.fromhex(kept["leaked"]))
+
+    return Lazy(read)
 
 
 @pytest.fixture(scope="session")
-def composite_checked() -> Lazy:
+def composite_checked(tmp_path_factory) -> Lazy:
     """stem -> (exit code, the JSON of ``privopt check specs/STEM.priv --json`` when it printed
-    one (exit 0 or 4), else its output), run once per session."""
+    one (exit 0 or 4), else its output), run once per test run."""
+    base = _run_folder(tmp_path_factory) / "composites-checked"
 
-    def check(stem: str):
-        r = invoke("check", SPECS / f"{stem}.priv", "--json")
-        return r.exit_code, strict_json(r.stdout) if r.exit_code in (0, 4) else r.output
+    def check(folder: Path) -> dict:
+        r = invoke("check", SPECS / f"{folder.name}.priv", "--json")
+        return {"code": r.exit_code, "text": r.stdout if r.exit_code in (0, 4) else r.output}
 
-    return Lazy(check)
+    def read(stem: str):
+        kept = _once_per_run(base / stem, check)
+        return kept["code"], strict_json(kept["text"]) if kept["code"] in (0, 4) else kept["text"]
 
-
-def pytest_collection_modifyitems(config, items):
-    """Tests that read a shared session cache run on one worker (``--dist loadgroup``), so that
-    each composite is solved (and checked) once per run, not once per worker."""
-    for item in items:
-        for fixture in ("composite_solved", "composite_checked"):
-            if fixture in item.fixturenames:
-                item.add_marker(pytest.mark.xdist_group(fixture))
+    return Lazy(read)
