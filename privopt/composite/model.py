@@ -719,10 +719,11 @@ class _Builder:
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """What a joint Gaussian group needs beyond its row (located refusals otherwise): positive
         weights in the minimize sense (it minimizes the blocks' expected squared errors), or,
-        under accuracy first, ``minimize t`` and a target on every block
-        (``_check_accuracy_first``); no other constraint on its blocks; targets only from above
-        and only when the composite is the group alone. A design choice may list its blocks:
-        each branch is then a composite of its own (``branch``)."""
+        under accuracy first, ``minimize t`` and a target from above on every block
+        (``_check_accuracy_first``); no other constraint on its blocks. Targets on its blocks
+        (either side) are rows of its joint program, alone (``gaussian.with_targets``) or beside
+        other blocks (``gaussian.target_term``). A design choice may list its blocks: each branch
+        is then a composite of its own (``branch``)."""
         sign = 1.0 if objective.sense == "minimize" else -1.0
         for g in self.groups:
             keys = {f"{n}.{self.blocks[n].budget.eps}" for n in g.blocks}
@@ -743,15 +744,15 @@ class _Builder:
                         row.span,
                         "constrain the joint program's blocks by their dp(...) only",
                     )
-            alone = self._alone(linear) is g
             for t in self.targets:
-                if t.block in g.blocks and (not alone or t.op != "<="):
+                if t.block in g.blocks and g.var is not None and t.op != "<=":
                     raise SpecError(
-                        f"an accuracy target on block '{t.block}' of a joint Gaussian program beside other blocks "
-                        "or rows, or bounding it from below, is not built yet",
+                        f"under accuracy first, a target bounding block '{t.block}' from below does not move the "
+                        f"least {g.var}: more noise on one block alone keeps the group private, so it is met by "
+                        "adding noise, not by the budget",
                         t.span,
-                        f"bound it from above (subject to {t.block}.objective <= target) in a composite that is "
-                        "the joint program alone, or drop the target",
+                        f"drop this target and solve for the least {g.var}; then fix {g.var} at that value and write "
+                        f"subject to {t.block}.objective >= {t.bound:g} in a composite with dp(...) <= (number, delta)",
                     )
 
     def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:

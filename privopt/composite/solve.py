@@ -446,12 +446,15 @@ def _sign(c: Composite) -> float:
 
 def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     """Each row split by ``split.split`` (module docstring); the rows add up."""
-    if c.targets:
-        raise SpecError(
-            "accuracy targets with chosen block budgets are not built yet",
-            c.targets[0].span,
-            "use accuracy first (choose t, `with eps = t`, minimize t) or drop the target",
-        )
+    for t in c.targets:
+        if c.group_of(t.block) is None:  # a group's targets are rows of its joint program (gaussian.target_term)
+            raise SpecError(
+                f"a target on block '{t.block}', whose budget the split chooses, is not built: the split takes each "
+                "block's value curve as it is",
+                t.span,
+                f"fix {t.block}'s budget (`with eps = NUMBER`), or use accuracy first: choose t in [lo, hi], "
+                f"`with eps = t`, minimize t",
+            )
     weights = {}
     for key, coef in c.objective.coefs.items():
         if key in c.vars:
