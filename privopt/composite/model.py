@@ -147,6 +147,7 @@ class Row:
     accountant: str | None = None  # set for a dp(...) row
     delta: float = 0.0
     parts: tuple[Part, ...] = ()
+    var: str | None = None  # accuracy first: the composite's chosen t that is the row's eps
 
     def describe(self, answers: dict) -> dict:
         """The row in the JSON's ``composition``: how its mechanisms compose, each one's eps and
@@ -164,7 +165,8 @@ class Row:
             parts.append(entry)
         return {
             "row": self.span.text() if self.span is not None else None,
-            "eps": self.rhs,
+            "eps": self.rhs,  # with ``var``: the top of t's range (the parts give t at the answer)
+            "var": self.var,
             "delta": self.delta,
             "accountant": self.accountant,
             "delta_split": "evenly" if sum(p.shared for p in self.parts) > 1 else None,
@@ -618,7 +620,7 @@ class _Builder:
         accountant = "gaussian" if joint_only else ("basic" if delta > 0 else "pure")
         self.accountants.append(accountant)
         # with a chosen t the row holds the group's eps to t's range; the group's eps is t itself
-        self.rows.append(Row(coefs, eps, span, accountant, delta, parts))
+        self.rows.append(Row(coefs, eps, span, accountant, delta, parts, var))
 
     def _budget_var(self, form: Linear, parts: tuple[Part, ...], bound: ast.Expr) -> str | None:
         """The composite's chosen variable ``t`` when the row's eps is ``t`` itself (accuracy
@@ -664,32 +666,48 @@ class _Builder:
         return units
 
     def _check_group(self, group: list[Block], delta: float, span: Span) -> None:
+        """What a joint Gaussian group's blocks must be (located refusals, each saying what to write):
+        a positive delta (no Gaussian mechanism gives delta = 0), each block's delta a param (the
+        group has one delta, the row's share), params set by numbers, and no chosen param besides
+        the eps that ``dp(...)`` sets."""
         b, c = group[0], group[1]
         together = (
             f"blocks '{b.name}' and '{c.name}' add Gaussian noise to the same input "
             f"'{b.gaussian_input[0]}': together they are one Gaussian mechanism"
         )
         names = {g.name for g in group}
-        not_built = [
-            (delta <= 0, "a joint Gaussian program needs a delta > 0: write dp(a, b) <= (eps, delta)"),
+        numbered = [g.name for g in group if not isinstance(g.budget.delta, str)]
+        linked = [g.name for g in group if g.linked]
+        chosen = [v.key for v in self.vars.values() if v.block in names]
+        refusals = [
             (
-                any(not isinstance(g.budget.delta, str) for g in group),
-                "every block of a joint Gaussian program writes its delta as a param (param delta = ...)",
+                delta <= 0,
+                "the joint Gaussian accountant needs a delta > 0: no Gaussian mechanism gives delta = 0 (its "
+                "privacy loss is unbounded with some probability)",
+                f"write dp({', '.join(g.name for g in group)}, ...) <= (eps, delta) with a delta > 0",
             ),
-            (any(g.linked for g in group), "a block of a joint Gaussian program cannot be set by chosen variables"),
             (
-                any(v.block in names for v in self.vars.values()),
-                "a block of a joint Gaussian program cannot have a chosen param besides dp(...)",
+                bool(numbered),
+                f"block '{numbered[0] if numbered else ''}' writes its delta as a number, but the group is one "
+                "mechanism with one delta, the share dp(...) gives it",
+                "write the block's budget with a param (param delta = 1e-6, dp(x -> O) <= (eps, delta)); dp(...) sets it",
+            ),
+            (
+                bool(linked),
+                f"block '{linked[0] if linked else ''}' is set by chosen variables, but the group is solved as one "
+                "program at fixed params",
+                "set its params by numbers (`with P = NUMBER`); its eps is set by dp(...)",
+            ),
+            (
+                bool(chosen),
+                f"'{chosen[0] if chosen else ''}' is chosen, but a joint group's only chosen value is the eps dp(...) "
+                "sets",
+                "drop that choose line and set the param by a number (`with P = NUMBER`)",
             ),
         ]
-        for refused, why in not_built:
+        for refused, why, fix in refusals:
             if refused:
-                raise SpecError(
-                    together,
-                    span,
-                    f"the joint Gaussian accountant is not built yet for this ({why}); "
-                    "or give each block its own budget with a linear constraint on a.eps + b.eps",
-                )
+                raise SpecError(f"{together}; {why}", span, fix)
 
     def _split_delta(self, units: list[tuple[list[Block], str]], delta: float, span: Span) -> tuple[Part, ...]:
         """Basic composition of delta: numbers written in the blocks count; the mechanisms whose
@@ -740,9 +758,11 @@ class _Builder:
             for row in self.rows:
                 if row.span is not g.span and keys & set(row.coefs):
                     raise SpecError(
-                        "a block of the joint Gaussian program is in another constraint: not built yet",
+                        f"this row puts the eps of the joint Gaussian group {', '.join(g.blocks)} in another "
+                        "constraint, but its dp(...) row sets it (the group's blocks share that one eps)",
                         row.span,
-                        "constrain the joint program's blocks by their dp(...) only",
+                        "drop this row and put the limit into the dp(...) row's eps, or give the blocks their own "
+                        "budgets: subject to a.eps + b.eps <= eps without dp(...)",
                     )
             for t in self.targets:
                 if t.block in g.blocks and g.var is not None and t.op != "<=":
@@ -757,8 +777,11 @@ class _Builder:
 
     def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """``dp(a, b) <= (t, delta)``: the composite is the group alone, minimizes t, and bounds
-        every block of the group from above (a block without a target would take unbounded noise)."""
-        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear) is not g:
+        every block of the group from above (a block without a target would take unbounded noise).
+        A design choice that lists the group's blocks is solved branch by branch (``branch``: each
+        branch is then the group alone, its least t certified; the least wins)."""
+        branched = any(n in g.blocks for n in self.choice)
+        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear, branched) is not g:
             raise SpecError(
                 f"accuracy first over a joint Gaussian group minimizes '{g.var}' alone, with no other block or row",
                 objective.span,
@@ -774,11 +797,12 @@ class _Builder:
                     f"add subject to {n}.objective <= a number",
                 )
 
-    def _alone(self, linear: Linear) -> Joint | None:
+    def _alone(self, linear: Linear, branched: bool = False) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the
         only one, its blocks are all the blocks, and the objective weighs only their values (or
-        is the group's chosen eps ``t``, accuracy first); targets only on its blocks."""
-        if len(self.groups) != 1 or len(self.rows) != 1 or self.choice:
+        is the group's chosen eps ``t``, accuracy first); targets only on its blocks; no design
+        choice, or (``branched``) one whose every branch is such a composite."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or (self.choice and not branched):
             return None
         g = self.groups[0]
         keys = {f"{n}.objective" for n in g.blocks} | ({g.var} if g.var is not None else set())
