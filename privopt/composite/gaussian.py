@@ -342,7 +342,8 @@ def route(c, name: str) -> str:
         return "solved by its own route at each point"
     if c.choice and any(n in group.blocks for n in c.choice):
         return "solved in each branch's joint Gaussian program with the blocks that branch releases"
-    return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program at each eps of the group"
+    rows = " with its targets as rows" if c.joint is None and has_targets(c, group) else ""
+    return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program{rows} at each eps of the group"
 
 
 def answer(c, name: str, params: dict[str, float], options: dict, cache: dict) -> BlockAnswer:

@@ -630,6 +630,15 @@ class _Builder:
         (key, coef), *more = form.coefs.items()
         one_group = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
         mine = key in self.vars and self.vars[key].block is None
+        if not more and coef == 1.0 and form.const == 0.0 and mine and not one_group and self._has_group(parts):
+            raise SpecError(
+                "accuracy first over a joint Gaussian group beside other mechanisms in one dp(...) is not built: "
+                "under basic composition its least t is the sum of each mechanism's least eps, each its own "
+                "accuracy-first program",
+                bound.span,
+                "write one composite per mechanism (the group: dp(a, b) <= (t, delta), minimize t; each other "
+                "block: `with eps = t`, minimize t) and add their least t",
+            )
         if more or coef != 1.0 or form.const != 0.0 or not mine or not one_group:
             raise SpecError(
                 "the eps of dp(...) is a number, or a chosen variable t of the composite alone when the "
@@ -641,6 +650,10 @@ class _Builder:
         if not math.isfinite(self.vars[key].hi):
             raise SpecError(f"'{key}' needs a bounded range", self.vars[key].span, f"choose {key} in [lo, hi]")
         return key
+
+    @staticmethod
+    def _has_group(parts: tuple[Part, ...]) -> bool:
+        return any(p.mechanism == "joint gaussian" for p in parts)
 
     def _units(self, blocks: list[Block], delta: float, span: Span) -> list[tuple[list[Block], str]]:
         """The mechanisms of a ``dp(...)`` row, in the order written: blocks that add Gaussian
