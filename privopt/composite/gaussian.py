@@ -701,12 +701,15 @@ def target_term(c, group, options: dict, cache: dict, room: float) -> Term:
 
     def g(y: float) -> tuple[float, float]:
         key = ("joint", group.blocks, y)
-        if y <= 0 or (classic and not classic_is_private(y, group.delta)[0]):
-            cache.setdefault(key, _group_answers(c, group, y, options))
-            return math.inf, math.inf
         if y < least():
             params = {n: _params(c.blocks[n], y, group.delta) for n in group.blocks}
-            cache[key] = _failed(params, "infeasible", f"the targets need the group's eps >= {least():.9g} (proven)")
+            why = f"the targets need the group's eps >= {least():.9g} (proven)"
+            if least() == math.inf:
+                why = "a target is at or below its block's noiseless part: no noise meets it"
+            cache[key] = _failed(params, "infeasible", why)
+            return math.inf, math.inf
+        if y <= 0 or (classic and not classic_is_private(y, group.delta)[0]):
+            cache.setdefault(key, _group_answers(c, group, y, options))
             return math.inf, math.inf
         at = _target_point(c, group, y, options)
         cache[key] = at.answers
