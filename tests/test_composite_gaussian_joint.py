@@ -205,3 +205,10 @@ def test_a_member_delta_written_as_a_number_is_refused_with_the_fix(tmp_path):
     r = invoke("solve", path)
     assert r.exit_code == 2 and "c.priv:3:" in r.output and "Traceback" not in r.output
     assert "writes its delta as a number" in r.output and "param delta" in r.output
+
+
+def test_a_target_on_a_block_outside_the_group_in_a_split_is_refused_with_the_fix(tmp_path):
+    path = _mixed(tmp_path, 2.0, "subject to r.objective <= 0.5")
+    r = invoke("solve", path)
+    assert r.exit_code == 2 and "c.priv:5:" in r.output and "^" in r.output and "Traceback" not in r.output
+    assert "a target on block 'r', whose budget the split chooses" in r.output and "with eps = NUMBER" in r.output

@@ -36,13 +36,16 @@ Reported beside the joint optimum:
 Accuracy targets on a group that is the whole composite (``a.objective <= T``): the least eps
 meeting them when the row's eps is the composite's chosen ``t`` (``least_budget``: one minimax
 joint program scaled exactly, the program being homogeneous), or, at a fixed budget, the targets
-as rows of the joint program (``with_targets``); both bounds re-derivable from the recorded dual
+as rows of the joint program (``with_targets``; a target from below, ``a.objective >= S``, is a
+row too, ``L_a`` being linear in the covariance); both bounds re-derivable from the recorded dual
 point (``dual_record``, ``proven_bound``).
 
 A group beside other blocks (another mechanism in its ``dp(...)`` row, or other rows) is one
 term of the row's certified split (``split_row``): its value as a function of its eps share is
 ``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
 curve), and its blocks' answers are the joint program solved again at the split's eps (``answer``).
+With targets on its blocks the group's term is an oracle term instead (``target_term``): the
+targets' joint program at each eps share, infeasible below a proven least share.
 """
 
 from __future__ import annotations
