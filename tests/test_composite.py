@@ -205,7 +205,7 @@ def test_gaussian_blocks_over_the_same_input_are_refused(tmp_path):
         "minimize a.objective + b.objective\n"
     )
     r = invoke("solve", path)
-    assert r.exit_code == 2 and "joint Gaussian accountant" in r.output and "not built yet" in r.output
+    assert r.exit_code == 2 and "joint Gaussian accountant needs a delta > 0" in r.output and "c.priv:3:" in r.output
 
 
 def test_a_block_name_outside_a_composite_is_located():

@@ -148,14 +148,9 @@ def test_two_groups_in_one_row_and_the_classic_cap(tmp_path):
     "text, message",
     [
         (
-            "subject to dp(a, b, c) <= (2, 1e-6)\nsubject to a.objective <= 100\n"
-            "minimize a.objective + b.objective + c.objective\n",
-            "accuracy target on block 'a' of a joint Gaussian program",
-        ),
-        (
             "choose t in [0, 4]\nsubject to dp(a, b, c) <= (t, 1e-6)\nsubject to a.objective <= 100\n"
             "subject to b.objective <= 100\nminimize t\n",
-            "a chosen variable t of the composite alone when the listed blocks are one joint Gaussian group",
+            "its least t is the sum of each mechanism's least eps",
         ),
         (
             "subject to dp(a, b, c) <= (2, 1e-6)\nmaximize c.objective - a.objective + b.objective\n",

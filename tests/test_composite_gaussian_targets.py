@@ -221,10 +221,6 @@ def test_the_choice_is_each_branch_its_own_joint_program(composite_solved):
             "subject to dp(a, b) <= (a.objective, 1e-6)\nminimize a.objective + b.objective\n",
             "a chosen variable t of the composite alone",
         ),
-        (
-            "subject to dp(a, b) <= (1, 1e-6)\nsubject to a.objective >= 300\nminimize a.objective + b.objective\n",
-            "bounding it from below",
-        ),
     ],
 )
 def test_what_is_not_built_is_a_located_refusal(tmp_path, text, message):

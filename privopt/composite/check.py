@@ -8,7 +8,10 @@ method's answer ``U`` and its proven bound ``L`` (``L <= OPT <= U``):
   its composition row leaves (``N`` = ``GRID``, ``GRID_MANY`` beyond three blocks in a row),
   the best combination with ``sum_j <= N`` found by a min-plus merge of the blocks' value lists.
   Every grid split is feasible, so its value ``G >= OPT >= L``: a bound above ``G`` is refuted.
-  ``U <= G`` up to the method's own gap (``U - OPT <= U - L``).
+  ``U <= G`` up to the method's own gap (``U - OPT <= U - L``). A joint group is solved apart
+  (its eps split evenly between its blocks); one with targets, which no such split need meet, by
+  its targets' joint program at each grid share (``gaussian.target_term``: the method's term,
+  but on the grid, not the split's refinement).
 * **grid of t** (accuracy first): the targets at ``T_GRID + 1`` evenly spaced t. Every t below
   the proven ``L`` must miss a target and every t from ``U`` up must meet them all (the budgets
   grow with t); the least grid t that meets them is ``>= L``.
@@ -46,6 +49,7 @@ import numpy as np
 
 from ..errors import InfeasibleError, UsageError
 from ..results import plain
+from .gaussian import has_targets, target_term
 from .model import branched
 from .solve import (
     CLASSIC_EPS_MAX,  # the classic calibration is proven for eps < 1 (Dwork & Roth, Thm A.1)
@@ -294,12 +298,16 @@ class _Checker:
     def unit_curve(self, unit: list[str], xs: list[float], w: dict) -> list[float]:
         """A unit's values on the grid. A group's blocks are solved APART at the group's eps, split
         evenly between them by basic composition (as is its delta): a feasible point of the joint
-        program (which is never worse), found without it."""
+        program (which is never worse), found without it; where a block misses a target on it
+        (from above or below), no feasible point (inf)."""
         c = self.c
         if len(unit) == 1 and c.group_of(c.vars[unit[0]].block) is None:
             k = unit[0]
             return [_times(w.get(c.vars[k].block, 0.0), self.blocks.at(c.vars[k].block, {k: x})) for x in xs]
         group = c.group_of(c.vars[unit[0]].block)
+        if has_targets(c, group):  # no split of the group's eps apart need meet them: its targets' program
+            term = target_term(c, group, self.blocks.options, self.blocks.cache, xs[-1])
+            return [term.oracle(eps)[0] for eps in xs]
         size = len(group.blocks)
         curve = []
         for eps in xs:
@@ -307,7 +315,11 @@ class _Checker:
             for k in unit:
                 block = c.blocks[c.vars[k].block]
                 params = self.blocks.params(block.name, {k: eps / size}) | {block.budget.delta: group.delta / size}
-                total += _times(w.get(block.name, 0.0), self.blocks.value(block.name, params))
+                v = self.blocks.value(block.name, params)
+                met = v is not None and all(
+                    v <= t.bound if t.op == "<=" else v >= t.bound for t in c.targets if t.block == block.name
+                )
+                total += _times(w.get(block.name, 0.0), v if met else None)
             curve.append(total)
         return curve
 
@@ -424,7 +436,10 @@ class _Checker:
             """Block ``name`` alone at (eps, delta / B); None (no feasible point) where it misses a target."""
             b = c.blocks[name]
             v = self.blocks.value(name, {**b.fixed, b.budget.eps: eps, b.budget.delta: joint.delta / len(names)})
-            return v if v is None or all(v <= t.bound for t in c.targets if t.block == name) else None
+            met = v is not None and all(
+                v <= t.bound if t.op == "<=" else v >= t.bound for t in c.targets if t.block == name
+            )
+            return v if met else None
 
         curves = [[_times(w[name], at(name, e)) for e in shares] for name in names]
         value, steps = min_plus(curves, n)

@@ -36,13 +36,16 @@ Reported beside the joint optimum:
 Accuracy targets on a group that is the whole composite (``a.objective <= T``): the least eps
 meeting them when the row's eps is the composite's chosen ``t`` (``least_budget``: one minimax
 joint program scaled exactly, the program being homogeneous), or, at a fixed budget, the targets
-as rows of the joint program (``with_targets``); both bounds re-derivable from the recorded dual
+as rows of the joint program (``with_targets``; a target from below, ``a.objective >= S``, is a
+row too, ``L_a`` being linear in the covariance); both bounds re-derivable from the recorded dual
 point (``dual_record``, ``proven_bound``).
 
 A group beside other blocks (another mechanism in its ``dp(...)`` row, or other rows) is one
 term of the row's certified split (``split_row``): its value as a function of its eps share is
 ``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
 curve), and its blocks' answers are the joint program solved again at the split's eps (``answer``).
+With targets on its blocks the group's term is an oracle term instead (``target_term``): the
+targets' joint program at each eps share, infeasible below a proven least share.
 """
 
 from __future__ import annotations
@@ -215,20 +218,8 @@ def solve(c, options: dict) -> CompositeResult:
     passed = bool(verification["passed"])
     split_value = c.objective.const + split.objective
     tol = 1e-9 * max(1.0, abs(split_value))
-    result = CompositeResult.build(
-        c,
-        method=METHOD,
-        objective=objective if passed else None,
-        bound=bound,
-        gap=relative_gap(objective, bound),
-        answers=answers,
-        active=list(c.blocks),
-        choice=None,
-        even=None,
-        calls=1 + B,
-        seconds=time.perf_counter() - t0,
-        reasons=[] if passed else [f"the joint program did not verify: {'; '.join(verification['failures'])}"],
-    )
+    why = f"the joint program did not verify: {'; '.join(verification['failures'])}"
+    result = _joint_result(c, t0, METHOD, objective if passed else None, bound, answers, 1 + B, why)
     result.even_split = {"objective": even if math.isfinite(even) else None}
     result.optimality |= {
         "joint_dual": record,
@@ -354,7 +345,8 @@ def route(c, name: str) -> str:
         return "solved by its own route at each point"
     if c.choice and any(n in group.blocks for n in c.choice):
         return "solved in each branch's joint Gaussian program with the blocks that branch releases"
-    return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program at each eps of the group"
+    rows = " with its targets as rows" if c.joint is None and has_targets(c, group) else ""
+    return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program{rows} at each eps of the group"
 
 
 def answer(c, name: str, params: dict[str, float], options: dict, cache: dict) -> BlockAnswer:
@@ -379,6 +371,8 @@ def _group_answers(c, group, eps: float, options: dict) -> dict[str, BlockAnswer
         why = f"the classic calibration does not give ({eps:g}, {group.delta:g})-DP"
     if why is not None:
         return {n: BlockAnswer(params[n], None, "infeasible", why, None) for n in group.blocks}
+    if has_targets(c, group):  # the targets as rows of the joint program (``target_term``)
+        return _target_point(c, group, eps, options).answers
     joint = dataclasses.replace(group, eps=eps)
     _model, parts, cov, verification, label = _solve_joint(c, joint, group_weights(c, group), options)
     part = _Part(f"joint conic ({label}) with {', '.join(group.blocks)}", verification, cov)
@@ -405,7 +399,10 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
             units[index[g.blocks]][0].append(v)
         else:
             index[g.blocks] = len(units)
-            units.append(([v], group_curve(c, g, oracle.options, oracle.cache, room).term()))
+            curve = None if has_targets(c, g) else group_curve(c, g, oracle.options, oracle.cache, room)
+            units.append(
+                ([v], target_term(c, g, oracle.options, oracle.cache, room) if curve is None else curve.term())
+            )
     terms = [t for _, t in units]
     if room == 0:
         pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
@@ -473,30 +470,43 @@ def proven_bound(c, group, record: dict | None) -> float:
     """The composite's proven lower bound (without its constant) from a ``dual_record``:
 
     * the joint program (``solve``): its dual bound ``L(w)``;
-    * targets ``L_a <= T_a`` as rows (``with_targets``): for multipliers ``k_a = w'_a - w_a >= 0``
-      (the record's weights ``w'`` less the objective's ``w``), weak duality gives
-      ``min sum_b w_b L_b >= min sum_b w'_b L_b - sum_a k_a T_a >= L(w') - sum_a k_a T_a``;
-    * the least eps (``least_budget``): every target met at the reference sensitivity ``D_ref``
-      scaled to ``D`` needs ``D >= D_ref sqrt(rho*)``, ``rho* = min_Sigma max_b N_b / (T_b - o_b)``
-      (``N_b`` block b's noise part, ``o_b`` its noiseless part), and for weights ``w >= 0``
-      ``rho* >= sum_b w_b N_b / sum_b w_b (T_b - o_b) >= (L(w) - sum_b w_b o_b) / sum_b w_b (T_b - o_b)``;
-      the bound is the lower end of ``least_eps`` at ``D_ref sqrt(rho_lb)``.
+    * targets ``L_a <= T_a`` and ``L_a >= S_a`` as rows (``with_targets``; each ``L_a`` is linear in
+      the covariance): for multipliers ``k_a = w'_a - w_a`` (the record's weights ``w' >= 0`` less
+      the objective's ``w``; ``k_a > 0`` prices an upper target, ``k_a < 0`` a lower one), weak
+      duality gives ``min sum_b w_b L_b >= L(w') - sum_{k_a > 0} k_a T_a + sum_{k_a < 0} |k_a| S_a``;
+    * the least eps (``least_budget``): ``_least_bound``.
 
-    -inf when nothing is proven (no record, a negative multiplier, a bad point)."""
+    -inf when nothing is proven (no record, a multiplier without its target, a bad point)."""
     if record is None:
         return -math.inf
-    lb, model, parts = _program_bound(c, group, record)
-    weights = {n: float(record["weights"][n]) for n in group.blocks}
-    if group.var is None and not c.targets:
-        return lb
+    if group.var is not None:
+        return _least_bound(c, group, record)
+    lb, _model, _parts = _program_bound(c, group, record)
+    upper, lower = _targets(c, group), _floors(c, group)
+    own = group_weights(c, group)
+    k = {n: float(record["weights"][n]) - own[n] for n in group.blocks}
+    if any((v > 0 and n not in upper) or (v < 0 and n not in lower) for n, v in k.items()):
+        return -math.inf
+    return lb - math.fsum(v * upper[n] if v > 0 else v * lower[n] for n, v in k.items() if v != 0)
+
+
+def _least_bound(c, group, record: dict) -> float:
+    """A proven lower end of the least eps at which every target ``L_b <= T_b`` on the group's
+    blocks holds (``record``: a certified joint program over those blocks at ``D_ref``, weights
+    ``w >= 0``). Every target met at the reference sensitivity ``D_ref`` scaled to ``D`` needs
+    ``D >= D_ref sqrt(rho*)``, ``rho* = min_Sigma max_b N_b / (T_b - o_b)`` (``N_b`` block b's noise
+    part, ``o_b`` its noiseless part), and ``rho* >= sum_b w_b N_b / sum_b w_b (T_b - o_b) >= (L(w) -
+    sum_b w_b o_b) / sum_b w_b (T_b - o_b)``; the bound is the lower end of ``least_eps`` at ``D_ref
+    sqrt(rho_lb)``. Blocks of the group without a target may be left out of the record: their
+    noise then costs nothing, a relaxation (``_least_proven``)."""
+    blocks = tuple(record["weights"])
+    sub = dataclasses.replace(group, blocks=blocks)
+    lb, model, parts = _program_bound(c, sub, record)
     targets = _targets(c, group)
-    if group.var is None:
-        own = group_weights(c, group)
-        k = {n: weights[n] - own[n] for n in group.blocks}
-        if any(v < 0 or (v > 0 and n not in targets) for n, v in k.items()):
-            return -math.inf
-        return lb - math.fsum(k[n] * targets[n] for n in targets if k[n] > 0)
-    room = math.fsum(weights[n] * (targets[n] - parts[n][0].objective.offset) for n in group.blocks)
+    if any(n not in targets for n in blocks):
+        return 0.0
+    weights = {n: float(record["weights"][n]) for n in blocks}
+    room = math.fsum(weights[n] * (targets[n] - parts[n][0].objective.offset) for n in blocks)
     rho = (lb - model.objective.offset) / room if room > 0 else -math.inf
     if not rho > 0:
         return 0.0
@@ -505,12 +515,26 @@ def proven_bound(c, group, record: dict | None) -> float:
 
 
 def _targets(c, group) -> dict[str, float]:
-    """Each block's least upper target ``a.objective <= T`` (the model allows only these on a group)."""
+    """Each block's least upper target ``a.objective <= T``."""
     out: dict[str, float] = {}
     for t in c.targets:
-        if t.block in group.blocks:
+        if t.block in group.blocks and t.op == "<=":
             out[t.block] = min(out.get(t.block, math.inf), t.bound)
     return out
+
+
+def _floors(c, group) -> dict[str, float]:
+    """Each block's greatest lower target ``a.objective >= S``."""
+    out: dict[str, float] = {}
+    for t in c.targets:
+        if t.block in group.blocks and t.op == ">=":
+            out[t.block] = max(out.get(t.block, -math.inf), t.bound)
+    return out
+
+
+def has_targets(c, group) -> bool:
+    """An accuracy target bounds a block of the group (from above or below)."""
+    return any(t.block in group.blocks for t in c.targets)
 
 
 def least_eps(d: float, delta: float, calibration: str) -> tuple[float, float]:
@@ -546,12 +570,14 @@ def _traces(program, variables: dict) -> dict:
     return out
 
 
-def _with_rows(model: NoiseModel, caps: dict[str, float] | None):
+def _with_rows(model: NoiseModel, caps: dict[str, float] | None, floors: dict[str, float] | None = None):
     """The joint program with rows on its blocks' costs ``C_b = w_b N_b`` (real units), solved by
     cvxpy (Clarabel, tolerances 1e-10), its point cleaned to exact privacy
     (``ConicProgram.clean``): ``caps`` None: minimize r subject to ``C_b <= r`` for every block
-    (the minimax of ``least_budget``); else minimize ``sum_b C_b`` subject to ``C_a <= caps[a]``.
-    (program, cleaned (co)variances or None, each row's multiplier in real units, the solver's status)."""
+    (the minimax of ``least_budget``); else minimize ``sum_b C_b`` subject to ``C_a <= caps[a]``
+    and ``C_a >= floors[a]`` (cleaning only adds noise, so a floor met stays met).
+    (program, cleaned (co)variances or None, each row's multiplier in real units (a floor's
+    negative), the solver's status)."""
     import cvxpy as cp
 
     from .. import solverlog
@@ -566,7 +592,8 @@ def _with_rows(model: NoiseModel, caps: dict[str, float] | None):
     else:
         rows = {n: traces[n] <= cap / program.unit for n, cap in caps.items()}
         objective = problem.objective
-    p = cp.Problem(objective, [*problem.constraints, *rows.values()])
+    below = {n: traces[n] >= floor / program.unit for n, floor in (floors or {}).items()}
+    p = cp.Problem(objective, [*problem.constraints, *rows.values(), *below.values()])
     try:
         with solverlog.captured():
             p.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
@@ -576,6 +603,8 @@ def _with_rows(model: NoiseModel, caps: dict[str, float] | None):
         return program, None, {}, p.status
     raw = {b.name: np.asarray(variables[b.name].value, dtype=float) for b in program.blocks}
     multipliers = {n: max(float(row.dual_value), 0.0) for n, row in rows.items()}
+    for n, row in below.items():
+        multipliers[n] = multipliers.get(n, 0.0) - max(float(row.dual_value), 0.0)
     return program, program.clean(model, program.real(raw)), multipliers, p.status
 
 
@@ -588,7 +617,8 @@ def _answers(c, group, eps: float, parts: dict, cov: dict, verification: dict, l
 
 def _targets_hold(c, group, values: dict[str, float]) -> bool:
     """Every target on the group's blocks holds at their values (``CompositeResult`` lists each)."""
-    return all(values[n] <= bound for n, bound in _targets(c, group).items())
+    up, down = _targets(c, group), _floors(c, group)
+    return all(values[n] <= b for n, b in up.items()) and all(values[n] >= b for n, b in down.items())
 
 
 def _finish(c, result: CompositeResult, record: dict | None, checks: list[tuple[str, bool]]) -> CompositeResult:
@@ -600,50 +630,135 @@ def _finish(c, result: CompositeResult, record: dict | None, checks: list[tuple[
     return result
 
 
-def with_targets(c, options: dict) -> CompositeResult:
-    """The joint program with each target ``L_a <= T_a`` on a member block as a row over the joint
-    noise (``_with_rows``; the targets do not scale with the noise, so the program is no longer
-    homogeneous: this is the feasibility-and-cost program itself, convex), its point verified
-    (privacy, every target), and its lower bound ``proven_bound``: the rows' multipliers ``k_a``
-    move into the weights ``w'_a = w_a + k_a`` of a joint program solved and certified on its own."""
-    t0 = time.perf_counter()
-    g = c.joint
+@dataclasses.dataclass(frozen=True)
+class _TargetPoint:
+    """The joint program with the targets as rows at one eps: the blocks' answers, the weighted
+    objective ``sum_b w_b L_b`` at the verified point (inf when there is none), its proven lower
+    bound (``proven_bound``), the dual record, and the checks that hold or fail."""
+
+    answers: dict
+    value: float
+    bound: float
+    record: dict | None
+    checks: list
+    why: str | None
+
+
+def _target_point(c, group, eps: float, options: dict) -> _TargetPoint:
+    """The targets' program at the group's eps (``with_targets``, module docstring): the point
+    solved with the rows (``_with_rows``) and verified; the bound from the rows' multipliers moved
+    into the weights (``w'_a = w_a (1 + k_a)``, kept positive: any ``w' >= 0`` gives a bound) of a
+    joint program solved and certified on its own. When the rows admit no point here, the bound is
+    the joint program's without the rows (a relaxation)."""
+    g = dataclasses.replace(group, eps=eps)
     weights = group_weights(c, g)
     model, parts = joint_model(c, g, weights)
-    targets = _targets(c, g)
-    caps = {n: weights[n] * (T - parts[n][0].objective.offset) * (1 - TARGET_MARGIN) for n, T in targets.items()}
+    off = {n: parts[n][0].objective.offset for n in g.blocks}
+    caps = {n: weights[n] * (T - off[n]) * (1 - TARGET_MARGIN) for n, T in _targets(c, g).items()}
+    floors = {n: weights[n] * (S - off[n]) * (1 + TARGET_MARGIN) for n, S in _floors(c, g).items() if S > off[n]}
+    params = {n: _params(c.blocks[n], eps, g.delta) for n in g.blocks}
     if any(cap <= 0 for cap in caps.values()):
-        return _refused(c, t0, "a target is at or below its block's noiseless part: no noise meets it")
-    program, cov, k, status = _with_rows(model, caps)
+        why = "a target is at or below its block's noiseless part: no noise meets it"
+        return _TargetPoint(_failed(params, "infeasible", why), math.inf, math.inf, None, [], why)
+    program, cov, k, status = _with_rows(model, caps, floors)
     if cov is None:
-        why = f"the joint program with the targets as rows is {status} at ({g.eps:g}, {g.delta:g})"
-        return _refused(c, t0, why)
+        why = f"the joint program with the targets as rows is {status} at ({eps:g}, {g.delta:g})"
+        _m, _p, _cov, certified, _label = _solve_joint(c, g, weights, options)
+        bound = proven_bound(c, g, dual_record(eps, g.delta, weights, certified))
+        return _TargetPoint(_failed(params, "infeasible", why), math.inf, bound, None, [], why)
     verification = conic_verify(model, cov, program, None, certify=False)
-    # the multipliers of the rows C_a <= cap_a, on L_a: k_a (real) per unit of w_a N_a, so w_a k_a per unit of L_a
-    bound_weights = {n: weights[n] * (1.0 + k.get(n, 0.0)) for n in g.blocks}
+    # the multipliers of the rows on C_a = w_a N_a: k_a (real) per unit of C_a, so w_a k_a per unit of L_a
+    bound_weights = {n: weights[n] * max(1.0 + k.get(n, 0.0), 1e-9) for n in g.blocks}
     _m, _p, _cov, certified, label = _solve_joint(c, g, bound_weights, options)
-    record = dual_record(g.eps, g.delta, bound_weights, certified)
-    answers = _answers(c, g, g.eps, parts, cov, verification, f"joint conic with targets ({label})")
+    record = dual_record(eps, g.delta, bound_weights, certified)
+    answers = _answers(c, g, eps, parts, cov, verification, f"joint conic with targets ({label})")
     values = {n: a.value for n, a in answers.items()}
-    objective = c.objective.const + math.fsum(weights[n] * values[n] for n in g.blocks)
-    bound = c.objective.const + proven_bound(c, g, record)
     checks = [("the joint point verified (Sigma, sensitivities, delta achieved)", bool(verification["passed"]))]
-    passed = all(ok for _, ok in checks) and _targets_hold(c, g, values)
-    result = CompositeResult.build(
-        c,
-        method=METHOD_TARGETS,
-        objective=objective if passed else None,
-        bound=bound,
-        gap=relative_gap(objective, bound),
-        answers=answers,
-        active=list(c.blocks),
-        choice=None,
-        even=None,
-        calls=2,
-        seconds=time.perf_counter() - t0,
-        reasons=[] if passed else ["the point fails a check or a target (verification lists them)"],
-    )
-    return _finish(c, result, record, checks)
+    passed = bool(verification["passed"]) and _targets_hold(c, g, values)
+    value = math.fsum(weights[n] * values[n] for n in g.blocks) if passed else math.inf
+    why = None if passed else "the point fails a check or a target (verification lists them)"
+    return _TargetPoint(answers, value, proven_bound(c, g, record), record, checks, why)
+
+
+def _failed(params: dict, status: str, why: str) -> dict[str, BlockAnswer]:
+    return {n: BlockAnswer(p, None, status, why, None) for n, p in params.items()}
+
+
+def target_term(c, group, options: dict, cache: dict, room: float) -> Term:
+    """A group with accuracy targets as one term of its row's split (``split_row``): the targets
+    do not scale with the noise, so its value is no longer an exactly scaled curve. It is an
+    oracle term like an LP block's: at each eps share ``y`` the targets' joint program
+    (``_target_point``: its verified value, its proven dual bound), nonincreasing in ``y`` (a
+    point private at ``y`` is private at every larger eps, and the targets do not move). Below the
+    proven least eps ``t_l`` meeting the upper targets (``_least_proven``) no point exists: the
+    term is ``(inf, inf)`` there, proven. The blocks' answers at ``y`` are memoized in ``cache``
+    for ``answer``."""
+    classic = any(c.blocks[n].budget.calibration == "classic" for n in group.blocks)
+    width = min(room, CLASSIC_EPS_MAX) if classic else room
+
+    def least() -> float:
+        key = ("least", group.blocks)
+        if key not in cache:
+            cache[key] = _least_proven(c, group, min(width, CLASSIC_EPS_MAX / 2) if classic else width, options)
+        return cache[key]
+
+    def g(y: float) -> tuple[float, float]:
+        key = ("joint", group.blocks, y)
+        if y < least():
+            params = {n: _params(c.blocks[n], y, group.delta) for n in group.blocks}
+            why = f"the targets need the group's eps >= {least():.9g} (proven)"
+            if least() == math.inf:
+                why = "a target is at or below its block's noiseless part: no noise meets it"
+            cache[key] = _failed(params, "infeasible", why)
+            return math.inf, math.inf
+        if y <= 0 or (classic and not classic_is_private(y, group.delta)[0]):
+            cache.setdefault(key, _group_answers(c, group, y, options))
+            return math.inf, math.inf
+        at = _target_point(c, group, y, options)
+        cache[key] = at.answers
+        return at.value, min(at.bound, at.value)
+
+    return Term(g, width)
+
+
+def _least_proven(c, group, eps_ref: float, options: dict) -> float:
+    """A proven lower end of the least eps at which the group's upper targets can hold (0 when
+    none is proven): ``_least_bound`` over the blocks with a target (the others' noise left free, a
+    relaxation), from the minimax of ``least_budget`` at ``eps_ref``; inf when a target is at or
+    below its block's noiseless part (no noise meets it at any eps)."""
+    targets = _targets(c, group)
+    if not targets or not eps_ref > 0:
+        return 0.0
+    sub = dataclasses.replace(group, blocks=tuple(n for n in group.blocks if n in targets), eps=eps_ref)
+    _m, parts = joint_model(c, sub, dict.fromkeys(sub.blocks, 1.0))
+    room = {n: targets[n] - parts[n][0].objective.offset for n in sub.blocks}
+    if any(r <= 0 for r in room.values()):
+        return math.inf
+    model, _parts = joint_model(c, sub, {n: 1.0 / room[n] for n in sub.blocks})
+    _program, cov, mu, _status = _with_rows(model, None)
+    if cov is None:
+        return 0.0
+    weights = {n: max(mu.get(n, 0.0), 1e-12) / room[n] for n in sub.blocks}
+    _m, _p, _cov, certified, _label = _solve_joint(c, sub, weights, options)
+    record = dual_record(eps_ref, group.delta, weights, certified)
+    return 0.0 if record is None else _least_bound(c, group, record)
+
+
+def with_targets(c, options: dict) -> CompositeResult:
+    """The joint program with each target ``L_a <= T_a`` (or ``L_a >= S_a``) on a member block as
+    a row over the joint noise (``_target_point``; the targets do not scale with the noise, so the
+    program is no longer homogeneous: this is the feasibility-and-cost program itself, convex, each
+    ``L_a`` linear in the covariance), its point verified (privacy, every target), and its lower
+    bound ``proven_bound``."""
+    t0 = time.perf_counter()
+    g = c.joint
+    at = _target_point(c, g, g.eps, options)
+    if at.record is None and not math.isfinite(at.value):
+        return _refused(c, t0, at.why)
+    const = c.objective.const
+    objective = const + at.value if math.isfinite(at.value) else None
+    result = _joint_result(c, t0, METHOD_TARGETS, objective, const + at.bound, at.answers, 2, at.why)
+    return _finish(c, result, at.record, at.checks)
 
 
 def least_budget(c, options: dict) -> CompositeResult:
@@ -697,37 +812,35 @@ def least_budget(c, options: dict) -> CompositeResult:
         (f"the proven least {g.var} {t_l:.12g} <= {t_u:.12g}", t_l <= t_u),
     ]
     passed = all(ok for _, ok in checks) and _targets_hold(c, g, {n: a.value for n, a in answers.items()})
-    result = CompositeResult.build(
+    why = "the answer fails a check or a target (verification lists them)"
+    result = _joint_result(c, t0, METHOD_LEAST, const + t_u if passed else None, const + t_l, answers, 2, why)
+    return _finish(c, result, record, checks)
+
+
+def _joint_result(
+    c, t0: float, method: str, objective: float | None, bound: float, answers: dict, calls: int, why: str
+) -> CompositeResult:
+    """The composite's answer from one joint program: ``objective`` None when the point failed
+    (``why`` is then its reason), its gap from the proven ``bound``."""
+    return CompositeResult.build(
         c,
-        method=METHOD_LEAST,
-        objective=const + t_u if passed else None,
-        bound=const + t_l,
-        gap=relative_gap(const + t_u, const + t_l),
+        method=method,
+        objective=objective,
+        bound=bound,
+        # a refusal (no point) keeps gap inf: ``relative_gap(inf, inf)`` is 0, which would claim a
+        # proof of infeasibility that a failed solve or an unmet target at one budget is not
+        gap=math.inf if objective is None else relative_gap(objective, bound),
         answers=answers,
         active=list(c.blocks),
         choice=None,
         even=None,
-        calls=2,
+        calls=calls,
         seconds=time.perf_counter() - t0,
-        reasons=[] if passed else ["the answer fails a check or a target (verification lists them)"],
+        reasons=[] if objective is not None else [why],
     )
-    return _finish(c, result, record, checks)
 
 
 def _refused(c, t0: float, why: str) -> CompositeResult:
     """An infeasible answer (no point meets the targets), saying why."""
     method = METHOD_LEAST if c.joint.var is not None else METHOD_TARGETS
-    return CompositeResult.build(
-        c,
-        method=method,
-        objective=None,
-        bound=math.inf,
-        gap=math.inf,
-        answers={},
-        active=list(c.blocks),
-        choice=None,
-        even=None,
-        calls=0,
-        seconds=time.perf_counter() - t0,
-        reasons=[why],
-    )
+    return _joint_result(c, t0, method, None, math.inf, {}, 0, why)

@@ -147,6 +147,7 @@ class Row:
     accountant: str | None = None  # set for a dp(...) row
     delta: float = 0.0
     parts: tuple[Part, ...] = ()
+    var: str | None = None  # accuracy first: the composite's chosen t that is the row's eps
 
     def describe(self, answers: dict) -> dict:
         """The row in the JSON's ``composition``: how its mechanisms compose, each one's eps and
@@ -164,7 +165,8 @@ class Row:
             parts.append(entry)
         return {
             "row": self.span.text() if self.span is not None else None,
-            "eps": self.rhs,
+            "eps": self.rhs,  # with ``var``: the top of t's range (the parts give t at the answer)
+            "var": self.var,
             "delta": self.delta,
             "accountant": self.accountant,
             "delta_split": "evenly" if sum(p.shared for p in self.parts) > 1 else None,
@@ -618,7 +620,7 @@ class _Builder:
         accountant = "gaussian" if joint_only else ("basic" if delta > 0 else "pure")
         self.accountants.append(accountant)
         # with a chosen t the row holds the group's eps to t's range; the group's eps is t itself
-        self.rows.append(Row(coefs, eps, span, accountant, delta, parts))
+        self.rows.append(Row(coefs, eps, span, accountant, delta, parts, var))
 
     def _budget_var(self, form: Linear, parts: tuple[Part, ...], bound: ast.Expr) -> str | None:
         """The composite's chosen variable ``t`` when the row's eps is ``t`` itself (accuracy
@@ -628,6 +630,15 @@ class _Builder:
         (key, coef), *more = form.coefs.items()
         one_group = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
         mine = key in self.vars and self.vars[key].block is None
+        if not more and coef == 1.0 and form.const == 0.0 and mine and not one_group and self._has_group(parts):
+            raise SpecError(
+                "accuracy first over a joint Gaussian group beside other mechanisms in one dp(...) is not built: "
+                "under basic composition its least t is the sum of each mechanism's least eps, each its own "
+                "accuracy-first program",
+                bound.span,
+                "write one composite per mechanism (the group: dp(a, b) <= (t, delta), minimize t; each other "
+                "block: `with eps = t`, minimize t) and add their least t",
+            )
         if more or coef != 1.0 or form.const != 0.0 or not mine or not one_group:
             raise SpecError(
                 "the eps of dp(...) is a number, or a chosen variable t of the composite alone when the "
@@ -639,6 +650,10 @@ class _Builder:
         if not math.isfinite(self.vars[key].hi):
             raise SpecError(f"'{key}' needs a bounded range", self.vars[key].span, f"choose {key} in [lo, hi]")
         return key
+
+    @staticmethod
+    def _has_group(parts: tuple[Part, ...]) -> bool:
+        return any(p.mechanism == "joint gaussian" for p in parts)
 
     def _units(self, blocks: list[Block], delta: float, span: Span) -> list[tuple[list[Block], str]]:
         """The mechanisms of a ``dp(...)`` row, in the order written: blocks that add Gaussian
@@ -664,32 +679,48 @@ class _Builder:
         return units
 
     def _check_group(self, group: list[Block], delta: float, span: Span) -> None:
+        """What a joint Gaussian group's blocks must be (located refusals, each saying what to write):
+        a positive delta (no Gaussian mechanism gives delta = 0), each block's delta a param (the
+        group has one delta, the row's share), params set by numbers, and no chosen param besides
+        the eps that ``dp(...)`` sets."""
         b, c = group[0], group[1]
         together = (
             f"blocks '{b.name}' and '{c.name}' add Gaussian noise to the same input "
             f"'{b.gaussian_input[0]}': together they are one Gaussian mechanism"
         )
         names = {g.name for g in group}
-        not_built = [
-            (delta <= 0, "a joint Gaussian program needs a delta > 0: write dp(a, b) <= (eps, delta)"),
+        numbered = [g.name for g in group if not isinstance(g.budget.delta, str)]
+        linked = [g.name for g in group if g.linked]
+        chosen = [v.key for v in self.vars.values() if v.block in names]
+        refusals = [
             (
-                any(not isinstance(g.budget.delta, str) for g in group),
-                "every block of a joint Gaussian program writes its delta as a param (param delta = ...)",
+                delta <= 0,
+                "the joint Gaussian accountant needs a delta > 0: no Gaussian mechanism gives delta = 0 (its "
+                "privacy loss is unbounded with some probability)",
+                f"write dp({', '.join(g.name for g in group)}, ...) <= (eps, delta) with a delta > 0",
             ),
-            (any(g.linked for g in group), "a block of a joint Gaussian program cannot be set by chosen variables"),
             (
-                any(v.block in names for v in self.vars.values()),
-                "a block of a joint Gaussian program cannot have a chosen param besides dp(...)",
+                bool(numbered),
+                f"block '{numbered[0] if numbered else ''}' writes its delta as a number, but the group is one "
+                "mechanism with one delta, the share dp(...) gives it",
+                "write the block's budget with a param (param delta = 1e-6, dp(x -> O) <= (eps, delta)); dp(...) sets it",
+            ),
+            (
+                bool(linked),
+                f"block '{linked[0] if linked else ''}' is set by chosen variables, but the group is solved as one "
+                "program at fixed params",
+                "set its params by numbers (`with P = NUMBER`); its eps is set by dp(...)",
+            ),
+            (
+                bool(chosen),
+                f"'{chosen[0] if chosen else ''}' is chosen, but a joint group's only chosen value is the eps dp(...) "
+                "sets",
+                "drop that choose line and set the param by a number (`with P = NUMBER`)",
             ),
         ]
-        for refused, why in not_built:
+        for refused, why, fix in refusals:
             if refused:
-                raise SpecError(
-                    together,
-                    span,
-                    f"the joint Gaussian accountant is not built yet for this ({why}); "
-                    "or give each block its own budget with a linear constraint on a.eps + b.eps",
-                )
+                raise SpecError(f"{together}; {why}", span, fix)
 
     def _split_delta(self, units: list[tuple[list[Block], str]], delta: float, span: Span) -> tuple[Part, ...]:
         """Basic composition of delta: numbers written in the blocks count; the mechanisms whose
@@ -719,10 +750,11 @@ class _Builder:
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """What a joint Gaussian group needs beyond its row (located refusals otherwise): positive
         weights in the minimize sense (it minimizes the blocks' expected squared errors), or,
-        under accuracy first, ``minimize t`` and a target on every block
-        (``_check_accuracy_first``); no other constraint on its blocks; targets only from above
-        and only when the composite is the group alone. A design choice may list its blocks:
-        each branch is then a composite of its own (``branch``)."""
+        under accuracy first, ``minimize t`` and a target from above on every block
+        (``_check_accuracy_first``); no other constraint on its blocks. Targets on its blocks
+        (either side) are rows of its joint program, alone (``gaussian.with_targets``) or beside
+        other blocks (``gaussian.target_term``). A design choice may list its blocks: each branch
+        is then a composite of its own (``branch``)."""
         sign = 1.0 if objective.sense == "minimize" else -1.0
         for g in self.groups:
             keys = {f"{n}.{self.blocks[n].budget.eps}" for n in g.blocks}
@@ -739,25 +771,30 @@ class _Builder:
             for row in self.rows:
                 if row.span is not g.span and keys & set(row.coefs):
                     raise SpecError(
-                        "a block of the joint Gaussian program is in another constraint: not built yet",
+                        f"this row puts the eps of the joint Gaussian group {', '.join(g.blocks)} in another "
+                        "constraint, but its dp(...) row sets it (the group's blocks share that one eps)",
                         row.span,
-                        "constrain the joint program's blocks by their dp(...) only",
+                        "drop this row and put the limit into the dp(...) row's eps, or give the blocks their own "
+                        "budgets: subject to a.eps + b.eps <= eps without dp(...)",
                     )
-            alone = self._alone(linear) is g
             for t in self.targets:
-                if t.block in g.blocks and (not alone or t.op != "<="):
+                if t.block in g.blocks and g.var is not None and t.op != "<=":
                     raise SpecError(
-                        f"an accuracy target on block '{t.block}' of a joint Gaussian program beside other blocks "
-                        "or rows, or bounding it from below, is not built yet",
+                        f"under accuracy first, a target bounding block '{t.block}' from below does not move the "
+                        f"least {g.var}: more noise on one block alone keeps the group private, so it is met by "
+                        "adding noise, not by the budget",
                         t.span,
-                        f"bound it from above (subject to {t.block}.objective <= target) in a composite that is "
-                        "the joint program alone, or drop the target",
+                        f"drop this target and solve for the least {g.var}; then fix {g.var} at that value and write "
+                        f"subject to {t.block}.objective >= {t.bound:g} in a composite with dp(...) <= (number, delta)",
                     )
 
     def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """``dp(a, b) <= (t, delta)``: the composite is the group alone, minimizes t, and bounds
-        every block of the group from above (a block without a target would take unbounded noise)."""
-        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear) is not g:
+        every block of the group from above (a block without a target would take unbounded noise).
+        A design choice that lists the group's blocks is solved branch by branch (``branch``: each
+        branch is then the group alone, its least t certified; the least wins)."""
+        branched = any(n in g.blocks for n in self.choice)
+        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear, branched) is not g:
             raise SpecError(
                 f"accuracy first over a joint Gaussian group minimizes '{g.var}' alone, with no other block or row",
                 objective.span,
@@ -773,11 +810,12 @@ class _Builder:
                     f"add subject to {n}.objective <= a number",
                 )
 
-    def _alone(self, linear: Linear) -> Joint | None:
+    def _alone(self, linear: Linear, branched: bool = False) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the
         only one, its blocks are all the blocks, and the objective weighs only their values (or
-        is the group's chosen eps ``t``, accuracy first); targets only on its blocks."""
-        if len(self.groups) != 1 or len(self.rows) != 1 or self.choice:
+        is the group's chosen eps ``t``, accuracy first); targets only on its blocks; no design
+        choice, or (``branched``) one whose every branch is such a composite."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or (self.choice and not branched):
             return None
         g = self.groups[0]
         keys = {f"{n}.objective" for n in g.blocks} | ({g.var} if g.var is not None else set())

@@ -159,7 +159,10 @@ class CompositeResult:
         for row in self.composition:
             parts = [p for p in row["parts"] if p["eps"] is not None]
             names = ", ".join(b for p in row["parts"] for b in p["blocks"])
-            bound = f"({row['eps']:g}, {row['delta']:g})" if row["delta"] else f"{row['eps']:g}"
+            eps = f"{row['eps']:g}"
+            if row.get("var") and parts:  # accuracy first: the chosen t at the answer, not its range's top
+                eps = f"{row['var']} = {parts[0]['eps']:.9g}"
+            bound = f"({eps}, {row['delta']:g})" if row["delta"] else eps
             each = "; ".join(
                 f"{'+'.join(p['blocks'])} {p['mechanism']} ({p['eps']:.6g}, {p['delta']:g})" for p in parts
             )
@@ -167,6 +170,7 @@ class CompositeResult:
             lines.append(f"  dp({names}) <= {bound}: {row['accountant']} composition of {each}{split}")
         if self.choice:
             lines.append(f"design choice: {self.choice}")
+            lines += self._branch_lines()
         for name, b in self.blocks.items():
             params = ", ".join(f"{k}={v:.9g}" for k, v in b["params"].items()) or "-"
             value = "-" if b["objective"] is None else f"{b['objective']:.9g}"
@@ -181,6 +185,20 @@ class CompositeResult:
         lines.append("verification: " + ("passed" if self.verification["passed"] else "FAILED"))
         lines += [f"  {r}" for r in self.reasons]
         return lines
+
+    def _branch_lines(self) -> list[str]:
+        """Each branch of the design choice (``optimality.branches``): name, value, proven bound,
+        status; the chosen one marked ``*``."""
+        key = "lower_bound" if self.sense == "minimize" else "upper_bound"
+
+        def num(x) -> str:
+            return "-" if x is None else f"{x:.9g}"
+
+        return [
+            f"  {'*' if n == self.choice else ' '} branch {n}: {b['status']}; value {num(b['objective'])}; "
+            f"bound {num(b.get(key))}"
+            for n, b in (self.optimality.get("branches") or {}).items()
+        ]
 
     def print(self, console, tables: bool = True) -> None:  # noqa: ARG002
         for line in self.text_lines():

@@ -271,7 +271,7 @@ def solve(c: Composite, **options) -> CompositeResult:
     lower = min(o.bound for o in outcomes)
     even = _even(c, oracle, out.active) if method == "split" else None
     sign = 1.0 if c.sense == "minimize" else -1.0
-    return CompositeResult.build(
+    result = CompositeResult.build(
         c,
         method=method,
         objective=sign * out.value if math.isfinite(out.value) else None,
@@ -286,6 +286,24 @@ def solve(c: Composite, **options) -> CompositeResult:
         reasons=out.reasons,
         splits=out.splits,
     )
+    if c.choice:  # each alternative's value, proven bound and status, as ``_branches`` gives them
+        key = "lower_bound" if c.sense == "minimize" else "upper_bound"
+        result.optimality["branches"] = {
+            chosen[0]: {
+                "status": _status(o),
+                "method": method,
+                "objective": sign * o.value if math.isfinite(o.value) else None,
+                key: sign * o.bound if math.isfinite(o.bound) else None,
+            }
+            for chosen, o in zip(choices, outcomes)
+        }
+    return result
+
+
+def _status(o: _Outcome) -> str:
+    if not math.isfinite(o.value):
+        return "infeasible"
+    return "optimal" if relative_gap(o.value, o.bound) <= RTOL else "feasible"
 
 
 def _branches(c: Composite, options: dict) -> CompositeResult:
@@ -446,12 +464,15 @@ def _sign(c: Composite) -> float:
 
 def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     """Each row split by ``split.split`` (module docstring); the rows add up."""
-    if c.targets:
-        raise SpecError(
-            "accuracy targets with chosen block budgets are not built yet",
-            c.targets[0].span,
-            "use accuracy first (choose t, `with eps = t`, minimize t) or drop the target",
-        )
+    for t in c.targets:
+        if c.group_of(t.block) is None:  # a group's targets are rows of its joint program (gaussian.target_term)
+            raise SpecError(
+                f"a target on block '{t.block}', whose budget the split chooses, is not built: the split takes each "
+                "block's value curve as it is",
+                t.span,
+                f"fix {t.block}'s budget (`with eps = NUMBER`), or use accuracy first: choose t in [lo, hi], "
+                f"`with eps = t`, minimize t",
+            )
     weights = {}
     for key, coef in c.objective.coefs.items():
         if key in c.vars:
