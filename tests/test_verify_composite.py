@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from conftest import COMPOSITE_SPECS, ROOT, Lazy, spec_params
+from conftest import COMPOSITE_SPECS, ROOT, SLOW_SPECS, Lazy, spec_params
 from test_verify_nosolver import _run_blocked
 
 from privopt.cli import main
@@ -145,15 +145,22 @@ def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
 
 @pytest.mark.parametrize(
     "names",
-    [("blocks_means", "blocks_accuracy"), pytest.param(("blocks_joint_mixed",), marks=pytest.mark.slow)],
-    ids=["split-accuracy", "joint-group"],
+    [
+        tuple(p.stem for p in COMPOSITE_SPECS if p.stem not in SLOW_SPECS),
+        pytest.param(tuple(sorted(SLOW_SPECS)), marks=pytest.mark.slow),
+    ],
+    ids=["default", "slow"],
 )
 def test_composite_results_verify_with_no_solver_importable(names, results, tmp_path):
+    """Every specs/blocks_*.priv result (--json, and --out where it writes one) verifies in a
+    subprocess where every solver package fails to import (the slow specs' under -m slow)."""
     paths = []
     for name in names:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(results[name]["json"]))
-        paths += [str(path), str(results[name]["out"] / "result.json")]
+        paths.append(str(path))
+        if results[name]["out"] is not None:
+            paths.append(str(results[name]["out"] / "result.json"))
     _run_blocked(paths)
 
 
@@ -197,3 +204,113 @@ def test_the_cells_dual_bounds_are_what_the_lower_bound_is_re_derived_from(resul
     row["cell_bounds"] = [[None for _ in block] for block in row["cell_bounds"]]
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1 and "lower bound re-derived from the recorded splits" in checked.stdout
+
+
+def _failing(checked) -> list[str]:
+    return [line for line in checked.stdout.splitlines() if line.startswith("FAIL")]
+
+
+def _certified_point(r: dict) -> tuple[int, int]:
+    """(index in the certificates, index in the points) of block arith's middle certified point."""
+    cert = r["splits"][0]["certificates"][0]
+    k = len(cert["points"]) // 2
+    return k, cert["points"][k]
+
+
+def test_every_certified_point_and_cell_is_re_derived_with_no_note_left(results, tmp_path):
+    """blocks_means: each point's bound is proven by its recorded multipliers (exactly), each
+    cell's pieces are recomputed from its ends' multipliers, and the notes name only the points
+    where the block is infeasible (no certificate there)."""
+    checked = _verify(results["blocks_means"]["json"], tmp_path)
+    assert checked.exit_code == 0, checked.output
+    for block in ("arith", "harm"):
+        assert f"ok    split 1: block {block}: each point's bound proven by its multipliers" in checked.stdout
+    assert "by weak duality in exact rational arithmetic" in checked.stdout
+    assert "cell_bounds) are taken as recorded" not in checked.stdout
+    assert "(its block certificate at that budget) is taken as recorded" not in checked.stdout
+    notes = [line for line in checked.stdout.splitlines() if "taken as recorded" in line]
+    assert notes and all("where the block is infeasible" in line for line in notes), notes
+
+
+def test_a_changed_multiplier_fails_naming_the_block_and_point(results, tmp_path):
+    r = _means(results)
+    k, j = _certified_point(r)
+    y = r["splits"][0]["certificates"][0]["y"][k]
+    i = next(i for i, v in enumerate(y) if v != 0)
+    y[i] *= 1.5
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    share = r["splits"][0]["points"][0][j][0]
+    assert any("block arith" in line and repr(share) in line for line in _failing(checked)), checked.stdout
+
+
+def test_a_changed_cell_piece_fails_naming_the_block_and_cell(results, tmp_path):
+    r = _means(results)
+    row = r["splits"][0]
+    j = next(j for j, cb in enumerate(row["cell_bounds"][0]) if cb is not None and j > 10)
+    row["cell_bounds"][0][j][0][1] -= 1e-3  # a looser piece: still a bound, but not what the multipliers give
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    a, b = row["points"][0][j - 1][0], row["points"][0][j][0]
+    assert any(f"block arith, cell [{a!r}, {b!r}]" in line for line in _failing(checked)), checked.stdout
+
+
+def test_a_raised_point_bound_fails_naming_the_block_and_point(results, tmp_path):
+    """A point whose value and bound are both raised: the bound is no longer what its multipliers prove."""
+    r = _means(results)
+    _, j = _certified_point(r)
+    point = r["splits"][0]["points"][0][j]
+    point[1] *= 1.01
+    point[2] *= 1.01
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    assert any(
+        "split 1: block arith: each point's bound proven" in line and repr(point[0]) in line
+        for line in _failing(checked)
+    ), checked.stdout
+
+
+def test_cell_pieces_without_certificates_fail(results, tmp_path):
+    r = _means(results)
+    r["splits"][0]["certificates"] = [None, None]
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    assert any("neither end has a certificate" in line for line in _failing(checked)), checked.stdout
+
+
+def test_accuracy_firsts_bracket_is_re_proven(results, tmp_path):
+    """blocks_accuracy: the target is proven to fail at the bracket's lower end (the theorem's
+    exact value there); a lower end where the target holds, or no failing block, fails."""
+    r = copy.deepcopy(results["blocks_accuracy"]["json"])
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 0, checked.output
+    assert "ok    accuracy first: block rr at eps = " in checked.stdout
+    assert "bracket's lower end (the target fails there) is taken as recorded" not in checked.stdout
+    hi = r["optimality"]["bracket"]["hi"]
+    moved = copy.deepcopy(r)
+    moved["optimality"]["bracket"]["lo"] = hi * (1 - 1e-8)  # above the least eps ln(4 / 0.3 - 4): the target holds
+    checked = _verify(moved, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    assert any("accuracy first: block rr at eps = " in line and "fails" in line for line in _failing(checked))
+    bare = copy.deepcopy(r)
+    bare["optimality"]["bracket"]["blocks"] = {}
+    checked = _verify(bare, tmp_path)
+    assert checked.exit_code == 1 and any("a target fails" in line for line in _failing(checked)), checked.stdout
+
+
+@pytest.mark.parametrize("spec", ["blocks_choice", "blocks_joint_choice"])
+def test_the_other_branches_bounds_are_re_derived(spec, results, tmp_path):
+    r = copy.deepcopy(results[spec]["json"])
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 0, checked.output
+    (other,) = [n for n in r["optimality"]["branches"] if n != r["choice"]]
+    assert f"ok    branch {other}: the composite's lower bound within this branch's" in checked.stdout
+    assert "other design branches' bounds are taken as recorded" not in checked.stdout
+    evidence = r["optimality"]["branches"][other]["result"]
+    evidence["optimality"]["lower_bound"] -= 0.01
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    assert any(line.startswith(f"FAIL  branch {other}: ") for line in _failing(checked)), checked.stdout
+    del r["optimality"]["branches"][other]["result"]
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and f"FAIL  branch {other}" in checked.stdout, checked.stdout

@@ -21,18 +21,21 @@ change is exit 2, naming the file):
   the others not.
 * **lower bound**: ``split``: each row's bound recomputed from its recorded points by
   ``split.recheck`` (the cells' suffix maxima of the points' proven bounds, Lagrangian and
-  min-plus), or for an inverse-square closed form (Gaussian blocks under the classic
+  min-plus) after each point's bound and each cell's pieces are re-proven from their recorded
+  LP certificates (``cells.PointProofs``: weak duality at the point, the concave bound in ``t``
+  at a piece's two ends), or for an inverse-square closed form (Gaussian blocks under the classic
   calibration, values ``a_i / y_i^2``) the Lagrangian dual ``sum_i 3/2 (2 a_i)^(1/3) lam^(2/3) -
   lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
   for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
-  ``evaluate``: the objective itself. Then ``bound <= objective`` and the recorded gap
-  recomputed; "optimal" only with a gap within ``split.RTOL``. Taken as recorded (said in the
-  notes): the points' own proven bounds (their certificates are not stored), each cell's LP-dual
-  bounds (``cell_bounds``: their multipliers are not stored), the bracket's lower
-  end of accuracy first (the target failing there), another design branch's bound. A composite
-  that is one joint Gaussian program records its dual point (``optimality.joint_dual``), and its
-  bound is re-derived from it (``gaussian.proven_bound``: the joint program, with targets as rows
-  or the least eps, ``_joint_bound``).
+  ``evaluate``: the objective itself; ``bisection``: the objective at the bracket's lower end,
+  where a target is proven to fail (``_bracket``); a composite that is one joint Gaussian
+  program: its recorded dual point (``optimality.joint_dual``), re-derived by
+  ``gaussian.proven_bound`` (``_joint_bound``). A design choice: every branch not chosen
+  re-checked from its recorded evidence (``_branches``) and the bound at most each branch's.
+  Then ``bound <= objective`` and the recorded gap recomputed; "optimal" only with a gap within
+  ``split.RTOL``. Taken as recorded (the notes name them): a point's bound without a certificate
+  (where the block is infeasible; a term that is not an LP affine in ``e^-eps``), an infeasible
+  branch.
 """
 
 from __future__ import annotations
@@ -45,10 +48,11 @@ from ..builder.build import build
 from ..composite.model import branch, branched
 from ..composite.model import build as build_composite
 from ..composite.model import is_composite as is_composite_spec
-from ..composite.split import RTOL, Split, recheck, relative_gap
+from ..composite.split import RTOL, SLACK, Split, recheck, relative_gap
 from ..errors import UsageError
 from ..language.parser import parse
 from ..verification.checks import Check, compare, condition
+from .cells import PointProofs
 from .check import Report, verify_read
 from .check import verify as verify_single
 from .source import find_spec, is_composite, read_result
@@ -84,19 +88,10 @@ def verify_composite(
     _same_blocks(model, blocks)
     report = Report(name, str(path) if path else "<spec>", where, "composite", result.get("method"), dict(params))
     report.checks += _choice(model, result, blocks)
-    # a choice involving a joint group: the chosen branch is a composite of its own (model.branch)
     chosen = result.get("choice")
-    whole = model
-    if branched(model) and chosen in model.choice:
-        model = branch(model, chosen)
-        blocks = {n: b for n, b in blocks.items() if n in model.blocks}
-        result = result | {"blocks": blocks}
-        report.notes.append(f"the design choice: the branch {chosen!r} re-checked as a composite of its own")
-    values = _values(model, result, blocks, report)
-    report.checks += _blocks(model, result, blocks, folder, report.notes)
-    report.checks += _rows(model, result, values)
-    report.checks += _objective(model, result, blocks, values)
-    report.checks += _bound(model, result, blocks, report.notes, allow_paths, bool(whole.choice))
+    report.checks += _answer(model, result, folder, report.notes, report.params, allow_paths, chosen)
+    if model.choice:
+        report.checks += _branches(model, result, report.notes, allow_paths)
     report.notes.append(
         f"the composition and the objective: floats, relative {ROW_RTOL:g} (rows) and {VALUE_RTOL:g} (values)"
     )
@@ -104,6 +99,71 @@ def verify_composite(
         "informative figures (the even split and the gain, a joint program's best split, timings) are not re-checked"
     )
     return report
+
+
+def _answer(
+    model, result: dict, folder: Path | None, notes: list[str], params: dict, allow_paths: bool, chosen
+) -> list[Check]:
+    """The answer ``result`` (the whole composite's, or one design branch's evidence) re-checked:
+    its blocks, rows, objective and bound; a branch of a choice involving a joint group as a
+    composite of its own (``model.branch``)."""
+    blocks = result.get("blocks") or {}
+    whole = model
+    if branched(model) and chosen in model.choice:
+        model = branch(model, chosen)
+        blocks = {n: b for n, b in blocks.items() if n in model.blocks}
+        result = result | {"blocks": blocks}
+        notes.append(f"the design choice: the branch {chosen!r} re-checked as a composite of its own")
+    values = _values(model, result, blocks, params)
+    checks = _blocks(model, result, blocks, folder, notes)
+    checks += _rows(model, result, values)
+    checks += _objective(model, result, blocks, values)
+    checks += _bound(model, result, blocks, notes, allow_paths, bool(whole.choice))
+    return checks
+
+
+def _branches(model, result: dict, notes: list[str], allow_paths: bool) -> list[Check]:
+    """Each design branch not chosen re-checked from its evidence (``optimality.branches``:
+    ``composite.result.branch_records``) as an answer of its own (``_answer``, its checks named
+    ``branch NAME: ...``), its recorded bound re-derived there; and the composite's bound at most
+    every branch's (each feasible point is in one branch, so the least of their bounds is proven)."""
+    opt = result.get("optimality") or {}
+    key = "lower_bound" if model.sense == "minimize" else "upper_bound"
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    bound = _number(opt.get(key))
+    records = opt.get("branches") if isinstance(opt.get("branches"), dict) else {}
+    chosen = result.get("choice")
+    checks: list[Check] = []
+    for n in model.choice:
+        rec = records.get(n)
+        label = f"branch {n}"
+        if n == chosen:
+            continue
+        evidence = rec.get("result") if isinstance(rec, dict) else None
+        joint = branched(model)  # a branch of a choice involving a joint group: a composite of its own, no choice
+        if not isinstance(evidence, dict) or evidence.get("choice") != (None if joint else n):
+            checks.append(condition(label, False, "the result records no evidence of this branch's bound"))
+            continue
+        if evidence.get("objective") is None:  # no feasible answer: a bound of +inf (minimize sense)
+            notes.append(f"{label}: infeasible ({'; '.join(evidence.get('reasons') or [])}), taken as recorded")
+            continue
+        inner: list[str] = []
+        more = [] if joint else _choice(model, evidence, evidence.get("blocks") or {})
+        more += _answer(model, evidence, None, inner, {}, allow_paths, n)
+        checks += [dataclasses.replace(c, name=f"{label}: {c.name}") for c in more]
+        notes += [f"{label}: {x}" for x in inner if not x.startswith("the design choice")]
+        theirs = _number((evidence.get("optimality") or {}).get(key))
+        checks.append(_same(f"{label}: its recorded bound", rec.get(key), theirs))
+        checks.append(
+            _within(
+                f"{label}: the composite's {key.replace('_', ' ')} within this branch's",
+                sign,
+                bound,
+                theirs,
+                f"the composite's {bound!r} is not proven by this branch's {theirs!r}",
+            )
+        )
+    return checks
 
 
 def _same_blocks(model, blocks: dict) -> None:
@@ -122,7 +182,7 @@ def _number(x) -> float:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else math.nan
 
 
-def _values(model, result: dict, blocks: dict, report: Report) -> dict[str, float]:
+def _values(model, result: dict, blocks: dict, params: dict) -> dict[str, float]:
     """The chosen variables and block values at the answer: ``a.eps`` from block a's recorded
     params, ``a.objective`` from its recorded value (0 when not chosen), a variable ``t`` of the
     composite from the block param it sets (``with eps = t``)."""
@@ -137,14 +197,14 @@ def _values(model, result: dict, blocks: dict, report: Report) -> dict[str, floa
         if group is not None:  # dp(a, b) <= (t, delta): t is the group's eps, as its blocks record it
             b = model.blocks[group.blocks[0]]
             values[key] = _number((blocks[b.name].get("params") or {}).get(b.budget.eps))
-            report.params[key] = values[key]
+            params[key] = values[key]
         elif var.block is None:
             setters = [(n, p, f) for n, b in model.blocks.items() for p, f in b.linked.items() if set(f.coefs) == {key}]
             if setters:
                 n, p, f = setters[0]
                 x = _number((blocks[n].get("params") or {}).get(p))
                 values[key] = (x - f.const) / f.coefs[key]
-                report.params[key] = values[key]
+                params[key] = values[key]
     return values
 
 
@@ -230,6 +290,12 @@ def _joint(model, result: dict) -> list[Check]:
         for n, value in block_values(parts, cov).items():
             checks.append(_same(f"{label}: block {n} value from the variances", blocks[n].get("objective"), value))
     return checks
+
+
+def _within(name: str, sign: float, bound: float, other: float, failure: str) -> Check:
+    """``bound`` on the proven side of ``other`` (at most it when ``sign`` is 1, at least when
+    -1), to ``VALUE_RTOL`` relative to max(1, |other|)."""
+    return compare(name, sign * (bound - other), VALUE_RTOL * max(1.0, abs(other)), failure, f"{bound!r} vs {other!r}")
 
 
 def _same(name: str, recorded, value, rtol: float = VALUE_RTOL) -> Check:
@@ -325,49 +391,43 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     checks: list[Check] = []
     method = result.get("method")
     if method == "split":
-        derived, more = _split_bound(model, result, blocks, sign, allow_paths)
+        derived, more = _split_bound(model, result, blocks, sign, allow_paths, notes)
         checks += more
         if derived is not None:
             name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
             if choice:  # the bound is the least over the branches: at most this branch's
                 checks.append(
-                    compare(
+                    _within(
                         name,
-                        sign * (bound - derived),
-                        VALUE_RTOL * max(1.0, abs(derived)),
+                        sign,
+                        bound,
+                        derived,
                         f"recorded {bound!r} is not proven by the chosen branch's {derived!r}",
                     )
                 )
-                notes.append("the other design branches' bounds are taken as recorded")
             else:
                 checks.append(_same(name, bound, derived))
-        notes.append(
-            "each recorded point's own proven bound (its block certificate at that budget) is taken as recorded"
-        )
-        if any(
-            any(cb is not None for block in r.get("cell_bounds") or [] for cb in block)
-            for r in result.get("splits") or []
-        ):
+        if any(r.get("certificates") for r in result.get("splits") or []):
             notes.append(
-                "each cell's LP-dual bounds (cell_bounds) are taken as recorded: their multipliers are not stored"
+                f"the points' bounds: weak duality from their recorded multipliers (a recorded bound at most "
+                f"{SLACK:g} relative above); the cells' pieces recomputed from their ends' multipliers in floats, "
+                f"to {SLACK:g} relative"
             )
     elif method == "evaluate":
         checks.append(_same(key.replace("_", " "), bound, objective))
     elif model.joint is not None and method in JOINT_METHODS:
         checks.append(_joint_bound(model, opt, bound, choice))
-        if choice:
-            notes.append("the other design branches' bounds are taken as recorded")
     elif method == "bisection":
-        notes.append("accuracy first: the bracket's lower end (the target fails there) is taken as recorded")
+        checks += _bracket(model, opt, bound, notes, choice)
     else:
         notes.append(f"the {method} method's proven bound is taken as recorded")
     checks.append(
-        compare(
+        _within(
             f"{key.replace('_', ' ')} on the objective's side",
-            sign * (bound - objective),
-            VALUE_RTOL * max(1.0, abs(objective)),
+            sign,
+            bound,
+            objective,
             f"the bound {bound!r} is beyond the objective {objective!r}",
-            f"{bound!r} vs {objective!r}",
         )
     )
     gap = relative_gap(sign * objective, sign * bound)
@@ -382,6 +442,92 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         )
     )
     return checks
+
+
+def _bracket(model, opt: dict, bound: float, notes: list[str], choice: bool) -> list[Check]:
+    """Accuracy first's bound re-derived (``solve._bisection``): the blocks' budgets do not
+    decrease in ``t`` and their values do not get worse with their budgets, so the targets hold on
+    an interval ``[t*, hi]``; a target that fails at the bracket's lower end ``lo`` proves ``t* >
+    lo``, hence the bound ``const + coef lo``. Each recorded failing block is rebuilt at its
+    params at ``t = lo`` (from the spec's ``with``, not the record) and its certificate re-proven
+    there: an LP's multipliers (``proofs.lp_multipliers``: its proven bound beyond the target) or
+    a closed form's theorem (``proofs.theorem``: its conditions hold, its exact optimum beyond the
+    target). With a design ``choice`` the bound is the least over the branches: at most this one's."""
+    name = "accuracy first"
+    rec = opt.get("bracket")
+    var = model.vars.get(rec.get("var")) if isinstance(rec, dict) and isinstance(rec.get("var"), str) else None
+    if var is None or var.block is not None:
+        return [condition(name, False, "the result records no bracket of the composite's variable (bracket)")]
+    lo = _number(rec.get("lo"))
+    coef = model.objective.coefs.get(var.key, 0.0)
+    at_lo = model.objective.const + coef * lo
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    checks = [
+        compare(
+            f"{name}: the bound is the objective at the bracket's lower end",
+            sign * (bound - at_lo) if choice else abs(bound - at_lo),
+            VALUE_RTOL * max(1.0, abs(at_lo)),
+            f"recorded {bound!r}, the objective at lo is {at_lo!r}",
+            f"{at_lo!r}",
+        ),
+        condition(
+            f"{name}: the bracket's lower end in the range",
+            var.lo <= lo < _number(rec.get("hi")),
+            f"lo = {lo!r} is not in [{var.lo:g}, hi = {rec.get('hi')!r})",
+            f"{var.key} = {lo!r}",
+        ),
+    ]
+    failing = rec.get("blocks") if isinstance(rec.get("blocks"), dict) else {}
+    if not failing:
+        checks.append(
+            condition(f"{name}: a target fails at the bracket's lower end", False, "no failing block recorded")
+        )
+    for n, entry in failing.items():
+        checks += _fails_at(model, var, lo, n, entry, notes)
+    return checks
+
+
+def _fails_at(model, var, lo: float, n: str, entry: dict, notes: list[str]) -> list[Check]:
+    """Block ``n``'s target proven to fail at ``var = lo`` from its recorded certificate there."""
+    from .proofs import lp_multipliers, theorem
+
+    label = f"accuracy first: block {n} at {var.key} = {lo!r}"
+    target = next((t for t in model.targets if t.block == n), None)
+    block = model.blocks.get(n)
+    if target is None or block is None or not isinstance(entry, dict):
+        return [condition(label, False, f"block {n!r} has no target in the spec")]
+    params = dict(block.fixed) | {p: f.at({var.key: lo}) for p, f in block.linked.items()}
+    problem = model.load_block(block.spec, params)
+    cert = entry.get("certificate") or {}
+    value: list[float] = []
+    if cert.get("kind") == "dual-bound":
+        checks, proven = lp_multipliers(problem, cert, None, notes)
+        value += [] if proven is None else [proven]
+    elif cert.get("kind") == "theorem" and getattr(problem, "design", None) is not None:
+        checks, more = theorem(
+            problem,
+            {"method": entry.get("method"), "certificate": cert},
+            lambda o: value.append(problem.objective.evaluate(o.point)) or [],
+        )
+        notes += more
+    else:
+        return [
+            condition(label, False, "the result records no certificate of the block there (a proven bound or theorem)")
+        ]
+    checks = [dataclasses.replace(c, name=f"{label}: {c.name}") for c in checks]
+    if not value:
+        return [*checks, condition(label, False, "its certificate proves no bound there")]
+    v = value[0]
+    fails = v > target.bound if target.op == "<=" else v < target.bound
+    return [
+        *checks,
+        condition(
+            f"{label}: its target {n}.objective {target.op} {target.bound:g} fails",
+            bool(fails),
+            f"its proven value {v!r} does not miss the target: the bracket's lower end is not proven",
+            f"proven {v!r}, beyond {target.bound:g}",
+        ),
+    ]
 
 
 def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
@@ -402,16 +548,15 @@ def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
     if not math.isfinite(derived):
         return condition(name, False, "the recorded dual point and weights prove no finite bound")
     if choice:  # the least over the branches: at most this branch's
-        return compare(
-            name,
-            bound - derived,
-            VALUE_RTOL * max(1.0, abs(derived)),
-            f"recorded {bound!r} is not proven by the chosen branch's {derived!r}",
+        return _within(
+            name, 1.0, bound, derived, f"recorded {bound!r} is not proven by the chosen branch's {derived!r}"
         )
     return _same(name, bound, derived)
 
 
-def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bool) -> tuple[float | None, list[Check]]:
+def _split_bound(
+    model, result: dict, blocks: dict, sign: float, allow_paths: bool, notes: list[str]
+) -> tuple[float | None, list[Check]]:
     """The composite's bound (minimize sense, then signed back): constant + each row's re-derived
     bound + each block not split's weighted value."""
     splits = result.get("splits")
@@ -421,7 +566,9 @@ def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bo
     split_vars = set()
     for k, rec in enumerate(splits):
         split_vars |= set(rec.get("vars") or [])
-        derived = _row_bound(model, rec, allow_paths)
+        derived, more, said = _row_bound(model, rec, allow_paths, f"split {k + 1}")
+        checks += more
+        notes += said
         if isinstance(derived, str):
             checks.append(condition(f"split {k + 1}", False, derived))
             return None, checks
@@ -435,50 +582,37 @@ def _split_bound(model, result: dict, blocks: dict, sign: float, allow_paths: bo
     return sign * total, checks
 
 
-class _RecordedCell:
-    """A cell's LP-dual pieces as recorded (``cell_bounds``): their multipliers are not stored
-    yet, so ``split.recheck`` combines these numbers as given (a note says so), like the points'
-    own bounds; the row's lower bound is still re-derived from them and must match."""
-
-    def __init__(self, pieces: tuple):
-        self.recorded = pieces
-
-    def pieces(self, _a: float, _b: float, _k: float) -> tuple:
-        return self.recorded
-
-
-def _recorded_cell(pieces: list) -> tuple:
-    """A recorded cell as ``split.CellDual``: its pieces, taken as recorded."""
-    p = tuple(tuple(_number(x) if x is not None else -math.inf for x in piece) for piece in pieces)
-    return _RecordedCell(p), math.nan, p
-
-
-def _row_bound(model, rec: dict, allow_paths: bool) -> float | str:
-    """One row's lower bound from its record, or why it cannot be re-derived."""
+def _row_bound(model, rec: dict, allow_paths: bool, label: str) -> tuple[float | str, list[Check], list[str]]:
+    """One row's lower bound from its record (or why it cannot be re-derived), the checks of its
+    points' certificates and the notes on what stays as recorded."""
     budget = _number(rec.get("budget"))
     pts = rec.get("points") or []
     if pts:
         points = tuple(tuple(tuple(math.inf if x is None else float(x) for x in p) for p in block) for block in pts)
-        duals = tuple(
-            tuple(None if cb is None else _recorded_cell(cb) for cb in block) for block in rec.get("cell_bounds") or []
-        )
-        s = Split((), (), _number(rec.get("objective")), _number(rec.get("lower_bound")), 0, points, duals=duals)
+        proven = PointProofs(model, rec, points, label)
+        if proven.error is not None:
+            return proven.error, proven.checks, proven.notes
         try:
-            return recheck(s, [p[-1][0] if p else 0.0 for p in points], budget)
+            duals = proven.cell_duals()
+            s = Split(
+                (), (), _number(rec.get("objective")), _number(rec.get("lower_bound")), 0, proven.points, duals=duals
+            )
+            derived = recheck(s, [p[-1][0] if p else 0.0 for p in points], budget, names=proven.names)
+            return derived, proven.checks, proven.notes
         except ValueError as e:
-            return f"the recorded points do not prove a bound: {e}"
+            return f"the recorded points do not prove a bound: {e}", proven.checks, proven.notes
     classic = all(
         (b := model.blocks[model.vars[v].block]).budget is not None and b.budget.classic(model.vars[v].param)
         for v in rec["vars"]
     )
     if not classic:
-        return _rr_bound(model, rec, budget, allow_paths)
+        return _rr_bound(model, rec, budget, allow_paths), [], []
     y = [_number(x) for x in rec.get("shares") or []]
     a = [_number(v) * x**2 for v, x in zip(rec.get("values") or [], y)]
     if not y or not all(x > 0 for x in y):
-        return "an inverse-square split with a zero share"
+        return "an inverse-square split with a zero share", [], []
     lams = [2 * ai / yi**3 for ai, yi in zip(a, y)]
-    return max(math.fsum(1.5 * (2 * ai) ** (1 / 3) * lam ** (2 / 3) for ai in a) - lam * budget for lam in lams)
+    return max(math.fsum(1.5 * (2 * ai) ** (1 / 3) * lam ** (2 / 3) for ai in a) - lam * budget for lam in lams), [], []
 
 
 def _rr_bound(model, rec: dict, budget: float, allow_paths: bool) -> float | str:

@@ -121,9 +121,10 @@ def exact_rows(mlp, x: np.ndarray) -> Check:
     )
 
 
-def lp_multipliers(problem, cert: dict, x: np.ndarray, notes: list[str]) -> tuple[list[Check], float | None]:
+def lp_multipliers(problem, cert: dict, x: np.ndarray | None, notes: list[str]) -> tuple[list[Check], float | None]:
     """(checks, the bound the recorded multipliers prove, in the spec's units), for an LP/QP
-    route's ``dual-bound`` certificate (module docstring)."""
+    route's ``dual-bound`` certificate (module docstring); ``x`` the released table whose rows
+    are checked exactly (None: a certificate without a released point, its bound alone)."""
     from ..lower.mechanism import lower_mechanism
     from ..methods.lp import lagrangian_bound
 
@@ -159,7 +160,8 @@ def lp_multipliers(problem, cert: dict, x: np.ndarray, notes: list[str]) -> tupl
     if (mlp.lp.Q is None or not mlp.lp.Q.nnz) and mlp.lp.A.shape[1] <= EXACT_MAX_CELLS:
         exact = exact_lagrangian(mlp.lp, y)
     if exact is not None:
-        checks.append(exact_rows(mlp, x))
+        if x is not None:
+            checks.append(exact_rows(mlp, x))
         proven = mlp.sign * mlp.scale * exact + Fraction(mlp.const)
         checks.append(
             compare(

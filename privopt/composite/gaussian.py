@@ -428,6 +428,7 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
         s.points,
         multiplier=s.multiplier,
         duals=s.duals,
+        certs=s.certs,
     )
 
 

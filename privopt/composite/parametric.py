@@ -52,6 +52,18 @@ DROPS = 8  # least-squares rounds dropping the rows whose multiplier would chang
 DENSE_LSQ = 4_000_000  # entries of A[R, J] up to which dy is solved densely (exact min-norm), else by LSQR
 
 
+def mechanism_lp(problem):
+    """The block's program as a ``MechanismLP`` (``lower.mechanism.lower_mechanism``) when it is
+    a mechanism LP (a design table, linear constraints and an affine objective), else None."""
+    from ..lower.mechanism import lower_mechanism
+    from ..model.problem import LinearConstraint
+
+    linear = getattr(problem, "design", None) is not None and problem.objective.curvature == "affine"
+    if linear and all(isinstance(c, LinearConstraint) for c in problem.constraints):
+        return lower_mechanism(problem)
+    return None
+
+
 def _affine(vals: list, s: list[float]):
     """``(slope, intercept)`` in ``s`` of a quantity at the three probes, or None when the
     middle probe is off the line (beyond ``AFFINE_RTOL``)."""
@@ -172,6 +184,11 @@ class Cell:
     def bounds(self, eps_a: float) -> tuple[float, float]:
         line = self.line(eps_a)
         return line.at(math.exp(eps_a)), line.at(line.tb)
+
+    def motion(self, eps_a: float) -> np.ndarray:
+        """The duals' motion ``dy`` ``line(eps_a)`` uses (memoized: what a result records)."""
+        tb = math.exp(self.eps_b)
+        return self._dy(self.lp.matrix(tb), math.exp(eps_a) - tb)
 
     def line(self, eps_a: float) -> Line:
         """The concave lower bound ``q~(t) + E`` on the interval between ``e^eps_a`` and ``t_b``."""

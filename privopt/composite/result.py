@@ -54,7 +54,22 @@ class CompositeResult:
 
     @classmethod
     def build(
-        cls, c, *, method, objective, bound, gap, answers, active, choice, even, calls, seconds, reasons, splits=()
+        cls,
+        c,
+        *,
+        method,
+        objective,
+        bound,
+        gap,
+        answers,
+        active,
+        choice,
+        even,
+        calls,
+        seconds,
+        reasons,
+        splits=(),
+        bracket=None,
     ):
         from ..results import Result  # a block's own answer (pandas: loaded once a block has solved)
 
@@ -89,7 +104,8 @@ class CompositeResult:
             blocks=blocks,
             # no feasible split at all: the even split is none either (clipped to the ranges, it breaks its row)
             even_split=None if method != "split" else {"objective": _finite(even) if objective is not None else None},
-            optimality={sense_key: _finite(bound), "gap": _finite(gap) if objective is not None else None},
+            optimality={sense_key: _finite(bound), "gap": _finite(gap) if objective is not None else None}
+            | ({"bracket": bracket} if bracket is not None else {}),
             choice=choice,
             verification={
                 "passed": all(ok for _, ok in checks),
@@ -146,6 +162,13 @@ class CompositeResult:
             "stats": self.stats,
             "reasons": self.reasons,
         }
+
+    def evidence(self) -> dict[str, Any]:
+        """What ``privopt verify`` re-derives this answer's bound from as one branch of a design
+        choice (``branch_records``): its JSON without the spec, the statistics and the
+        informative figures, which the whole composite's result records."""
+        drop = ("format", "spec", "stats", "verification", "even_split")
+        return {k: v for k, v in self.to_dict().items() if k not in drop}
 
     def write_json(self, out: TextIO, tables: bool = True, indent: int | None = 2) -> None:
         out.write(json.dumps(self.to_dict(tables), indent=indent, allow_nan=False))
@@ -210,8 +233,10 @@ def split_record(c, row, keys: list[str], s) -> dict:
     (``vars``), the budget split (``budget``: the row's right-hand side less the ranges' lower
     ends, ``sum_i coef_i lo_i``), the split's shares, (weighted, minimize-sense) values, objective
     and proven lower bound, the Lagrangian multiplier, every evaluated point (share, verified
-    value, proven bound) per term (``split.Split.points``; none for a closed form), and the pieces
-    of each cell its ends' LP duals bound (``cell_bounds``, ``split.Split.duals``)."""
+    value, proven bound) per term (``split.Split.points``; none for a closed form), the pieces
+    of each cell its ends' LP duals bound (``cell_bounds``, ``split.Split.duals``) with the share
+    each cell is cut at (``cell_cuts``), and the points' certificates (``certificates``,
+    ``_certificates``)."""
     budget = row.rhs - math.fsum(row.coefs[k] * c.vars[k].lo for k in keys)
     return {
         "vars": list(keys),
@@ -224,10 +249,89 @@ def split_record(c, row, keys: list[str], s) -> dict:
         "points": [[[_finite(x) for x in p] for p in pts] for pts in s.points],
         # per block, per point: the pieces [start share, bound, end share, bound] of the cell below
         # it, each a concave bound its ends' LP duals prove (``split.CellEnds``; null: none,
-        # monotonicity alone)
+        # monotonicity alone), and the share the cell is cut at (``CellEnds.pieces``' k)
         "cell_bounds": [
             [None if cd is None else [[_finite(x) for x in p] for p in cd[2]] for cd in ds] for ds in s.duals
         ],
+        "cell_cuts": [[None if cd is None else _finite(cd[1]) for cd in ds] for ds in s.duals],
+        "certificates": [
+            _certificates(var, certs, duals, pts)
+            for var, certs, duals, pts in zip(_term_vars(c, keys), s.certs, s.duals, s.points)
+        ],
+    }
+
+
+def branch_records(results: dict, sense: str, chosen: str) -> dict:
+    """``optimality.branches`` of a design choice: per branch (``{name: CompositeResult}``) its
+    status, method, objective and proven bound, and for each branch not chosen its evidence
+    (``result``: ``CompositeResult.evidence``), from which ``privopt verify`` re-derives its
+    bound; the chosen branch's is the answer itself."""
+    key = "lower_bound" if sense == "minimize" else "upper_bound"
+    return {
+        n: {"status": r.status, "method": r.method, "objective": r.objective, key: r.optimality.get(key)}
+        | ({} if n == chosen else {"result": r.evidence()})
+        for n, r in results.items()
+    }
+
+
+def bracket_record(c, key: str, lo: float, hi: float, answers: dict) -> dict:
+    """Accuracy first's certificate (``solve._bisection``): the bracket ``[lo, hi]`` of the
+    composite's variable ``key`` (the targets hold at ``hi``, fail at ``lo``) and, per block
+    whose target fails at ``lo``, its params there and its own certificate (the block's proven
+    bound beyond the target, or its closed form's theorem; none where it is infeasible), so
+    ``privopt verify`` can re-prove that a target fails at ``lo``."""
+    failing = {}
+    for t in c.targets:
+        a = answers.get(t.block)
+        if a is None or t.block in failing:
+            continue
+        if a.value is None or not (a.value <= t.bound if t.op == "<=" else a.value >= t.bound):
+            cert = getattr(a.result, "certificate", None) if a.value is not None else None
+            method = getattr(a.result, "method", None) if a.value is not None else None
+            failing[t.block] = {"params": dict(a.params), "status": a.status, "method": method, "certificate": cert}
+    return {"var": key, "lo": lo, "hi": hi, "blocks": failing}
+
+
+def _term_vars(c, keys: list[str]) -> list[str]:
+    """Each term's variable, in the split's order (``gaussian.split_row``: a joint Gaussian
+    group is one term, at its first variable)."""
+    out, groups = [], set()
+    for k in keys:
+        g = c.group_of(c.vars[k].block)
+        if g is None or g.blocks not in groups:
+            out.append(k)
+        if g is not None:
+            groups.add(g.blocks)
+    return out
+
+
+def _certificates(var: str, certs, duals, points) -> dict | None:
+    """One term's points' LP certificates (``parametric.TermDual``) as arrays: the points that
+    have one (``points``, indices into the term's points), and per such point the LP's optimum
+    ``x``, its t-form row multipliers ``y`` at the point's budget (``parametric.Cell``: its
+    bound at the point) and the multipliers' motion ``dy`` toward the cell below and the cell
+    above it where their pieces use it (``split.CellEnds.towards``; null where not). None when
+    no point has one."""
+    have = [j for j, d in enumerate(certs) if d is not None]
+    if not have:
+        return None
+
+    def motion(j: int, cell: int, side: int):
+        cd = duals[cell] if 0 < cell < len(duals) else None
+        if cd is None:
+            return None
+        ends, cut, _ = cd
+        share = ends.towards(points[cell - 1][0], points[cell][0], cut)[side]
+        d = certs[j]
+        return None if share is None else d.cell_cert.motion(d.lo + share / d.scale).tolist()
+
+    return {
+        "var": var,
+        "points": have,
+        "x": [certs[j].cell_cert.x.tolist() for j in have],
+        "y": [certs[j].cell_cert.y.tolist() for j in have],
+        "dy_below": [motion(j, j, 1) for j in have],
+        "dy_above": [motion(j, j + 1, 0) for j in have],
     }
 
 

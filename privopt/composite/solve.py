@@ -32,8 +32,8 @@ from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
 from . import explain, gaussian, model
 from .model import Row
-from .parametric import Cell, ParametricLP, TermDual
-from .result import BlockAnswer, CompositeResult
+from .parametric import Cell, ParametricLP, TermDual, mechanism_lp
+from .result import BlockAnswer, CompositeResult, bracket_record, branch_records
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
@@ -151,17 +151,10 @@ class _Oracle:
         """The block's LP at budget ``eps`` of its chosen ``v`` (its other params fixed), memoized;
         None when its program there is not a mechanism LP (a design table, linear constraints
         and an affine objective: what ``lower_mechanism`` lowers to an LP)."""
-        from ..lower.mechanism import lower_mechanism
-        from ..model.problem import LinearConstraint
-
         key = (v.block, eps)
         if key not in self.lowered:
             problem = self._load(v.block, dict(self.composite.blocks[v.block].fixed) | {v.param: eps})
-            linear = getattr(problem, "design", None) is not None and problem.objective.curvature == "affine"
-            if linear and all(isinstance(c, LinearConstraint) for c in problem.constraints):
-                self.lowered[key] = lower_mechanism(problem)
-            else:
-                self.lowered[key] = None
+            self.lowered[key] = mechanism_lp(problem)
         return self.lowered[key]
 
     def _load(self, name: str, params: dict[str, float]):
@@ -271,7 +264,28 @@ def solve(c: Composite, **options) -> CompositeResult:
     lower = min(o.bound for o in outcomes)
     even = _even(c, oracle, out.active) if method == "split" else None
     sign = 1.0 if c.sense == "minimize" else -1.0
-    result = CompositeResult.build(
+    result = _built(
+        c,
+        method,
+        out,
+        lower,
+        choice=choices[best][0] if c.choice else None,
+        even=(sign * even if even is not None and math.isfinite(even) else None),
+        calls=len(oracle.cache),
+        seconds=time.perf_counter() - t0,
+    )
+    if c.choice:  # each branch's evidence, so that verify re-derives the least of their bounds
+        branches = {name: _built(c, method, o, o.bound, choice=name) for (name,), o in zip(choices, outcomes)}
+        result.optimality["branches"] = branch_records(branches, c.sense, choices[best][0])
+    return result
+
+
+def _built(
+    c: Composite, method: str, out: _Outcome, lower: float, choice=None, even=None, calls=0, seconds=0.0
+) -> CompositeResult:
+    """The answer ``out`` with the proven bound ``lower`` (the minimize sense) as a ``CompositeResult``."""
+    sign = 1.0 if c.sense == "minimize" else -1.0
+    return CompositeResult.build(
         c,
         method=method,
         objective=sign * out.value if math.isfinite(out.value) else None,
@@ -279,31 +293,14 @@ def solve(c: Composite, **options) -> CompositeResult:
         gap=relative_gap(out.value, lower),
         answers={n: out.answers.get(n) for n in c.blocks},
         active=out.active,
-        choice=choices[best][0] if c.choice else None,
-        even=(sign * even if even is not None and math.isfinite(even) else None),
-        calls=len(oracle.cache),
-        seconds=time.perf_counter() - t0,
+        choice=choice,
+        even=even,
+        calls=calls,
+        seconds=seconds,
         reasons=out.reasons,
         splits=out.splits,
+        bracket=out.bracket,
     )
-    if c.choice:  # each alternative's value, proven bound and status, as ``_branches`` gives them
-        key = "lower_bound" if c.sense == "minimize" else "upper_bound"
-        result.optimality["branches"] = {
-            chosen[0]: {
-                "status": _status(o),
-                "method": method,
-                "objective": sign * o.value if math.isfinite(o.value) else None,
-                key: sign * o.bound if math.isfinite(o.bound) else None,
-            }
-            for chosen, o in zip(choices, outcomes)
-        }
-    return result
-
-
-def _status(o: _Outcome) -> str:
-    if not math.isfinite(o.value):
-        return "infeasible"
-    return "optimal" if relative_gap(o.value, o.bound) <= RTOL else "feasible"
 
 
 def _branches(c: Composite, options: dict) -> CompositeResult:
@@ -342,10 +339,7 @@ def _branches(c: Composite, options: dict) -> CompositeResult:
     out.optimality |= {
         key: sign * lower if math.isfinite(lower) else None,
         "gap": gap if out.objective is not None and math.isfinite(gap) else None,
-        "branches": {
-            n: {"status": r.status, "method": r.method, "objective": r.objective, key: r.optimality.get(key)}
-            for n, r in results.items()
-        },
+        "branches": branch_records(results, c.sense, name),
     }
     out.stats = {
         "block_solves": sum(r.stats["block_solves"] for r in results.values()),
@@ -362,6 +356,7 @@ class _Outcome:
     active: list[str]
     reasons: list[str] = field(default_factory=list)
     splits: list = field(default_factory=list)  # (row, its variables, its Split): what verify re-derives
+    bracket: dict | None = None  # accuracy first: the bracket and the certificates of its lower end
 
 
 def _objective(c: Composite, answers: dict, values: dict[str, float], active: list[str]) -> float:
@@ -450,9 +445,10 @@ def _bisection(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
         if ok:
             hi, answers = mid, mid_answers
         else:
-            lo = mid
+            lo, answers_lo = mid, mid_answers
     const = _sign(c) * c.objective.const
-    return _Outcome(coef * hi + const, coef * lo + const, answers, active)
+    bracket = bracket_record(c, var.key, lo, hi, answers_lo)
+    return _Outcome(coef * hi + const, coef * lo + const, answers, active, bracket=bracket)
 
 
 def _sign(c: Composite) -> float:

@@ -82,12 +82,22 @@ class CellEnds:
     left: object | None
     right: object | None
 
-    def pieces(self, a: float, b: float, k: float) -> tuple[Piece, ...]:
+    def towards(self, a: float, b: float, k: float) -> tuple[float | None, float | None]:
+        """The share each end's certificate bounds the cell ``[a, b]`` toward when cut at ``k``
+        (``pieces``; None: that end is not used)."""
         if self.left is not None and self.right is not None and a < k < b:
+            return k, k
+        if self.right is not None and (self.left is None or k <= a):
+            return None, a
+        return b, None
+
+    def pieces(self, a: float, b: float, k: float) -> tuple[Piece, ...]:
+        left, right = self.towards(a, b, k)
+        if left is not None and right is not None:
             la_k, la_a = self.left.cell(k)
             lb_k, lb_b = self.right.cell(k)
             return ((a, la_a, k, la_k), (k, lb_k, b, lb_b))
-        if self.right is not None and (self.left is None or k <= a):
+        if right is not None:
             lb_a, lb_b = self.right.cell(a)
             return ((a, lb_a, b, lb_b),)
         la_b, la_a = self.left.cell(b)
@@ -102,7 +112,10 @@ class Split:
     """The best split found and its certificate: ``objective = sum(values)`` is achieved by
     ``shares`` (``sum(shares) <= budget``), and no feasible split is below ``lower_bound``.
     ``points[i]`` are block i's evaluated points (the top point last), ``multiplier`` the
-    Lagrangian ``lam`` of the bound (None where no Lagrangian was used)."""
+    Lagrangian ``lam`` of the bound (None where no Lagrangian was used), ``duals[i]`` per point
+    the pieces of the cell below it, ``certs[i]`` per point its certificate (the oracle's third
+    element, ``parametric.TermDual``; None where it gave none): what ``privopt verify`` re-derives
+    the points' bounds and the cells' pieces from."""
 
     shares: tuple[float, ...]
     values: tuple[float, ...]
@@ -112,6 +125,7 @@ class Split:
     points: tuple[tuple[Point, ...], ...] = ()
     multiplier: float | None = None
     duals: tuple[tuple[CellDual | None, ...], ...] = ()  # per block, per point (None: none)
+    certs: tuple[tuple[object | None, ...], ...] = ()  # per block, per point (None: none)
 
     @property
     def gap(self) -> float:
@@ -214,6 +228,10 @@ class _Curve:
 
     def points(self) -> tuple[Point, ...]:
         return tuple((self.xs[m], self.values[m], self.bounds[m]) for m in self.nums())
+
+    def point_certs(self) -> tuple[object | None, ...]:
+        """Per point, its certificate (``TermDual``; None where the oracle gave none)."""
+        return tuple(self.duals.get(m) for m in self.nums())
 
     def point_duals(self) -> tuple[CellDual | None, ...]:
         """Per point, the pieces of the cell it closes (None for the first point and where none)."""
@@ -480,38 +498,49 @@ def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: i
             ub = better
     points = tuple(c.points() for c in curves)
     duals = tuple(c.point_duals() for c in curves) if any(c.duals for c in curves) else ()
+    certs = tuple(c.point_certs() for c in curves) if duals else ()
     if not ub.v.size:  # no evaluated combination is feasible: every block at the bottom of its range
         values = tuple(c.values[0] for c in curves)
-        return Split(tuple(0.0 for _ in curves), values, math.inf, bound.lower, calls, points, bound.multiplier, duals)
+        return Split(
+            tuple(0.0 for _ in curves), values, math.inf, bound.lower, calls, points, bound.multiplier, duals, certs
+        )
     best = ub.pick[int(np.argmin(ub.v))]
     shares = tuple(c.xs[int(m)] for c, m in zip(curves, best))
     values = tuple(c.values[int(m)] for c, m in zip(curves, best))
-    return Split(shares, values, math.fsum(values), bound.lower, calls, points, bound.multiplier, duals)
+    return Split(shares, values, math.fsum(values), bound.lower, calls, points, bound.multiplier, duals, certs)
 
 
-def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL) -> float:
+def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL, names: Sequence[str] = ()) -> float:
     """The lower bound recomputed from ``s.points`` and ``s.duals`` alone (what ``privopt
     verify`` re-checks): each block's points increasing in share, the last at its top ``min(width,
-    budget)``, every bound at most its value; each recorded cell dual's bounds recomputed from its
-    multipliers at both ends of its cell (``d(x_j)``, ``d(x_{j+1})``) and equal to the recorded ones
+    budget)``, every bound at most its value; each recorded cell dual's pieces recomputed from its
+    ends' certificates at the recorded cut (``CellEnds.pieces``) and equal to the recorded ones
     to rounding; the cells' numerators are the shares' floors (so the bound equals
-    ``s.lower_bound`` to rounding). A violated condition is a ``ValueError``."""
+    ``s.lower_bound`` to rounding). A violated condition is a ``ValueError`` naming the block
+    (``names[i]``, else its position) and the cell."""
     if len(s.points) != len(widths) or (s.duals and len(s.duals) != len(widths)):
         raise ValueError("one list of points (and of duals) per block")
     items = []
     for k, (pts, width) in enumerate(zip(s.points, widths)):
+        name = names[k] if k < len(names) else f"term {k + 1}"
         xs = [x for x, _, _ in pts]
         if not pts or xs != sorted(set(xs)) or xs[0] != 0.0 or xs[-1] != min(width, budget):
-            raise ValueError("a block's points must increase from 0 to its top")
-        bounds = np.array([oracle_pair((v, b), x)[1] for x, v, b in pts])
+            raise ValueError(f"{name}: a block's points must increase from 0 to its top")
+        try:
+            bounds = np.array([oracle_pair((v, b), x)[1] for x, v, b in pts])
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
         ms = [math.floor(x / budget * ONE) for x in xs]
         _, v = _cells(np.array(ms, dtype=np.int64), bounds)
         cells = list(s.duals[k][1:]) if s.duals else [None] * (len(pts) - 1)
         if len(cells) != len(pts) - 1 or (s.duals and s.duals[k][0] is not None):
-            raise ValueError("one dual per cell, at the point that closes it")
+            raise ValueError(f"{name}: one dual per cell, at the point that closes it")
         for j, cd in enumerate(cells):
             if cd is not None:
-                _same_pieces(cd, xs[j], xs[j + 1])
+                try:
+                    _same_pieces(cd, xs[j], xs[j + 1])
+                except ValueError as e:
+                    raise ValueError(f"{name}, cell [{xs[j]!r}, {xs[j + 1]!r}]: {e}") from None
         items.append(_dual_items(ms, v, cells, lambda x: math.floor(x / budget * ONE))[:5])
     return _bound(items, s.objective, rtol).lower
 
@@ -525,7 +554,7 @@ def _same_pieces(cd: CellDual, a: float, b: float) -> None:
     again = ends.pieces(a, b, k)
     flat = [x for p in pieces for x in p]
     redo = [float(x) for p in again for x in p]
-    if len(flat) != len(redo) or any(abs(x - y) > SLACK * max(1.0, abs(y)) for x, y in zip(flat, redo)):
+    if len(flat) != len(redo) or not all(x == y or abs(x - y) <= SLACK * max(1.0, abs(y)) for x, y in zip(flat, redo)):
         raise ValueError(f"the recorded dual bounds {flat} of a cell are not what its duals give {redo}")
     if pieces[0][0] != a or pieces[-1][2] != b or any(p[2] != q[0] for p, q in zip(pieces, pieces[1:])):
         raise ValueError(f"the pieces {flat} do not cover the cell [{a!r}, {b!r}] in order")

@@ -1,0 +1,268 @@
+"""A split's evaluated points and cells re-proven from their recorded LP certificates (``privopt
+verify`` of a composite; issues 21 item 3, 22).
+
+A row of a composite split by ``composite.split.split`` records, per term (a block's chosen
+budget), the points it evaluated ``(share, verified value, proven bound)``, the pieces of each
+cell's second-order bound (``cell_bounds``, cut at ``cell_cuts``) and, for an LP block, each
+point's certificate (``certificates``: the LP's optimum ``x*``, its t-form row multipliers
+``y_b`` at the point's budget ``eps_b = lo + share / coef`` and their motions ``dy`` toward the
+cells beside it; ``composite.parametric``). Here:
+
+* the block's LP family is rebuilt from its spec (``ParametricLP.make``: the LP lowered at three
+  budgets, its rows affine in ``s = e^-eps``, the objective and box fixed), so the LP at any
+  ``t = e^eps`` is ``min c'x`` s.t. ``lo(t) <= (A0 + t A1) x <= hi(t)``, ``l <= x <= u``;
+* **the point's bound** (weak duality, any ``y``): ``V(eps_b) >= L(y_b, t_b) = sum_i y_i
+  side_i(t_b) + sum_j min(r_j l_j, r_j u_j)``, ``r = c - A(t_b)' y_b``, recomputed in exact
+  rational arithmetic (``proofs.exact_lagrangian``, every float of the LP at ``t_b = fl(e^eps_b)``
+  taken exactly) up to ``proofs.EXACT_MAX_CELLS`` columns, else in floats; the recorded bound
+  ``b`` (the block's own certificate's, times its weight ``w``) must not exceed ``w L`` by more
+  than ``split.SLACK`` relative, and the row's bound is re-derived from ``min(b, w L)``;
+* **a cell's pieces**: each end's multipliers moved with ``t``, ``y(t) = y_b + (t - t_b) dy``
+  (``dy`` as recorded, ``dy_below`` / ``dy_above``: any ``dy`` proves a bound when every row
+  keeps its multiplier's sign over the cell and that side is finite, checked by ``Moved``; the
+  solve's least-squares choice of ``dy`` only makes it tight) give ``L(y(t), t) >= q~(t) + E``, concave in
+  ``t`` (``q~ = q0 + q1 d + min(q2, 0) d^2``, ``E`` the columns' worst loss over the cell), so
+  its values at the piece's two ends bound every budget between them from below (with ``lam
+  ln t`` concave too, the Lagrangian item's least is at an end: ``split._dual_items``);
+  ``CellEnds.pieces`` at the recorded cut recomputes them, and ``split.recheck`` compares them
+  to the recorded ones (``split.SLACK``) before re-deriving the row's bound. The cut itself needs
+  no proof (any cut gives valid pieces).
+
+Points without a certificate (a budget where the block is infeasible, a non-LP block, a joint
+Gaussian group's term) keep their recorded bound; the notes name how many and where.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..composite.parametric import Cell, ParametricLP, TermDual, mechanism_lp
+from ..composite.split import SLACK, CellEnds
+from ..errors import SpecError, UsageError
+from ..verification.checks import Check, compare
+from .proofs import EXACT_MAX_CELLS, exact_lagrangian
+
+
+def lp_at(fam: ParametricLP, t: float) -> SimpleNamespace:
+    """The block's LP in the t-form at ``t`` (``parametric`` module docstring), as the fields
+    ``methods.lp.lagrangian_bound`` and ``proofs.exact_lagrangian`` read."""
+    return SimpleNamespace(
+        c=fam.c,
+        A=fam.matrix(t),
+        row_lower=fam.lo[0] + t * fam.lo[1],
+        row_upper=fam.hi[0] + t * fam.hi[1],
+        col_lower=fam.col_lower,
+        col_upper=fam.col_upper,
+        Q=None,
+    )
+
+
+def point_bound(fam: ParametricLP, eps: float, y: np.ndarray) -> tuple[float, bool]:
+    """``(k L(y, t) + const, exact)``: the block's proven bound at ``eps`` in its objective units
+    from the t-form multipliers ``y`` (weak duality), exactly in rationals up to
+    ``EXACT_MAX_CELLS`` columns."""
+    from ..methods.lp import lagrangian_bound
+
+    lp = lp_at(fam, math.exp(eps))
+    k, const = fam.units
+    if lp.c.size <= EXACT_MAX_CELLS:
+        exact = exact_lagrangian(lp, y)
+        if exact is None:
+            return -math.inf, True
+        return float(Fraction(k) * exact + Fraction(const)), True
+    return k * lagrangian_bound(lp, y) + const, False
+
+
+class PointProofs:
+    """One split row's points and cells with their certificates rebuilt (module docstring):
+    ``points`` (each certified point's bound replaced by ``min(recorded, proven)``), ``names``
+    (per term, its block), ``checks`` (per term, its points' bounds), ``notes`` (what stays as
+    recorded), ``error`` (why the record cannot be read, else None), ``cell_duals()`` (the
+    ``split.CellDual``s ``split.recheck`` re-derives the pieces of)."""
+
+    def __init__(self, model, rec: dict, points: tuple, label: str):
+        self.model, self.rec, self.label = model, rec, label
+        self.checks: list[Check] = []
+        self.notes: list[str] = []
+        self.error: str | None = None
+        records = rec.get("certificates") or []
+        records = list(records) + [None] * (len(points) - len(records))
+        self.names = [self._name(k, r, len(points)) for k, r in enumerate(records[: len(points)])]
+        self.certs: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell below
+        self.above: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell above
+        out = [list(p) for p in points]
+        for k, record in enumerate(records[: len(points)]):
+            if record is not None:
+                out[k] = self._term(k, record, out[k])
+            if self.error is not None:
+                return
+            self._uncertified(k, out[k])
+        self.points = tuple(tuple(p) for p in out)
+
+    def _name(self, k: int, record, terms: int) -> str:
+        """Term ``k``'s name: its certificate's block, else the row's k-th term's (a joint Gaussian
+        group is one term, at its first variable: ``gaussian.split_row``), or its position."""
+        key = record.get("var") if isinstance(record, dict) else None
+        var = self.model.vars.get(key) if isinstance(key, str) else None
+        if var is not None and var.block is not None:
+            return f"block {var.block}"
+        names, groups = [], set()
+        for key in self.rec.get("vars") or []:
+            var = self.model.vars.get(key)
+            g = self.model.group_of(var.block) if var is not None and var.block is not None else None
+            if g is None:
+                names.append(f"block {var.block}" if var is not None and var.block is not None else key)
+            elif g.blocks not in groups:
+                groups.add(g.blocks)
+                names.append(f"joint Gaussian ({', '.join(g.blocks)})")
+        return names[k] if len(names) == terms else f"term {k + 1}"
+
+    def _term(self, k: int, record: dict, pts: list) -> list:
+        """Term ``k``'s certified points: their ``TermDual``s, and their bounds checked and capped."""
+        name = self.names[k]
+        key = record.get("var") if isinstance(record, dict) else None
+        var = self.model.vars.get(key) if isinstance(key, str) else None
+        row = next((r for r in self.model.rows if key in r.coefs), None)
+        if var is None or var.block is None or row is None or key not in (self.rec.get("vars") or []):
+            self.error = f"{name}: its certificates name {key!r}, not a chosen budget of this row"
+            return pts
+        fam = _family(self.model, var)
+        if fam is None:
+            self.error = f"{name}: its LP is not affine in e^-eps (or not an LP), so its certificates cannot be read"
+            return pts
+        sign = 1.0 if self.model.sense == "minimize" else -1.0
+        w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[key]
+        idx, xs, ys = record.get("points"), record.get("x"), record.get("y")
+        m, n = fam.A0.shape
+        try:
+            idx = [int(j) for j in idx]
+            X = np.array(xs, dtype=float).reshape(len(idx), n)
+            Y = np.array(ys, dtype=float).reshape(len(idx), m)
+            below, above = (_motions(record.get(f), len(idx), m) for f in ("dy_below", "dy_above"))
+        except (TypeError, ValueError):
+            self.error = f"{name}: its certificates are not {n} x, {m} y and {m} dy (or null) per point"
+            return pts
+        if sorted(set(idx)) != idx or (idx and (idx[0] < 0 or idx[-1] >= len(pts))):
+            self.error = f"{name}: its certificates' point indices {idx} are not its points'"
+            return pts
+        if not (np.isfinite(X).all() and np.isfinite(Y).all()):
+            self.error = f"{name}: a certificate has a non-finite entry"
+            return pts
+        worst, where, exact = -math.inf, None, True
+        for j, x, y, dy_below, dy_above in zip(idx, X, Y, below, above):
+            share, value, bound = pts[j]
+            eps = var.lo + share / scale
+            self.certs[k][j] = TermDual(Moved(fam, eps, x, y, dy=dy_below), w, var.lo, scale)
+            self.above[k][j] = TermDual(Moved(fam, eps, x, y, dy=dy_above), w, var.lo, scale)
+            on_side = not np.any(((y > 0) & ~np.isfinite(fam.lo[0])) | ((y < 0) & ~np.isfinite(fam.hi[0])))
+            proven, ex = point_bound(fam, eps, y) if on_side else (-math.inf, True)
+            exact &= ex
+            proven *= w
+            excess = (bound - proven) / max(1.0, abs(proven)) if bound != proven else 0.0
+            if not excess <= worst:
+                worst, where = excess, (share, eps, bound, proven)
+            pts[j] = (share, value, min(bound, proven))
+        share, eps, bound, proven = where if where is not None else (math.nan,) * 4
+        how = "exact rational arithmetic" if exact else "floats"
+        self.checks.append(
+            compare(
+                f"{self.label}: {name}: each point's bound proven by its multipliers",
+                worst,
+                SLACK,
+                f"the point at share {share!r} (eps {eps!r}): its bound {bound!r} is not proven, its multipliers "
+                f"prove {proven!r}",
+                f"{len(idx)} point(s), by weak duality in {how}",
+            )
+        )
+        return pts
+
+    def _uncertified(self, k: int, pts: list) -> None:
+        """A note naming term ``k``'s points whose bounds stay as recorded."""
+        bare = [p for j, p in enumerate(pts) if self.certs[k][j] is None]
+        if not bare:
+            return
+        infeasible = sum(1 for _, v, b in bare if v == math.inf and b == math.inf)
+        shares = ", ".join(f"{x:.6g}" for x, _, _ in bare[:4]) + (", ..." if len(bare) > 4 else "")
+        why = f" ({infeasible} where the block is infeasible)" if infeasible else ""
+        self.notes.append(
+            f"{self.label}: {self.names[k]}: {len(bare)} of {len(pts)} point(s) have no certificate{why}: "
+            f"their proven bounds are taken as recorded (shares {shares})"
+        )
+
+    def cell_duals(self) -> tuple:
+        """Per term, per point, the ``split.CellDual`` of the cell below it: its ends'
+        certificates, the recorded cut and pieces (None where no pieces are recorded). A cell
+        with pieces but no certificate at either end is a ``ValueError``."""
+        bounds, cuts = self.rec.get("cell_bounds") or [], self.rec.get("cell_cuts") or []
+        out = []
+        for k, cells in enumerate(bounds):
+            certs = self.certs[k] if k < len(self.certs) else []
+            row = [None]
+            for j, pieces in enumerate(cells[1:] if cells else [], start=1):
+                if pieces is None:
+                    row.append(None)
+                    continue
+                above = self.above[k] if k < len(self.above) else []
+                ends = CellEnds(above[j - 1] if j - 1 < len(above) else None, certs[j] if j < len(certs) else None)
+                cut = (cuts[k][j] if k < len(cuts) and j < len(cuts[k]) else None) if cuts else None
+                if ends.left is None and ends.right is None:
+                    raise ValueError(
+                        f"{self.names[k]}: a cell's pieces are recorded, but neither end has a certificate"
+                    )
+                if not isinstance(cut, int | float) or isinstance(cut, bool):
+                    raise ValueError(f"{self.names[k]}: a cell's pieces are recorded without its cut")
+                p = tuple(tuple(-math.inf if x is None else float(x) for x in piece) for piece in pieces)
+                row.append((ends, float(cut), p))
+            out.append(tuple(row))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Moved(Cell):
+    """A point's certificate toward one cell beside it with its recorded motion ``dy`` (module
+    docstring), used as ``parametric.Cell`` uses the motion it computes: valid when every row
+    keeps its multiplier's sign over the cell (``y_i (y_i + da dy_i) >= 0``) and that sign's
+    side is finite, checked here (a ``ValueError`` otherwise, as without a recorded ``dy``)."""
+
+    dy: np.ndarray | None = None
+
+    def _dy(self, Ab, da: float) -> np.ndarray:  # noqa: ARG002 - the recorded motion replaces the solve's
+        if self.dy is None:
+            raise ValueError("no motion of the multipliers toward this cell is recorded")
+        f, y, dy = self.lp, self.y, self.dy
+        sign = np.where(y != 0, np.sign(y), np.sign(da) * np.sign(dy))
+        bad = ((y + da * dy) * y < 0) | ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
+        if bad.any():
+            raise ValueError(
+                f"the multipliers' motion changes the sign of row {int(np.argmax(bad))}'s multiplier in the cell, "
+                "or puts it on an infinite side: it proves no bound"
+            )
+        return dy
+
+
+def _motions(rows, count: int, m: int) -> list[np.ndarray | None]:
+    """A recorded list of motions (one per certified point, each ``m`` floats or null)."""
+    rows = [None] * count if rows is None else list(rows)
+    if len(rows) != count:
+        raise ValueError("one motion per point")
+    out = [None if r is None else np.array(r, dtype=float).reshape(m) for r in rows]
+    if any(d is not None and not np.isfinite(d).all() for d in out):
+        raise ValueError("a motion has a non-finite entry")
+    return out
+
+
+def _family(model, var) -> ParametricLP | None:
+    """The chosen budget's block as an LP family (``ParametricLP.make``), rebuilt from its spec
+    at ``PROBES`` with its other params fixed, as the split built it; None when it is not one."""
+    block = model.blocks[var.block]
+    try:
+        return ParametricLP.make(
+            lambda e: mechanism_lp(model.load_block(block.spec, dict(block.fixed) | {var.param: e}))
+        )
+    except (SpecError, UsageError):
+        return None
