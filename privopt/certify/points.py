@@ -14,6 +14,7 @@ finite-point checks then fail on it).
 from __future__ import annotations
 
 import csv as stdcsv
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,31 @@ def frame(result: dict, name: str, folder: Path | None) -> pd.DataFrame:
         rows = tables.get(name)
         if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
             raise PointError(f"table {name}: the result has no rows for it")
-        return pd.DataFrame.from_records(rows)
+        return _columns(rows)
     taken = {n.lower() for n in RESERVED}
     file = f"{name}.csv" if f"{name}.csv".lower() not in taken else f"table_{name}.csv"
     if folder is None or not (folder / file).is_file():
         raise PointError(f"table {name}: the result has no tables and there is no {file} beside it (solve --json)")
     return _read_csv(folder / file)
+
+
+def _columns(rows: list[dict]) -> pd.DataFrame:
+    """Rows ``{axis: label, ..., "value": v}`` as a frame, a column at a time: one C-level pass
+    per key of the first row (``map(itemgetter(key), rows)``) gives its column, and
+    each label column becomes a categorical (each distinct label hashed once, matched once). A
+    row without one of those keys, or a label that is not hashable, leaves it to pandas, which
+    lines the rows up by key (a missing cell: NaN). Keys only some rows have are not read: no
+    check reads a column other than the table's axes and ``value``."""
+    keys = list(rows[0])
+    try:
+        return pd.DataFrame(
+            {
+                k: pd.Series(c, dtype=object) if k == "value" else pd.Categorical(c)
+                for k, c in ((k, list(map(itemgetter(k), rows))) for k in keys)
+            }
+        )
+    except (KeyError, TypeError):
+        return pd.DataFrame.from_records(rows)
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
