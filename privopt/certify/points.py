@@ -45,23 +45,48 @@ def frame(result: dict, name: str, folder: Path | None) -> pd.DataFrame:
     return _read_csv(folder / file)
 
 
+ROWS_AT_ONCE = 1 << 16  # rows of a JSON table taken apart into columns at a time
+
+
 def _columns(rows: list[dict]) -> pd.DataFrame:
-    """Rows ``{axis: label, ..., "value": v}`` as a frame, a column at a time: one C-level pass
-    per key of the first row (``map(itemgetter(key), rows)``) gives its column, and
-    each label column becomes a categorical (each distinct label hashed once, matched once). A
-    row without one of those keys, or a label that is not hashable, leaves it to pandas, which
-    lines the rows up by key (a missing cell: NaN). Keys only some rows have are not read: no
-    check reads a column other than the table's axes and ``value``."""
+    """Rows ``{axis: label, ..., "value": v}`` as a frame, a column at a time and each row
+    visited once: ``ROWS_AT_ONCE`` rows at a time, ``itemgetter`` of the first row's keys
+    takes each row's values (C-level) and ``zip`` turns them into columns. A column of text
+    becomes a categorical (``_labels``), ``value`` floats (``_values``). A row without one of
+    those keys, or a label that is not hashable, leaves it to pandas, which lines the rows up by
+    key (a missing cell: NaN). Keys only some rows have are not read: no check reads a column
+    other than the table's axes and ``value``."""
     keys = list(rows[0])
     try:
-        return pd.DataFrame(
-            {
-                k: pd.Series(c, dtype=object) if k == "value" else pd.Categorical(c)
-                for k, c in ((k, list(map(itemgetter(k), rows))) for k in keys)
-            }
-        )
+        get = itemgetter(*keys) if len(keys) > 1 else lambda row: (row[keys[0]],)
+        cols: list[list] = [[] for _ in keys]
+        for start in range(0, len(rows), ROWS_AT_ONCE):
+            for col, part in zip(cols, zip(*map(get, rows[start : start + ROWS_AT_ONCE]))):
+                col.extend(part)
+        return pd.DataFrame({k: _values(c) if k == "value" else _labels(c) for k, c in zip(keys, cols)})
     except (KeyError, TypeError):
         return pd.DataFrame.from_records(rows)
+
+
+def _labels(cells: list) -> pd.Categorical:
+    """A column of labels as a categorical: when every distinct entry is text, its codes by one
+    dict lookup per entry (C-level ``map``), the distinct labels in order of first appearance;
+    otherwise (numbers, nulls: a changed result) pandas' own ``Categorical``."""
+    distinct = list(dict.fromkeys(cells))
+    if not all(type(u) is str for u in distinct):
+        return pd.Categorical(cells)
+    code = {u: k for k, u in enumerate(distinct)}
+    codes = np.fromiter(map(code.__getitem__, cells), dtype=np.int64, count=len(cells))
+    return pd.Categorical.from_codes(codes, categories=pd.Index(distinct, dtype=object))
+
+
+def _values(cells: list) -> np.ndarray | pd.Series:
+    """The value column: float64 when every entry converts (``float``, as ``values`` converts
+    them); else the entries as objects, for ``values`` to read one by one (a null: NaN)."""
+    try:
+        return np.fromiter(cells, dtype=float, count=len(cells))
+    except (TypeError, ValueError):
+        return pd.Series(cells, dtype=object)
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
