@@ -713,7 +713,6 @@ def from_arrow(col) -> Column:
     unified, or plain strings, encoded here) as ``Coded``, booleans and dates as numpy arrays.
     Any other type goes through pandas (``from_pandas``)."""
     import pyarrow as pa
-    import pyarrow.compute as pac
 
     t = col.type
     if pa.types.is_integer(t) and col.null_count == 0:
@@ -721,7 +720,7 @@ def from_arrow(col) -> Column:
     if pa.types.is_floating(t) and col.null_count == 0:
         return _numpy(col).astype(np.float64, copy=False)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        col = pac.dictionary_encode(col)
+        col = col.dictionary_encode()
         t = col.type
     if pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
         whole = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col  # dictionaries unified
@@ -729,7 +728,7 @@ def from_arrow(col) -> Column:
             whole = pa.array([], type=t)
         labels = np.array(whole.dictionary.to_pylist() + [None], dtype=object)[:-1]  # a 1-D array of str
         indices = whole.indices
-        codes = _numpy(indices if indices.null_count == 0 else pac.fill_null(indices, -1))
+        codes = _numpy(indices if indices.null_count == 0 else indices.fill_null(-1))
         return Coded(codes.astype(_code_type(len(labels)), copy=False), labels)
     if (pa.types.is_boolean(t) or pa.types.is_temporal(t)) and col.null_count == 0:
         v = col.to_numpy(zero_copy_only=False) if isinstance(col, pa.Array) else col.to_numpy()
