@@ -312,25 +312,3 @@ def test_columns_from_arrow_equal_what_pandas_reads(tmp_path):
     assert from_arrow(chunks["i"]).dtype == np.int16 and from_arrow(chunks["big"]).dtype == np.int64
     empty = from_arrow(pa.chunked_array([], type=pa.dictionary(pa.int32(), pa.string())))
     assert isinstance(empty, Coded) and len(empty) == 0
-
-
-def test_verify_reads_json_rows_a_column_at_a_time_as_pandas_lines_them_up():
-    """``certify.points._columns`` (a column per key, C-level) gives the frame
-    ``DataFrame.from_records`` gives, for the values the checks read; a row missing a key, or
-    an unhashable label, goes to pandas itself."""
-    from privopt.certify.points import _columns, values
-
-    rows = [
-        {"g": "F", "s": "1", "value": 0.25},
-        {"g": "M", "s": 2, "value": 1e-10},
-        {"g": "F", "s": "1", "value": None},
-    ]
-    got, want = _columns(rows), pd.DataFrame.from_records(rows)
-    assert list(got.columns) == list(want.columns)
-    for c in ("g", "s"):
-        assert list(got[c].astype(str)) == list(want[c].astype(str))
-    np.testing.assert_array_equal(values(got["value"]), values(want["value"]))
-    short = rows + [{"g": "M", "value": 0.5}]
-    pd.testing.assert_frame_equal(_columns(short), pd.DataFrame.from_records(short))
-    odd = rows + [{"g": ["M"], "s": "1", "value": 0.5}]
-    pd.testing.assert_frame_equal(_columns(odd), pd.DataFrame.from_records(odd))

@@ -14,7 +14,6 @@ finite-point checks then fail on it).
 from __future__ import annotations
 
 import csv as stdcsv
-from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -37,56 +36,12 @@ def frame(result: dict, name: str, folder: Path | None) -> pd.DataFrame:
         rows = tables.get(name)
         if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
             raise PointError(f"table {name}: the result has no rows for it")
-        return _columns(rows)
+        return pd.DataFrame.from_records(rows)
     taken = {n.lower() for n in RESERVED}
     file = f"{name}.csv" if f"{name}.csv".lower() not in taken else f"table_{name}.csv"
     if folder is None or not (folder / file).is_file():
         raise PointError(f"table {name}: the result has no tables and there is no {file} beside it (solve --json)")
     return _read_csv(folder / file)
-
-
-ROWS_AT_ONCE = 1 << 16  # rows of a JSON table taken apart into columns at a time
-
-
-def _columns(rows: list[dict]) -> pd.DataFrame:
-    """Rows ``{axis: label, ..., "value": v}`` as a frame, a column at a time and each row
-    visited once: ``ROWS_AT_ONCE`` rows at a time, ``itemgetter`` of the first row's keys
-    takes each row's values (C-level) and ``zip`` turns them into columns. A column of text
-    becomes a categorical (``_labels``), ``value`` floats (``_values``). A row without one of
-    those keys, or a label that is not hashable, leaves it to pandas, which lines the rows up by
-    key (a missing cell: NaN). Keys only some rows have are not read: no check reads a column
-    other than the table's axes and ``value``."""
-    keys = list(rows[0])
-    try:
-        get = itemgetter(*keys) if len(keys) > 1 else lambda row: (row[keys[0]],)
-        cols: list[list] = [[] for _ in keys]
-        for start in range(0, len(rows), ROWS_AT_ONCE):
-            for col, part in zip(cols, zip(*map(get, rows[start : start + ROWS_AT_ONCE]))):
-                col.extend(part)
-        return pd.DataFrame({k: _values(c) if k == "value" else _labels(c) for k, c in zip(keys, cols)})
-    except (KeyError, TypeError):
-        return pd.DataFrame.from_records(rows)
-
-
-def _labels(cells: list) -> pd.Categorical:
-    """A column of labels as a categorical: when every distinct entry is text, its codes by one
-    dict lookup per entry (C-level ``map``), the distinct labels in order of first appearance;
-    otherwise (numbers, nulls: a changed result) pandas' own ``Categorical``."""
-    distinct = list(dict.fromkeys(cells))
-    if not all(type(u) is str for u in distinct):
-        return pd.Categorical(cells)
-    code = {u: k for k, u in enumerate(distinct)}
-    codes = np.fromiter(map(code.__getitem__, cells), dtype=np.int64, count=len(cells))
-    return pd.Categorical.from_codes(codes, categories=pd.Index(distinct, dtype=object))
-
-
-def _values(cells: list) -> np.ndarray | pd.Series:
-    """The value column: float64 when every entry converts (``float``, as ``values`` converts
-    them); else the entries as objects, for ``values`` to read one by one (a null: NaN)."""
-    try:
-        return np.fromiter(cells, dtype=float, count=len(cells))
-    except (TypeError, ValueError):
-        return pd.Series(cells, dtype=object)
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
