@@ -20,7 +20,9 @@ one entry per part, keyed ``data/part-0.parquet``), and the parts must agree on 
 and on each column's kind of values. Parquet is read a column at a time, only the columns a
 table or a domain needs (``DataFiles.columns``). A CSV is read in one pass by pyarrow's
 multithreaded reader, only the columns the spec names (``DataFiles.expect``), its bytes hashed
-and checked as UTF-8 as the reader takes them (``_Checked``).
+and checked as UTF-8 as the reader takes them (``_Checked``). The columns read stay numpy arrays
+and dictionary codes (``Coded``) from the reader to the counts (``DataFiles.arrays``): no pandas
+object is made on that path; ``frame`` and ``columns`` give DataFrames to callers that want one.
 """
 
 from __future__ import annotations
@@ -473,7 +475,8 @@ def _kind_of(text: str, span: Span) -> str:
 
 
 def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[dict[str, Column], str]:
-    """The file's columns (``Column``s by stripped name), and the SHA-256 of the bytes it was read from (recorded in results).
+    """The file's columns (``Column``s by stripped name), and the SHA-256 of the bytes they
+    were read from (recorded in results).
     In a CSV/TSV the columns named in ``labels`` are read as text; ``only``: read just these
     columns (stripped names), in the header's order."""
     kind = _kind_of(text, span)
