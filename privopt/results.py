@@ -443,12 +443,12 @@ class Result:
         head, _, tail = text.rpartition("}")
         _write_lifted(out, head.rstrip(), lifted)
         out.write(sep + '"groups": ')
-        _write_groups(out, self.groups)
+        _write_groups(out, self.group_columns())
         if tables:
             out.write(sep + '"tables": {')
-            for k, (name, df) in enumerate(self.tables.items()):
+            for k, name in enumerate(self.tables):
                 out.write((", " if k else "") + f"{json.dumps(name)}: ")
-                _write_frame(out, df)
+                _write_frame(out, self.table_columns(name))
             out.write("}")
         out.write(("\n" if indent else "") + "}" + tail)
 
@@ -493,12 +493,13 @@ def _lift(body: dict, indent: int | None) -> tuple[str, list]:
 
 def _write_lifted(out: TextIO, text: str, lifted: list) -> None:
     """``text`` with each placeholder replaced: by its JSON text, or a ``LabelRows``'s rows
-    written a chunk at a time (``_write_frame``: the text of json.dumps of its dicts)."""
+    written a chunk at a time (``_write_frame`` of its ``columns``: the text of json.dumps of
+    its dicts)."""
     for mark, x in lifted:
         before, found, text = text.partition(mark)
         out.write(before)
         if found:
-            _write_frame(out, x.frame()) if isinstance(x, LabelRows) else out.write(x)
+            _write_frame(out, x.columns()) if isinstance(x, LabelRows) else out.write(x)
     out.write(text)
 
 
@@ -540,26 +541,20 @@ class LabelRows(Sequence):
         columns = [np.array(lab, dtype=object)[self.codes[:, k]] for k, lab in enumerate(self.labels)]
         return [dict(zip(self.names, row)) for row in zip(*columns)]
 
-    def frame(self) -> pd.DataFrame:
-        """One categorical column per name (its codes and labels, no string per row)."""
-        import pandas as pd
-
-        return pd.DataFrame(
-            {
-                n: pd.Categorical.from_codes(self.codes[:, k], categories=list(lab))
-                for k, (n, lab) in enumerate(zip(self.names, self.labels))
-            }
-        )
+    def columns(self) -> Columns:
+        """One ``Labels`` column per name (its codes and labels, no string per row, no pandas)."""
+        return Columns({n: Labels(self.codes[:, k], lab) for k, (n, lab) in enumerate(zip(self.names, self.labels))})
 
 
-def json_values(column: pd.Series) -> np.ndarray:
+def json_values(column: pd.Series | np.ndarray | Labels) -> np.ndarray:
     """Each entry of ``column`` as JSON text, exactly: a float as its shortest round-trip
     ``repr`` (so a probability of 1e-10 keeps every digit; pandas' writer keeps 15 decimal
     places), a non-finite float as ``null``, an integer or bool as itself, and anything else
-    (labels) as a JSON string, escaped once per distinct label."""
-    import pandas as pd
-
-    v = column.to_numpy()
+    (labels) as a JSON string, escaped once per distinct label (``Labels``: its labels, no
+    pandas; a column of other objects goes through pandas' ``factorize``)."""
+    if isinstance(column, Labels):
+        return np.array([json.dumps(u) for u in column.labels] + ["null"], dtype=object)[column.codes]
+    v = column if isinstance(column, np.ndarray) else column.to_numpy()
     if v.dtype.kind == "f":
         text = np.array(list(map(float.__repr__, v.astype(float).tolist())), dtype=object)
         text[~np.isfinite(v)] = "null"
@@ -568,6 +563,8 @@ def json_values(column: pd.Series) -> np.ndarray:
         return np.array(list(map(int.__repr__, v.tolist())), dtype=object)
     if v.dtype.kind == "b":
         return np.where(v, "true", "false").astype(object)
+    import pandas as pd
+
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
     else:
@@ -581,33 +578,44 @@ def json_template(columns) -> str:
     return ", ".join(json.dumps(str(c)).replace("{", "{{").replace("}", "}}") + ": {}" for c in columns)
 
 
-def write_rows(out: TextIO, fmt, columns: list[pd.Series]) -> None:
-    """``[row, row, ...]``: each row ``fmt`` over the columns' JSON values, a chunk at a time."""
+def _rows(column: pd.Series | np.ndarray | Labels, start: int, stop: int):
+    """Rows ``start:stop`` of a column (a Series, an array or ``Labels``)."""
+    if isinstance(column, Labels):
+        return Labels(column.codes[start:stop], column.labels)
+    return column[start:stop] if isinstance(column, np.ndarray) else column.iloc[start:stop]
+
+
+def write_rows(out: TextIO, fmt, columns: list) -> None:
+    """``[row, row, ...]``: each row ``fmt`` over the columns' JSON values (``json_values``), a
+    chunk of ``JSON_ROWS`` rows at a time."""
     out.write("[")
-    n = len(columns[0]) if columns else 0
+    n = len(columns[0].codes if isinstance(columns[0], Labels) else columns[0]) if columns else 0
     for start in range(0, n, JSON_ROWS):
-        chunk = [json_values(c.iloc[start : start + JSON_ROWS]) for c in columns]
+        chunk = [json_values(_rows(c, start, start + JSON_ROWS)) for c in columns]
         out.write((", " if start else "") + ", ".join(map(fmt, *chunk)))
     out.write("]")
 
 
-def _write_frame(out: TextIO, df: pd.DataFrame) -> None:
-    """The rows of ``df`` as a JSON list of objects (no Python code runs per row)."""
-    fmt = ("{{" + json_template(df.columns) + "}}").format
-    write_rows(out, fmt, [df[c] for c in df.columns])
+def _write_frame(out: TextIO, table: Columns | pd.DataFrame) -> None:
+    """The rows of a table (``Columns``, or a DataFrame) as a JSON list of objects (no Python
+    code runs per row)."""
+    cols = table.columns if isinstance(table, Columns) else {c: table[c] for c in table.columns}
+    fmt = ("{{" + json_template(cols) + "}}").format
+    write_rows(out, fmt, list(cols.values()))
 
 
-def _write_groups(out: TextIO, frame: pd.DataFrame) -> None:
-    """[{"key": {var: label, ...}, "objective": ..., ...}] without a Python loop per group."""
-    if frame.empty:
+def _write_groups(out: TextIO, groups: Columns) -> None:
+    """[{"key": {var: label, ...}, "objective": ..., ...}] without a Python loop per group:
+    each column's JSON text made whole (``json_values``), no pandas."""
+    if not groups.columns or len(groups) == 0:
         out.write("[]")
         return
-    measures = [c for c in GROUP_MEASURES if c in frame.columns]
-    keys = [c for c in frame.columns if c not in measures]
+    measures = [c for c in GROUP_MEASURES if c in groups.columns]
+    keys = [c for c in groups.columns if c not in measures]
     fmt = (
         '{{"key": {{' + json_template(keys) + "}}" + (", " + json_template(measures) if measures else "") + "}}"
     ).format
-    write_rows(out, fmt, [frame[c] for c in keys + measures])
+    write_rows(out, fmt, [groups.columns[c] for c in keys + measures])
 
 
 def _finite_or_none(frame: pd.DataFrame) -> pd.DataFrame:

@@ -63,7 +63,7 @@ from ..builder.build import MEASURES, PROB_TOL, Builder
 from ..classify import ATR_METHODS
 from ..errors import SpecError, UsageError
 from ..language import ast
-from ..language.datafiles import DataFiles, _codes, distinct_labels, labels_of
+from ..language.datafiles import DataFiles, _codes, distinct_labels, from_pandas, labels_of
 from ..language.parser import parse_file
 from ..pipeline.driver import result
 from ..render import visible
@@ -480,6 +480,9 @@ class _BlockFiles(DataFiles):
 
     def frame(self, text, span, labels=()):
         return self.rows[text] if text in self.rows else super().frame(text, span, labels)
+
+    def arrays(self, text, span, names, labels=()):
+        return {n: from_pandas(c) for n, c in self.columns(text, span, names, labels).items()}
 
     def row_text(self, text, span, row):
         return (

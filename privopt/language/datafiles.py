@@ -20,7 +20,9 @@ one entry per part, keyed ``data/part-0.parquet``), and the parts must agree on 
 and on each column's kind of values. Parquet is read a column at a time, only the columns a
 table or a domain needs (``DataFiles.columns``). A CSV is read in one pass by pyarrow's
 multithreaded reader, only the columns the spec names (``DataFiles.expect``), its bytes hashed
-and checked as UTF-8 as the reader takes them (``_Checked``).
+and checked as UTF-8 as the reader takes them (``_Checked``). The columns read stay numpy arrays
+and dictionary codes (``Coded``) from the reader to the counts (``DataFiles.arrays``): no pandas
+object is made on that path; ``frame`` and ``columns`` give DataFrames to callers that want one.
 """
 
 from __future__ import annotations
@@ -146,7 +148,8 @@ class DataFiles:
         want[1].update(dict.fromkeys(values))
 
     def frame(self, text: str, span: Span, labels=()) -> pd.DataFrame:
-        """The whole table of a data file or a partitioned dataset (every column).
+        """The whole table of a data file or a partitioned dataset (every column), as a pandas
+        DataFrame (text columns as categoricals).
 
         ``labels`` names the columns read as a variable's labels: in a CSV/TSV they are the
         text written (``01`` is not ``1``, ``1.0`` is not ``1``), never a number guessed from
@@ -154,27 +157,33 @@ class DataFiles:
         columns keep their stored types."""
         source = self._parquet_source(text, span)
         if source is not None:
-            return source.read(source.names, span)
-        return self._csv(text, span, None, labels)
+            return to_frame(source.read(source.names, span))
+        return to_frame(self._csv(text, span, None, labels))
 
     def columns(self, text: str, span: Span, names: list[str], labels=()) -> pd.DataFrame:
-        """The named columns of a data file or dataset; only these are read (with the columns
-        ``expect`` named for a CSV). A missing column is an error naming the file and the
-        closest column. ``labels``: those of ``names`` read as a variable's labels (text as
-        written in a CSV, see ``frame``)."""
-        import pandas as pd
+        """The named columns of a data file or dataset as a pandas DataFrame (``arrays``)."""
+        return to_frame(self._arrays(text, span, names, labels))
 
+    def arrays(self, text: str, span: Span, names: list[str], labels=()) -> dict[str, Column]:
+        """The named columns of a data file or dataset as arrays (``Column``: numbers as numpy,
+        text as dictionary codes); only these are read (with the columns ``expect`` named for
+        a CSV). A missing column is an error naming the file and the closest column.
+        ``labels``: those of ``names`` read as a variable's labels (text as written in a CSV,
+        see ``frame``). The builder reads through this: no pandas object is made."""
+        return self._arrays(text, span, names, labels)
+
+    def _arrays(self, text: str, span: Span, names: list[str], labels=()) -> dict[str, Column]:
         source = self._parquet_source(text, span)
         names = list(dict.fromkeys(names))
         if source is None:
-            df = self._csv(text, span, names, labels)
-            return pd.DataFrame({n: df[n] for n in names}, copy=False)
+            cols = self._csv(text, span, names, labels)
+            return {n: cols[n] for n in names}
         for n in names:
             if n not in source.names:
                 _missing_column(n, source.names, text, span)
         return source.read(names, span)
 
-    def _csv(self, text: str, span: Span, names: list[str] | None, labels) -> pd.DataFrame:
+    def _csv(self, text: str, span: Span, names: list[str] | None, labels) -> dict[str, Column]:
         """The columns ``names`` (None: every column) of a CSV/TSV file, with the columns
         expected of it, read in one pass unless already read; ``labels`` among them as text. A
         label column read earlier as guessed numbers is read again as text. Every pass must
@@ -193,7 +202,7 @@ class DataFiles:
             wanted.update((n, None) for n in header if n in as_labels or n in as_values)
             text_cols = set(labels) | (set(as_labels) - set(as_values))
             todo = [
-                n for n in header if n in wanted and (n not in table.frame or n in text_cols and n not in table.texts)
+                n for n in header if n in wanted and (n not in table.cols or n in text_cols and n not in table.texts)
             ]
             if todo:
                 more, digest = _read(fh, text, span, [n for n in todo if n in text_cols], only=todo)
@@ -204,15 +213,14 @@ class DataFiles:
                         "run again on a file that is not being written",
                     )
                 table.digest = digest
-                table.frame = (
-                    table.frame.assign(**{n: more[n] for n in more.columns}) if len(table.frame.columns) else more
-                )
-                table.texts = (table.texts - set(todo)) | _text_columns(more)
+                table.cols.update(more)
+                table.cols = {n: table.cols[n] for n in header if n in table.cols}  # the header's order
+                table.texts = (table.texts - set(todo)) | {n for n, c in more.items() if isinstance(c, Coded)}
             if table.digest is not None:
                 self.digests[text] = table.digest
-        return table.frame
+        return table.cols
 
-    def codes(self, text: str, span: Span, col: pd.Series, var: Domain) -> np.ndarray:
+    def codes(self, text: str, span: Span, col: Column, var: Domain) -> np.ndarray:
         """``_codes`` of the column ``var.name`` of ``text``, computed once per domain: the
         tables of one spec read from one file share their columns' codes."""
         key = (text, var.name, tuple(var.labels))
@@ -329,7 +337,7 @@ class ParquetSource:
     names: list[str]  # column names (stripped), the same in every part
     raw: dict[str, str]  # stripped name -> name in the files
     offsets: np.ndarray  # first row of each part in the long table
-    _cache: dict[str, pd.Series] = field(default_factory=dict)
+    _cache: dict[str, Column] = field(default_factory=dict)
 
     @classmethod
     def open(cls, opened, text: str, span: Span) -> ParquetSource:
@@ -380,11 +388,9 @@ class ParquetSource:
         k = int(np.searchsorted(self.offsets, row, side="right")) - 1
         return _row_text(self.parts[k].name, row - int(self.offsets[k]))
 
-    def read(self, names: list[str], span: Span) -> pd.DataFrame:
-        """The named columns as one frame. A null in any of them is an error naming its row and
+    def read(self, names: list[str], span: Span) -> dict[str, Column]:
+        """The named columns (``Column``s). A null in any of them is an error naming its row and
         column: a missing value is never dropped, filled or read as a label."""
-        import pandas as pd
-
         todo = [n for n in names if n not in self._cache]
         if todo:
             import pyarrow as pa
@@ -403,8 +409,8 @@ class ParquetSource:
                 col = table.column(self.raw[n])
                 if col.null_count:
                     raise _empty_cell(self.row_text(pac.index(pac.is_null(col), True).as_py()), n, "a null", span)
-                self._cache[n] = col.to_pandas()
-        return pd.DataFrame({n: self._cache[n] for n in names})
+                self._cache[n] = from_arrow(col)
+        return {n: self._cache[n] for n in names}
 
 
 def _row_text(name: str, row: int) -> str:
@@ -450,19 +456,13 @@ def _real_path(fd: int, opened: Path) -> Path:
     return Path(os.path.realpath(opened))
 
 
-def _empty_frame() -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame()
-
-
 @dataclass
 class CsvTable:
     """The columns of one CSV/TSV file read so far (stripped names), those of them holding the
     text written (``texts``), and the SHA-256 of the bytes they were read from."""
 
     header: list[str]  # the header's names as written
-    frame: pd.DataFrame = field(default_factory=_empty_frame)
+    cols: dict[str, Column] = field(default_factory=dict)
     texts: set[str] = field(default_factory=set)
     digest: str | None = None
 
@@ -474,8 +474,9 @@ def _kind_of(text: str, span: Span) -> str:
     return kind
 
 
-def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[pd.DataFrame, str]:
-    """The file's table, and the SHA-256 of the bytes it was read from (recorded in results).
+def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) -> tuple[dict[str, Column], str]:
+    """The file's columns (``Column``s by stripped name), and the SHA-256 of the bytes they
+    were read from (recorded in results).
     In a CSV/TSV the columns named in ``labels`` are read as text; ``only``: read just these
     columns (stripped names), in the header's order."""
     kind = _kind_of(text, span)
@@ -489,22 +490,21 @@ def _read(fh: io.BufferedReader, text: str, span: Span, labels=(), only=None) ->
             fh.seek(0)
             table = pq.read_table(fh)
             _no_duplicate_columns(table.column_names, text, span)
-            df = table.to_pandas()
+            cols = {n: from_arrow(table.column(n)) for n in table.column_names}
         else:
             header = _header(fh, kind, text, span)
             fh.seek(0)
             raw = [h for h in header if h.strip() in set(labels)]
             keep = None if only is None else [h for h in header if h.strip() in set(only)]
-            df, digest = _read_text(fh, kind, text, span, raw, keep)
+            cols, digest = _read_text(fh, kind, text, span, raw, keep)
     except SpecError:
         raise
     except Exception as e:  # pandas/pyarrow parse errors have no common base class
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise SpecError(f"cannot read '{text}': {first}", span) from None
-    if df.shape[0] == 0:
+    if not cols or len(next(iter(cols.values()))) == 0:
         raise SpecError(f"data file '{text}' has a header but no rows", span)
-    df.columns = [str(c).strip() for c in df.columns]
-    return df, digest
+    return {str(n).strip(): c for n, c in cols.items()}, digest
 
 
 HEADER_BYTES = 1 << 16  # bytes read for the header (and the test for a binary file)
@@ -591,8 +591,8 @@ class _Checked(io.RawIOBase):
 
 def _read_text(
     fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(), only=None
-) -> tuple[pd.DataFrame, str]:
-    """A CSV/TSV file as a DataFrame and the SHA-256 of its bytes, in one pass over the file
+) -> tuple[dict[str, Column], str]:
+    """A CSV/TSV file's columns (``Column``s) and the SHA-256 of its bytes, in one pass over the file
     (``_Checked``): pyarrow's multithreaded reader parses blocks in parallel, only the ``only``
     columns (names as in the header; None: every column), and each integer column is kept in
     the smallest integer type that holds it, so 2 million rows of small labels cost 2 MB a
@@ -601,7 +601,6 @@ def _read_text(
     text as missing: ``NA``, ``null``, ``None`` are labels like any other, and an empty cell is
     kept as empty text (an error where read). The ``labels`` columns are read as text,
     dictionary-encoded (a few labels: int8 codes a row), never as guessed numbers."""
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.csv as pc
 
@@ -628,6 +627,8 @@ def _read_text(
         fh.seek(0)
         if "columns, got" in str(e):  # a row with more or fewer fields than the header
             _ragged_row(fh, sep, text, span)
+        import pandas as pd
+
         stream = _Checked(fh, text, span)
         df = pd.read_csv(
             io.BufferedReader(stream, CSV_BLOCK),
@@ -637,9 +638,9 @@ def _read_text(
             dtype={n: str for n in labels},
             usecols=list(only) if only is not None else None,
         )
-        return df, stream.check()
+        return {n: from_pandas(df[n]) for n in df.columns}, stream.check()
     digest = stream.check()
-    return pd.DataFrame({n: _compact(table.column(n)) for n in table.column_names}, copy=False), digest
+    return {n: from_arrow(table.column(n)) for n in table.column_names}, digest
 
 
 def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
@@ -669,25 +670,128 @@ def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
         fh.seek(0)
 
 
-def _compact(col) -> np.ndarray | pd.Series:
-    """A column pyarrow read, as numpy: integers in the smallest type that holds them, other
-    numbers as float64; a dictionary column as a categorical (the blocks' dictionaries unified:
-    one code a row, each distinct label once); anything else as the Series pandas would give."""
+@dataclass(frozen=True)
+class Coded:
+    """A column of text kept as a dictionary: row ``r`` holds ``labels[codes[r]]`` (code -1: a
+    null). Each distinct text is held once (``labels``, as written: an object array) and each
+    row as one small integer, so a lookup costs one pass over the distinct texts and one
+    ``take`` over the rows, never a Python string per record."""
+
+    codes: np.ndarray  # signed integers, the smallest type holding -1 .. len(labels) - 1
+    labels: np.ndarray  # object array of the distinct values (str when read from a CSV)
+
+    def __len__(self) -> int:
+        return int(self.codes.size)
+
+    def cell(self, row: int):
+        """The value of row ``row`` as written (None for a null)."""
+        code = int(self.codes[row])
+        return None if code < 0 else self.labels[code]
+
+    def used(self) -> np.ndarray:
+        """The labels some row holds (a dictionary may keep a label no row uses), in
+        dictionary order: one ``bincount`` of the codes, no sort."""
+        hits = np.bincount(self.codes.astype(np.intp) + 1, minlength=len(self.labels) + 1)[1:]
+        return self.labels[hits > 0]
+
+
+# A column read from a data file: numbers, booleans and dates as a numpy array, text as ``Coded``.
+Column = np.ndarray | Coded
+
+
+def _small_ints(v: np.ndarray) -> np.ndarray:
+    """Integers in the smallest type that holds them: 2 million small labels cost 2 MB."""
+    if v.size:
+        lo, hi = int(v.min()), int(v.max())
+        for small in (np.int8, np.int16, np.int32):
+            info = np.iinfo(small)
+            if info.min <= lo and hi <= info.max:
+                return v.astype(small)
+    return v
+
+
+def from_arrow(col) -> Column:
+    """A pyarrow column (chunked or not) as a ``Column``: integers without nulls in the smallest
+    type that holds them, other numbers as float64, text (a dictionary, its chunks' dictionaries
+    unified, or plain strings, encoded here) as ``Coded``, booleans and dates as numpy arrays.
+    Any other type goes through pandas (``from_pandas``)."""
     import pyarrow as pa
 
     t = col.type
     if pa.types.is_integer(t) and col.null_count == 0:
+        return _small_ints(_numpy(col))
+    if pa.types.is_floating(t) and col.null_count == 0:
+        return _numpy(col).astype(np.float64, copy=False)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        col = col.dictionary_encode()
+        t = col.type
+    if pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
+        whole = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col  # dictionaries unified
+        if isinstance(whole, pa.ChunkedArray):  # no chunks: an empty column
+            whole = pa.array([], type=t)
+        labels = np.array(whole.dictionary.to_pylist() + [None], dtype=object)[:-1]  # a 1-D array of str
+        indices = whole.indices
+        codes = _numpy(indices if indices.null_count == 0 else indices.fill_null(-1))
+        return Coded(codes.astype(_code_type(len(labels)), copy=False), labels)
+    if (pa.types.is_boolean(t) or pa.types.is_temporal(t)) and col.null_count == 0:
+        v = col.to_numpy(zero_copy_only=False) if isinstance(col, pa.Array) else col.to_numpy()
+        if v.dtype.kind in "bmM":
+            return v
+    return from_pandas(col.to_pandas())
+
+
+def _numpy(col) -> np.ndarray:
+    """A pyarrow column of integers or floats without nulls as a numpy array, copied from its
+    chunks' data buffers (pyarrow's own ``to_numpy`` imports pandas, about 0.7 s, wherever
+    pandas is installed; the data path has no other use for it)."""
+    import pyarrow as pa
+
+    t = col.type
+    dtype = np.dtype(
+        f"{'f' if pa.types.is_floating(t) else 'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}"
+    )
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize) for c in chunks]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+def from_pandas(col) -> Column:
+    """A pandas Series (or anything ``from_arrow`` does not take) as a ``Column``: a
+    categorical keeps its codes, numbers, booleans and dates stay numpy arrays, anything else
+    (text, mixed objects, nullable types) is factorized once into ``Coded`` (a null: -1)."""
+    if isinstance(col, (np.ndarray, Coded)):
+        return col
+    import pandas as pd
+
+    col = pd.Series(col) if not isinstance(col, pd.Series) else col
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        labels = np.asarray(col.cat.categories, dtype=object)
+        return Coded(col.cat.codes.to_numpy().astype(_code_type(len(labels)), copy=False), labels)
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iufbmM":
         v = col.to_numpy()
-        if v.size:
-            lo, hi = int(v.min()), int(v.max())
-            for small in (np.int8, np.int16, np.int32):
-                info = np.iinfo(small)
-                if info.min <= lo and hi <= info.max:
-                    return v.astype(small)
-        return v
-    if pa.types.is_floating(t):
-        return col.to_numpy().astype(np.float64, copy=False)
-    return col.to_pandas()
+        return _small_ints(v) if v.dtype.kind in "iu" else v
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    labels = np.asarray(uniques, dtype=object)
+    return Coded(codes.astype(_code_type(len(labels)), copy=False), labels)
+
+
+def to_frame(cols: dict[str, Column]) -> pd.DataFrame:
+    """Columns as a pandas DataFrame (``Coded`` as categoricals), for callers that want one."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            n: pd.Categorical.from_codes(c.codes, categories=pd.Index(c.labels, dtype=object))
+            if isinstance(c, Coded)
+            else c
+            for n, c in cols.items()
+        },
+        copy=False,
+    )
+
+
+def _rows(cols: dict[str, Column]) -> int:
+    return len(next(iter(cols.values()))) if cols else 0
 
 
 def _decode(data: bytes, text: str, span: Span, lines_before: int = 0) -> str:
@@ -750,39 +854,36 @@ def _schema_diff(a: tuple[str, dict], b: tuple[str, dict]) -> str:
     return f"column '{col}' holds {sa[col]} in '{na}' but {sb[col]} in '{nb}'"
 
 
-def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles | None = None) -> np.ndarray:
-    """Index of each row's label in ``var``'s domain; an error names the first unknown label."""
-    import pandas as pd
-
+def _codes(col: Column, var: Domain, text: str, span: Span, files: DataFiles | None = None) -> np.ndarray:
+    """Index of each row's label in ``var``'s domain; an error names the first unknown label.
+    ``col`` may be a pandas Series (the Dask engine's rows): it is made a ``Column`` first."""
+    col = from_pandas(col)
     if var.values is not None:
         _not_coerced(col, var.name, text, span, f"the numeric labels of {var.name}")
     lut = _integer_lookup(col, var)
     if lut is not None:  # integer labels in an integer column: one table lookup per row
         lo, table = lut
-        v = col.to_numpy()
-        inside = (v >= lo) & (v < lo + table.size)
-        codes = np.where(inside, table[np.where(inside, v - lo, 0)], np.int8(-1)).astype(table.dtype, copy=False)
-    elif var.values is not None and pd.api.types.is_numeric_dtype(col.dtype):
-        vals = col.to_numpy(dtype=float)
+        inside = (col >= lo) & (col < lo + table.size)
+        codes = np.where(inside, table[np.where(inside, col - lo, 0)], np.int8(-1)).astype(table.dtype, copy=False)
+    elif var.values is not None and isinstance(col, np.ndarray) and col.dtype.kind in "iuf":
+        vals = col.astype(float, copy=False)
         order = np.argsort(var.values, kind="stable")
         sorted_vals = var.values[order]
         pos = np.clip(np.searchsorted(sorted_vals, vals), 0, len(sorted_vals) - 1)
         ok = np.isclose(sorted_vals[pos], vals, rtol=0, atol=1e-12)
         codes = np.where(ok, order[pos], -1)
-    else:
-        if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: look up each category once
-            cats = pd.Index(var.labels).get_indexer(col.cat.categories.astype(str).str.strip())
-            lut = np.append(cats, -1).astype(_code_type(var.size))  # a null's code, -1, takes the last entry
-            codes = lut[col.cat.codes.to_numpy()]
-        else:  # text: a null (None) is missing, never the label 'None'
-            strs = col.astype(str).str.strip().where(col.notna().to_numpy(), None)
-            codes = pd.Index(var.labels).get_indexer(strs).astype(np.int64)
+    else:  # text: each distinct label looked up once, then one take over the rows (a null, -1, finds none)
+        coded = col if isinstance(col, Coded) else _coded_numbers(col)
+        index = {label: k for k, label in enumerate(var.labels)}
+        found = np.array([index.get(str(v).strip(), -1) for v in coded.labels], dtype=np.int64)
+        lut = np.append(found, -1).astype(_code_type(var.size))  # a null's code, -1, takes the last entry
+        codes = lut[coded.codes]
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])
         where = files.row_text(text, span, row) if files else _row_text(text, row)
-        cell = col.iloc[row]
-        if _is_missing(cell, col):
+        cell = col.cell(row) if isinstance(col, Coded) else col[row]
+        if _is_missing(cell):
             raise _empty_cell(where, var.name, "an empty cell" if isinstance(cell, str) else "a null", span)
         raise SpecError(
             f"{where}: {var.name} = '{cell}' is not in its domain"
@@ -793,46 +894,34 @@ def _codes(col: pd.Series, var: Domain, text: str, span: Span, files: DataFiles 
     return codes
 
 
-def _is_missing(cell, col: pd.Series) -> bool:
-    """An empty text cell, or a null in a column of text (in a column of numbers, NaN is the
-    text ``nan`` as written, not a missing value: a null was refused when the column was read)."""
-    import pandas as pd
+def _coded_numbers(col: np.ndarray) -> Coded:
+    """A column of numbers (or booleans, dates) matched as text: its distinct values, each
+    written as numpy writes it (``1``, ``1.5``, ``True``), and each row's index among them."""
+    uniq, inverse = np.unique(col, return_inverse=True)
+    return Coded(inverse.reshape(-1).astype(np.int64), np.array([str(v) for v in uniq], dtype=object))
 
+
+def _is_missing(cell) -> bool:
+    """An empty text cell or a null (None, NaN in a column of text: a column of numbers holds
+    no null, a null was refused when it was read, and NaN there is the text ``nan`` written)."""
     if isinstance(cell, str):
         return cell.strip() == ""
-    return not pd.api.types.is_numeric_dtype(col.dtype) and bool(pd.isna(cell))
-
-
-def _text_columns(df: pd.DataFrame) -> set[str]:
-    """The columns of a frame read from a CSV that hold the text written: a dictionary, object
-    or string column (pyarrow and pandas guess numbers, booleans and dates from the text, and
-    then the text is lost: ``01`` and ``1`` are both 1)."""
-    import pandas as pd
-
-    return {
-        n
-        for n in df.columns
-        if isinstance(df[n].dtype, pd.CategoricalDtype)
-        or df[n].dtype == object
-        or pd.api.types.is_string_dtype(df[n].dtype)
-    }
+    return cell is None or (isinstance(cell, float) and math.isnan(cell))
 
 
 MAX_TABLE_CELLS = 1 << 28  # cells of one table read from a file (2 GiB of float64)
 LOOKUP_MAX = 1 << 20  # integer labels spanning at most this many values are looked up in a table
 
 
-def _integer_lookup(col: pd.Series, var: Domain):
+def _integer_lookup(col: Column, var: Domain):
     """(lowest label, table: label - lowest -> code, -1 where no label) when ``var``'s labels
     are integers and ``col`` holds integers, spanning at most ``LOOKUP_MAX`` values; else None.
     The codes come out in the smallest integer type that holds them (int8 for a few labels):
     2 million rows cost 2 MB a column, not 16 MB of floats and 16 MB of int64 codes."""
-    import pandas as pd
-
     values = var.values
-    if values is None or not pd.api.types.is_integer_dtype(col.dtype) or not np.all(values == np.round(values)):
+    if values is None or not isinstance(col, np.ndarray) or col.dtype.kind not in "iu":
         return None
-    if not np.all(np.abs(values) < 2.0**53):
+    if not np.all(values == np.round(values)) or not np.all(np.abs(values) < 2.0**53):
         return None
     ints = values.astype(np.int64)
     lo, hi = int(ints.min()), int(ints.max())
@@ -849,28 +938,32 @@ def _code_type(size: int) -> type:
     return np.int8 if size < 127 else np.int16 if size < 32767 else np.int32
 
 
-def _not_coerced(col: pd.Series, name: str, text: str, span: Span, wanted: str) -> None:
+def _not_coerced(col: Column, name: str, text: str, span: Span, wanted: str) -> None:
     """Booleans, dates and durations are not numbers: refuse them instead of reading 0/1 or
-    nanoseconds since 1970."""
-    import pandas as pd
+    nanoseconds since 1970 (a column of objects: its first 1,000 distinct values tested)."""
+    import datetime
 
-    dtype = col.dtype
-    kinds = (
-        ("booleans", pd.api.types.is_bool_dtype(dtype)),
-        ("dates or times", pd.api.types.is_datetime64_any_dtype(dtype)),
-        ("durations", pd.api.types.is_timedelta64_dtype(dtype)),
-    )
-    found = next((k for k, hit in kinds if hit), None)
-    if found is None and dtype == np.dtype(object) and len(col):
-        import datetime
-
-        sample = col.dropna().iloc[:1000]
-        if sample.map(lambda v: isinstance(v, (bool, datetime.date, datetime.time, datetime.timedelta))).any():
+    kind = col.dtype.kind if isinstance(col, np.ndarray) else "O"
+    found = {"b": "booleans", "M": "dates or times", "m": "durations"}.get(kind)
+    if found is None and isinstance(col, Coded):
+        objects = (bool, np.bool_, datetime.date, datetime.time, datetime.timedelta)
+        if any(isinstance(v, objects) for v in col.labels[:1000]):
             found = "booleans or dates"
     if found:
         raise SpecError(
             f"column '{name}' of '{text}' holds {found}, not {wanted}", span, f"store {wanted} in column '{name}'"
         )
+
+
+def _numbers(col: Column) -> np.ndarray:
+    """A value column as float64; text that is not a number becomes NaN (an error where read).
+    Text is parsed once per distinct label (pandas' ``to_numeric``: only on this path)."""
+    if isinstance(col, np.ndarray):
+        return col.astype(np.float64, copy=False)
+    import pandas as pd
+
+    parsed = pd.to_numeric(pd.Series(col.labels, dtype=object), errors="coerce").to_numpy(dtype=float)
+    return np.append(parsed, np.nan)[col.codes]
 
 
 def read_long_table(
@@ -883,22 +976,19 @@ def read_long_table(
 ) -> np.ndarray:
     """Array over ``axes`` from a long-format file. ``missing`` fills absent combinations
     (0 for counts); None makes an absent combination an error."""
-    import pandas as pd
-
     shape = tuple(v.size for v in axes)
     cells = _cells(axes, span)
-    df = files.columns(text, span, [v.name for v in axes] + [value_column], labels=[v.name for v in axes])
-    flat = _flat_index(files, df, axes, text, span)
-    raw = df[value_column]
-    if isinstance(raw.dtype, pd.CategoricalDtype):  # text in a value column: read as text, then refused
-        raw = raw.astype(object)
+    cols = files.arrays(text, span, [v.name for v in axes] + [value_column], labels=[v.name for v in axes])
+    flat = _flat_index(files, cols, axes, text, span)
+    raw = cols[value_column]
     _not_coerced(raw, value_column, text, span, "numbers")
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    values = _numbers(raw)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         row = int(bad[0])
-        where, cell = files.row_text(text, span, row), raw.iloc[row]
-        if _is_missing(cell, raw):
+        where = files.row_text(text, span, row)
+        cell = raw.cell(row) if isinstance(raw, Coded) else raw[row]
+        if _is_missing(cell) and isinstance(raw, Coded):
             raise _empty_cell(where, value_column, "an empty cell" if isinstance(cell, str) else "a null", span)
         raise SpecError(
             f"{where}: {value_column} = '{cell}' is not a number", span, f"column '{value_column}' holds finite numbers"
@@ -941,13 +1031,13 @@ def _cells(axes: list[Domain], span: Span) -> int:
     return cells
 
 
-def _flat_index(files: DataFiles, df: pd.DataFrame, axes: list[Domain], text: str, span: Span) -> np.ndarray:
+def _flat_index(files: DataFiles, cols: dict[str, Column], axes: list[Domain], text: str, span: Span) -> np.ndarray:
     """Each row's cell in a table over ``axes`` (C order), built one axis at a time as
     np.ravel_multi_index would: one code column alive at once, not one per axis."""
-    flat = np.zeros(len(df), dtype=np.int64)
+    flat = np.zeros(_rows(cols), dtype=np.int64)
     for v in axes:
         flat *= v.size
-        flat += files.codes(text, span, df[v.name], v)
+        flat += files.codes(text, span, cols[v.name], v)
     return flat
 
 
@@ -959,54 +1049,37 @@ def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -
     domain, an empty cell or a null is an error naming its row, never a dropped record."""
     shape = tuple(v.size for v in axes)
     cells = _cells(axes, span)
-    df = files.columns(text, span, [v.name for v in axes], labels=[v.name for v in axes])
-    flat = _flat_index(files, df, axes, text, span)
+    cols = files.arrays(text, span, [v.name for v in axes], labels=[v.name for v in axes])
+    flat = _flat_index(files, cols, axes, text, span)
     return np.bincount(flat, minlength=cells).astype(np.float64).reshape(shape)
 
 
 def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tuple[str, ...]:
     """Sorted distinct values of a column (numerically when they are all numbers). An empty
     cell is an error naming its row: a domain is read as written, never with a gap dropped."""
-    import pandas as pd
-
-    col = files.columns(text, span, [column], labels=[column])[column]
-    if not pd.api.types.is_numeric_dtype(col.dtype):
-        empty = _empty_cells(col)
+    col = files.arrays(text, span, [column], labels=[column])[column]
+    if isinstance(col, Coded):
+        blank = np.array([_is_missing(v) for v in col.labels], dtype=bool)  # each distinct label once
+        empty = np.append(blank, True)[col.codes]  # a null's code, -1, takes the last entry
         if empty.any():
             row = int(np.flatnonzero(empty)[0])
-            cell = col.iloc[row]
+            cell = col.cell(row)
             raise _empty_cell(
                 files.row_text(text, span, row), column, "an empty cell" if isinstance(cell, str) else "a null", span
             )
     return labels_of(col)
 
 
-def _empty_cells(col: pd.Series) -> np.ndarray:
-    """Where a column of text is empty or null (a dictionary column: each category tested once)."""
-    import pandas as pd
-
-    if isinstance(col.dtype, pd.CategoricalDtype):  # a null's code, -1, takes the last entry
-        blank = np.asarray(col.cat.categories.astype(str).str.strip() == "", dtype=bool)
-        return np.append(blank, True)[col.cat.codes.to_numpy()]
-    return col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
-
-
-def labels_of(col: pd.Series) -> tuple[str, ...]:
+def labels_of(col: Column) -> tuple[str, ...]:
     """The sorted distinct labels of a column without missing values, as a domain read from a
     file has them. A column of numbers (Parquet) gives each number's shortest text, sorted by
     value. A column of text gives each label as written (surrounding spaces ignored), sorted by
     value when every label is a number in the spec's syntax (``2`` before ``10``; ``01`` and
-    ``1`` are two labels, in that order), else as text."""
-    import pandas as pd
-
-    if isinstance(col.dtype, pd.CategoricalDtype):  # a dictionary column: its categories in use (one pass, no sort)
-        used = np.bincount(col.cat.codes.to_numpy().astype(np.intp) + 1, minlength=len(col.cat.categories) + 1)[1:]
-        uniq = col.cat.categories[used > 0]
-    else:
-        uniq = pd.unique(col)
-    if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
-        uniq = np.sort(uniq)
-        return tuple(_fmt_number(v) for v in uniq)
+    ``1`` are two labels, in that order), else as text. ``col`` may be a pandas Series."""
+    col = from_pandas(col)
+    if isinstance(col, np.ndarray) and col.dtype.kind in "iuf":
+        return tuple(_fmt_number(v) for v in np.unique(col))
+    uniq = col.used() if isinstance(col, Coded) else _coded_numbers(col).labels
     labels = set(str(v).strip() for v in uniq)
     numbers = {lab: parse_number(lab) for lab in labels}
     if labels and all(x is not None and math.isfinite(x) for x in numbers.values()):
