@@ -134,15 +134,22 @@ class ParametricLP:
         )  # fmt: skip
 
     def solve(self, eps: float, backend) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(x*, y)`` at ``eps``: the optimum and its row duals in the t-form (the s-form's times
-        ``e^-eps`` on the eps rows), from a solve of the lowered LP; None when it is not optimal."""
+        """``(x*, y)`` at ``eps`` (``t_form``) from a solve of the lowered LP; None when it is not optimal."""
         sol = backend.solve(self.at(eps).lp, tol=1e-9)
         if not sol.ok or sol.row_dual is None or sol.x is None:
             return None
-        y = np.asarray(sol.row_dual, dtype=float)
+        return self.t_form(eps, sol.x, sol.row_dual)
+
+    def t_form(self, eps: float, x, row_dual) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(x*, y)``: a point of the lowered LP at ``eps`` and its row multipliers in the t-form
+        (the s-form's times ``e^-eps`` on the eps rows; a multiplier of a sign whose side is
+        infinite set to 0, as weak duality allows); None when their shapes are not the LP's."""
+        x, y = np.asarray(x, dtype=float), np.asarray(row_dual, dtype=float)
+        if x.shape != self.c.shape or y.shape != self.rows.shape:
+            return None
         y = np.where(self.rows, y * math.exp(-eps), y)
         y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(self.lo[0])) | ((y < 0) & ~np.isfinite(self.hi[0]))] = 0.0
-        return np.asarray(sol.x, dtype=float), y
+        return x, y
 
     def matrix(self, t: float):
         return sp.csr_array(self.A0 + t * self.A1)

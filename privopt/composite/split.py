@@ -50,12 +50,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 RESOLUTION = 52  # budget numerators are integers over 2^52 (exact sums in int64)
 ONE = 1 << RESOLUTION
 TINY = 1e-12  # the floor of |objective| in a relative gap
 RTOL = 1e-6  # the relative gap of a certified optimum
 SLACK = 1e-9  # a proven bound may exceed its verified value by rounding only (relative)
+# BLAS_THREADS: the split and its recheck run BLAS on one thread. Their only BLAS work is the
+# cells' dense least squares (``parametric._least_squares``, at most ``DENSE_LSQ`` entries), where
+# OpenBLAS's threads cost more than they give: a 100 x 150 ``lstsq`` took 0.9 s on the default
+# threads against 4 ms on one at a load average of 10 on 2 cores (it was 46 of the 78 s of the
+# 3-block benchmark). A block solve that wants threads sets its own (``methods.barrier.blas_threads``).
 
 
 @dataclass(frozen=True)
@@ -460,6 +466,12 @@ def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: i
         raise ValueError(f"the budget must be positive and finite, not {budget!r}")
     if grid < 1 or grid & (grid - 1):
         raise ValueError("grid must be a power of two")
+    with threadpool_limits(limits=1, user_api="blas"):  # BLAS_THREADS
+        return _refined(terms, budget, rtol, max_calls, grid)
+
+
+def _refined(terms: Sequence[Term], budget: float, rtol: float, max_calls: int, grid: int) -> Split:
+    """``split``'s refinement loop (its docstring), on one BLAS thread."""
     curves = [_Curve(t, budget, grid) for t in terms]
     ub = _merge_all([c.ub_items() for c in curves])
     while True:
@@ -498,6 +510,11 @@ def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL
     ``s.lower_bound`` to rounding). A violated condition is a ``ValueError``."""
     if len(s.points) != len(widths) or (s.duals and len(s.duals) != len(widths)):
         raise ValueError("one list of points (and of duals) per block")
+    with threadpool_limits(limits=1, user_api="blas"):  # BLAS_THREADS
+        return _rechecked(s, widths, budget, rtol)
+
+
+def _rechecked(s: Split, widths: Sequence[float], budget: float, rtol: float) -> float:
     items = []
     for k, (pts, width) in enumerate(zip(s.points, widths)):
         xs = [x for x, _, _ in pts]
