@@ -244,6 +244,9 @@ class Cell:
 
 @dataclass(frozen=True)
 class _Base:
+    """A point's shared algebra (``Cell._base``): ``A(t_b)`` and its transpose, ``r0 = c - A(t_b)'
+    y_b``, ``A1' y_b``, and the columns ``J`` and rows ``R`` of its dual motion."""
+
     Ab: object
     AbT: object
     r0: np.ndarray

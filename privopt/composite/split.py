@@ -36,9 +36,11 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
   other blocks on the budget left is dead too.
 * **Lower bound**: ``max(min-plus, Lagrangian over the cells alive under both)``, capped by
   ``cutoff`` when a cell is dead (its splits are at least ``cutoff``), where ``cutoff = U - rtol
-  |U| / 2``. **Refinement** halves the cells alive under both tests (one oracle call each,
-  memoized) until the relative gap ``(U - L) / max(|U|, tiny)`` is at most ``rtol`` or the call
-  budget is spent; the bound and the gap are reported as they are.
+  |U| / 2``. **Refinement** halves the cells alive under both tests whose slack at ``lam``
+  (``_loose``: what halving can add to the bound) exceeds ``rtol |U| / (2 n)``, or every alive
+  cell when none does (one oracle call each, memoized), until the relative gap ``(U - L) /
+  max(|U|, tiny)`` is at most ``rtol`` or the call budget is spent (a cheap term's calls, a
+  closed form's, have their own, ``CHEAP_CALLS``); the bound and the gap are reported as they are.
 
 Maximization is the same program on ``-g_i`` (the caller mirrors it).
 """
