@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -63,9 +64,9 @@ def bench_lp(blocks: int, eps: float, rtol: float, max_calls: int) -> dict:
     composite_solve.RTOL, composite_solve.MAX_CALLS = rtol, max_calls
     with tempfile.TemporaryDirectory() as tmp:
         spec = write_lp(Path(tmp), blocks, eps)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = privopt.load(spec).solve()
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
         "case": "lp",
         "blocks": blocks,
@@ -80,6 +81,8 @@ def bench_lp(blocks: int, eps: float, rtol: float, max_calls: int) -> dict:
         "even_split": result.even_split,
         "block_solves": result.stats["block_solves"],
         "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu, 3),  # this process's CPU time: what a loaded machine does not inflate
+        "load_average": round(os.getloadavg()[0], 1),
     }
 
 

@@ -13,7 +13,19 @@ from hypothesis import strategies as st
 
 import privopt
 from privopt.closedform.rr import RANDOMIZED_RESPONSE, rr_value
-from privopt.composite.split import ONE, RTOL, Split, Term, _cells, _dual, _minplus, recheck, split
+from privopt.composite import split as split_module
+from privopt.composite.split import (
+    ONE,
+    RTOL,
+    Split,
+    Term,
+    _cells,
+    _dual,
+    _minplus,
+    inverse_square_split,
+    recheck,
+    split,
+)
 from tests.conftest import SPECS, examples
 
 # ------------------------------------------------------------------ random monotone curves
@@ -97,6 +109,42 @@ def test_the_lagrangian_bound_decouples_convex_blocks():
 
 
 # ------------------------------------------------------------------ values, bounds and their mix-ups
+
+
+def test_a_cheap_terms_calls_are_not_block_solves():
+    """A closed-form term (``cheap``) is refined beyond ``max_calls``, which bounds the solves of the
+    other terms only: the split closes further than with both terms counted, and the exact optimum
+    (``inverse_square_split``, the closed form of ``c / y^2``) stays inside its bracket."""
+    counted = {"solved": 0, "cheap": 0}
+
+    def curve(c: float, name: str):
+        def g(y: float) -> float:
+            counted[name] += 1
+            return c / y**2 if y > 0 else math.inf
+
+        return g
+
+    exact = inverse_square_split([2.0, 3.0], [math.inf, math.inf], 2.0).objective
+    both = split([Term(curve(2.0, "solved")), Term(curve(3.0, "solved"))], 2.0, rtol=1e-7, max_calls=60)
+    counted["solved"] = 0
+    cheap = split([Term(curve(2.0, "solved")), Term(curve(3.0, "cheap"), cheap=True)], 2.0, rtol=1e-7, max_calls=60)
+    assert counted["solved"] <= both.calls < cheap.calls == counted["solved"] + counted["cheap"]
+    assert cheap.gap < both.gap
+    for s in (both, cheap):
+        assert s.lower_bound <= exact * (1 + 1e-12) and exact <= s.objective * (1 + 1e-12)
+
+
+def test_halving_only_the_slack_cells_costs_no_more_calls(monkeypatch):
+    """The refinement halves the alive cells whose slack at the multiplier exceeds a share of the
+    gap (``split._loose``); halving every alive cell instead reaches the same certified optimum
+    with at least as many calls."""
+    fs = [convex_curve(2.0, 0.1, 2.0), convex_curve(1.0, 0.3, 1.0), sigmoid_curve([1.0, 2.0], [0.5, 1.5, 2.0], 0.3)]
+    slack = split([Term(f) for f in fs], 3.0, rtol=1e-5, max_calls=20000)
+    monkeypatch.setattr(split_module, "_loose", lambda curves, items, owners, bound, tol: [o >= 0 for o in owners])
+    every = split([Term(f) for f in fs], 3.0, rtol=1e-5, max_calls=20000)
+    assert slack.gap <= 1e-5 and every.gap <= 1e-5
+    assert slack.objective == pytest.approx(every.objective, rel=1e-5)
+    assert slack.calls <= every.calls
 
 
 def test_lower_bounds_use_proven_bounds_not_values():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
@@ -18,7 +19,8 @@ from scipy.optimize import minimize_scalar
 import privopt
 from privopt.backends import get_backend
 from privopt.composite.parametric import Cell, ParametricLP, TermDual
-from privopt.composite.solve import _Oracle, _value_term
+from privopt.composite.result import BlockAnswer
+from privopt.composite.solve import _Oracle, _solved_point, _value_term
 from privopt.composite.split import CellEnds, recheck, split
 from privopt.lower.mechanism import lower_mechanism
 from tests.conftest import examples
@@ -100,6 +102,28 @@ def test_the_split_with_dual_bounds_matches_a_dense_reference(means):
     assert s.lower_bound <= ref * (1 + 1e-12)
 
 
+def test_a_point_is_solved_once():
+    """A point's certificate comes from the block's verified answer (its design, the LP's columns
+    when the lowering adds none, and the multipliers its certificate records), not from solving
+    the LP again: exact at the point, and the same bound on the cell beside it as the LP's own
+    optimum and duals give (to rounding: both prove it)."""
+    block = SPECS / "blocks" / "ordered_release.priv"
+    fam = ParametricLP.make(lambda e: lower_mechanism(privopt.load(block, {"eps": e})))
+    for eps in (0.3, 0.8, 1.7):
+        r = privopt.solve(block, params={"eps": eps})
+        found = _solved_point(fam, eps, BlockAnswer({"eps": eps}, r.objective, "optimal", None, r))
+        assert found is not None
+        cell = Cell(fam, eps, *found)
+        assert cell.bounds(eps)[1] == pytest.approx(r.objective, rel=1e-9)
+        again = Cell(fam, eps, *fam.solve(eps, get_backend("highs")))
+        assert cell.bounds(eps - 0.05)[0] <= optimum(fam, eps - 0.05) + 1e-9
+        assert cell.bounds(eps - 0.05)[0] == pytest.approx(again.bounds(eps - 0.05)[0], rel=1e-6)
+    # the lowering of a block whose budget is over all pairs adds envelope columns: not carried
+    fam = ParametricLP.make(lambda e: lower_mechanism(privopt.load(BLOCK, {"eps": e})))
+    r = privopt.solve(BLOCK, params={"eps": 0.6})
+    assert _solved_point(fam, 0.6, BlockAnswer({"eps": 0.6}, r.objective, "optimal", None, r)) is None
+
+
 def test_recheck_recomputes_the_dual_bounds(means):
     s, *_ = means
     assert recheck(s, [math.inf, math.inf], 1.0) == pytest.approx(s.lower_bound, rel=1e-12)
@@ -163,3 +187,56 @@ def test_both_ends_pieces_are_below_the_lp_optimum(family, b, frac, where):
         e = a + where * (k - a)
         inside = ends.left.cell_cert.line(k).at(math.exp(e))
         assert inside <= optimum(family, e) + 1e-9
+
+
+def _kinked() -> ParametricLP:
+    """``V(eps) = min x`` s.t. ``t x >= 1``, ``x >= 1/2``, ``0 <= x <= 10`` (``t = e^eps``): ``max(1/t,
+    1/2)``, a kink at ``t = 2`` (its optimal basis changes there), curved below it, flat above."""
+    return ParametricLP(
+        at=None,
+        c=np.array([1.0]),
+        A0=sp.csr_array(np.array([[0.0], [1.0]])),
+        A1=sp.csr_array(np.array([[1.0], [0.0]])),
+        lo=(np.array([1.0, 0.5]), np.zeros(2)),
+        hi=(np.full(2, np.inf), np.zeros(2)),
+        col_lower=np.zeros(1),
+        col_upper=np.full(1, 10.0),
+        rows=np.array([True, False]),
+        units=(1.0, 0.0),
+    )
+
+
+def _kinked_end(fam: ParametricLP, eps: float) -> TermDual:
+    """The point's certificate: the optimum and its t-form duals, by hand (``1 - t y_1 = 0`` below the kink, ``y_2 = 1`` above)."""
+    t = math.exp(eps)
+    x, y = (np.array([1 / t]), np.array([1 / t, 0.0])) if t < 2 else (np.array([0.5]), np.array([0.0, 1.0]))
+    return TermDual(Cell(fam, eps, x, y), 1.0, 0.0, 1.0)
+
+
+def test_the_bound_closes_at_second_order_across_a_kink():
+    """A cell that holds a kink of the value curve is cut near it (``TermDual.kink``), and halving
+    the cell (the kink kept at the same place inside it) quarters the error of its pieces' bounds:
+    second order across the kink. One end's bound over the whole cell is first order beyond the
+    kink (halving only halves it), which is why the cell is cut."""
+    fam, k0 = _kinked(), math.log(2.0)
+
+    def value(e: float) -> float:
+        return max(math.exp(-e), 0.5)
+
+    cut, whole = [], []
+    for h in (0.04, 0.02, 0.01):
+        a, b = k0 - 0.37 * h, k0 + 0.63 * h
+        ends = CellEnds(_kinked_end(fam, a), _kinked_end(fam, b))
+        k = ends.left.kink(ends.right)
+        pieces = ends.pieces(a, b, k)
+        assert len(pieces) == 2 and a < k < b and abs(k - k0) < 0.1 * h
+        errs, one = [], []
+        for e in np.linspace(a, b, 41):
+            piece = ends.left.cell_cert.line(k) if e <= k else ends.right.cell_cert.line(k)
+            errs.append(value(e) - piece.at(math.exp(e)))
+            one.append(value(e) - ends.right.cell_cert.line(a).at(math.exp(e)))
+        assert min(errs) >= -1e-12 and min(one) >= -1e-12  # both are lower bounds
+        cut.append(max(errs))
+        whole.append(max(one))
+    assert cut[1] < cut[0] / 3.5 and cut[2] < cut[1] / 3.5
+    assert whole[1] > whole[0] / 2.5 and whole[2] > whole[1] / 2.5

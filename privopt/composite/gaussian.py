@@ -316,7 +316,7 @@ class GroupCurve:
         """The group as one term of its row's split: its proven bound as the value curve, so that
         the split's lower bound is proven; the answer is the joint program solved again at the
         split's eps (``answer``), so the reported values are achieved."""
-        return Term(lambda y: (self.value(y), self.bound(y)), self.width)
+        return Term(lambda y: (self.value(y), self.bound(y)), self.width, cheap=True)
 
 
 def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve:

@@ -49,6 +49,7 @@ AFFINE_RTOL = 1e-12  # entries must be affine in s = e^-eps to rounding (relativ
 PROBES = (0.0, 0.5, 1.0)  # the budgets the affine structure is established at
 INSIDE = 1e-9  # a column within this of a box end is at that end (not in J)
 DROPS = 8  # least-squares rounds dropping the rows whose multiplier would change sign
+KINK_STEPS = 30  # bisection steps for a cell's cut (``TermDual.kink``): 2^-30 of the cell's width in t
 DENSE_LSQ = 4_000_000  # entries of A[R, J] up to which dy is solved densely (exact min-norm), else by LSQR
 
 
@@ -146,15 +147,22 @@ class ParametricLP:
         )  # fmt: skip
 
     def solve(self, eps: float, backend) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(x*, y)`` at ``eps``: the optimum and its row duals in the t-form (the s-form's times
-        ``e^-eps`` on the eps rows), from a solve of the lowered LP; None when it is not optimal."""
+        """``(x*, y)`` at ``eps`` (``t_form``) from a solve of the lowered LP; None when it is not optimal."""
         sol = backend.solve(self.at(eps).lp, tol=1e-9)
         if not sol.ok or sol.row_dual is None or sol.x is None:
             return None
-        y = np.asarray(sol.row_dual, dtype=float)
+        return self.t_form(eps, sol.x, sol.row_dual)
+
+    def t_form(self, eps: float, x, row_dual) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(x*, y)``: a point of the lowered LP at ``eps`` and its row multipliers in the t-form
+        (the s-form's times ``e^-eps`` on the eps rows; a multiplier of a sign whose side is
+        infinite set to 0, as weak duality allows); None when their shapes are not the LP's."""
+        x, y = np.asarray(x, dtype=float), np.asarray(row_dual, dtype=float)
+        if x.shape != self.c.shape or y.shape != self.rows.shape:
+            return None
         y = np.where(self.rows, y * math.exp(-eps), y)
         y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(self.lo[0])) | ((y < 0) & ~np.isfinite(self.hi[0]))] = 0.0
-        return np.asarray(sol.x, dtype=float), y
+        return x, y
 
     def matrix(self, t: float):
         return sp.csr_array(self.A0 + t * self.A1)
@@ -179,7 +187,7 @@ class Cell:
     eps_b: float
     x: np.ndarray
     y: np.ndarray
-    memo: dict = field(default_factory=dict, compare=False, repr=False)  # (rows kept, direction) -> dy
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)  # "base", rows kept -> dy
 
     def bounds(self, eps_a: float) -> tuple[float, float]:
         line = self.line(eps_a)
@@ -192,13 +200,12 @@ class Cell:
 
     def line(self, eps_a: float) -> Line:
         """The concave lower bound ``q~(t) + E`` on the interval between ``e^eps_a`` and ``t_b``."""
-        f, tb = self.lp, math.exp(self.eps_b)
+        f, tb, base = self.lp, math.exp(self.eps_b), self._base()
         da = math.exp(eps_a) - tb
-        Ab = f.matrix(tb)
         yb = self.y
-        dy = self._dy(Ab, da)
-        r0 = f.c - Ab.T @ yb
-        r1 = -(f.A1.T @ yb + Ab.T @ dy)
+        dy = self._dy(base, da)
+        r0 = base.r0
+        r1 = -(base.a1y + base.AbT @ dy)
         r2 = -(f.A1.T @ dy)
         # rows: sum_i y_i(d) side_i(t), the side of y_i(d)'s sign, fixed in the cell (``_dy``)
         sign = np.where(yb != 0, np.sign(yb), np.sign(da) * np.sign(dy))
@@ -210,27 +217,39 @@ class Cell:
         E = _loss(r0, r1, r2, da, self.x, f.col_lower, f.col_upper)
         return Line(tb, q0 + E, q1, min(q2, 0.0), *f.units)
 
-    def _dy(self, Ab, da: float) -> np.ndarray:
+    def _base(self) -> _Base:
+        """What every ``line`` of this point shares (computed once): ``A(t_b)``, its transpose,
+        ``r0``, ``A1' y_b`` and the columns ``J`` and rows ``R`` of the dual motion (``_dy``)."""
+        if "base" not in self.memo:
+            f, y, x = self.lp, self.y, self.x
+            tb = math.exp(self.eps_b)
+            Ab = f.matrix(tb)
+            AbT = sp.csr_array(Ab.T)
+            r0 = f.c - AbT @ y
+            tol = INSIDE * max(1.0, float(np.abs(f.c).max(initial=0.0)))
+            J = np.flatnonzero(((x > f.col_lower + INSIDE) & (x < f.col_upper - INSIDE)) | (np.abs(r0) <= tol))
+            ax = Ab @ x
+            lo, hi = f.lo[0] + tb * f.lo[1], f.hi[0] + tb * f.hi[1]
+            active = (np.abs(ax - np.where(np.isfinite(lo), lo, np.inf)) <= INSIDE) | (
+                np.abs(ax - np.where(np.isfinite(hi), hi, np.inf)) <= INSIDE
+            )
+            a1y = f.A1.T @ y
+            self.memo["base"] = _Base(Ab, AbT, r0, a1y, J, np.flatnonzero((y != 0) | active))
+        return self.memo["base"]
+
+    def _dy(self, base: _Base, da: float) -> np.ndarray:
         """The duals' motion (module docstring) over ``d`` between 0 and ``da`` (either sign):
         least squares keeping the reduced costs of the columns inside their box, or at a bound
         with a zero reduced cost, unmoved to first order, over the rows active at ``x*``; a row
         whose multiplier would change sign in the cell, or take a sign whose side is infinite,
         is dropped (zero: always valid)."""
-        f, y, x = self.lp, self.y, self.x
-        r0 = f.c - Ab.T @ y
-        tol = INSIDE * max(1.0, float(np.abs(f.c).max(initial=0.0)))
-        J = np.flatnonzero(((x > f.col_lower + INSIDE) & (x < f.col_upper - INSIDE)) | (np.abs(r0) <= tol))
-        ax = Ab @ x
-        lo, hi = f.lo[0] + math.exp(self.eps_b) * f.lo[1], f.hi[0] + math.exp(self.eps_b) * f.hi[1]
-        active = (np.abs(ax - np.where(np.isfinite(lo), lo, np.inf)) <= INSIDE) | (
-            np.abs(ax - np.where(np.isfinite(hi), hi, np.inf)) <= INSIDE
-        )
-        R = np.flatnonzero((y != 0) | active)
-        rhs = -(f.A1.T @ y)[J]
+        f, y = self.lp, self.y
+        R, J = base.R, base.J
+        rhs = -base.a1y[J]
         for _ in range(DROPS):
             key = R.tobytes()
             if key not in self.memo:
-                self.memo[key] = _least_squares(Ab, R, J, rhs, y.size)
+                self.memo[key] = _least_squares(base.Ab, R, J, rhs, y.size)
             dy = self.memo[key]
             sign = np.where(y != 0, np.sign(y), np.sign(da) * np.sign(dy))  # y_i(d) for d between 0 and da
             bad = ((y + da * dy) * y < 0) | ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
@@ -238,6 +257,19 @@ class Cell:
                 return dy
             R = R[~bad[R]]
         return np.where(bad, 0.0, dy)  # the rows still bad keep their multiplier fixed
+
+
+@dataclass(frozen=True)
+class _Base:
+    """A point's shared algebra (``Cell._base``): ``A(t_b)`` and its transpose, ``r0 = c - A(t_b)'
+    y_b``, ``A1' y_b``, and the columns ``J`` and rows ``R`` of its dual motion."""
+
+    Ab: object
+    AbT: object
+    r0: np.ndarray
+    a1y: np.ndarray
+    J: np.ndarray
+    R: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -310,24 +342,26 @@ class TermDual:
 
     def kink(self, right: TermDual) -> float:
         """Where the cell between this point and the point above it (``right``) is best cut in
-        two (``split`` bounds each part by its own end's certificate): the share at which this
-        point's bound toward ``right`` and ``right``'s toward this point cross, found by
-        bisection on ``t``. Across a kink of the value curve (the optimal basis changes inside the
-        cell) each end's bound is second order up to the kink and first order beyond it, so the
-        crossing is near the kink. -inf (+inf) when the bound from above (below) is the larger at
-        both ends (it alone is used)."""
+        two (``split`` bounds each part by its own end's certificate): the share ``k`` at which
+        this point's bound on ``[x_a, k]`` and ``right``'s on ``[k, x_b]`` meet at ``k``, found by
+        bisection on ``t`` (``KINK_STEPS``). Each bound is the one its piece uses, its losses ``E``
+        over its own piece (``Cell.line`` toward ``k``), so at the cell's ends each is exact at its
+        own point and at least the other's: the gap changes sign inside. Across a kink of the value
+        curve (the optimal basis changes inside the cell) each end's bound is second order up to
+        the kink and first order beyond it, so the meeting point is near the kink. -inf (+inf)
+        when the bound from above (below) already meets the other end's value (it alone is used)."""
         ea, eb = self.cell_cert.eps_b, right.cell_cert.eps_b
-        up, down = self.cell_cert.line(eb), right.cell_cert.line(ea)
         lo, hi = math.exp(ea), math.exp(eb)
 
         def gap(t: float) -> float:
-            return self.weight * (up.at(t) - down.at(t))
+            e = math.log(t)
+            return self.weight * (self.cell_cert.line(e).at(t) - right.cell_cert.line(e).at(t))
 
         if gap(lo) <= 0:
             return -math.inf
         if gap(hi) >= 0:
             return math.inf
-        for _ in range(60):
+        for _ in range(KINK_STEPS):
             mid = 0.5 * (lo + hi)
             if not lo < mid < hi:
                 break

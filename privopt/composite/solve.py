@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..closedform.rr import RANDOMIZED_RESPONSE as RR_THEOREM
 from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
@@ -121,8 +123,9 @@ class _Oracle:
         return BlockAnswer(params, float(result.objective), "optimal", None, result)
 
     def dual(self, v, eps: float, a: BlockAnswer) -> Cell | None:
-        """The certificate of block ``v.block``'s cells below ``eps`` (``parametric.Cell``: its
-        LP's optimum and t-form duals at ``eps``), when its LP is affine in ``e^-eps``
+        """The certificate of block ``v.block``'s cells around ``eps`` (``parametric.Cell``: its
+        LP's optimum and t-form duals at ``eps``, from the answer's own solve: ``_solved_point``),
+        when its LP is affine in ``e^-eps``
         (``ParametricLP.make``) and the bound at ``eps`` meets the verified value ``a.value``
         (relative ``RTOL``; otherwise the LP is not the block's program as solved and no
         certificate is given); else None."""
@@ -139,13 +142,13 @@ class _Oracle:
             return None
         from ..backends import get_backend
 
-        found = fam.solve(eps, get_backend("highs"))
-        if found is None:
-            return None
-        cell = Cell(fam, eps, *found)
-        if abs(cell.bounds(eps)[1] - a.value) > RTOL * max(1.0, abs(a.value)):
-            return None
-        return cell
+        # the point as the block's answer holds it, else (not carried, or not tight) the LP solved again
+        for point in (lambda: _solved_point(fam, eps, a), lambda: fam.solve(eps, get_backend("highs"))):
+            found = point()
+            cell = Cell(fam, eps, *found) if found is not None else None
+            if cell is not None and abs(cell.bounds(eps)[1] - a.value) <= RTOL * max(1.0, abs(a.value)):
+                return cell
+        return None
 
     def _lowered(self, v, eps: float):
         """The block's LP at budget ``eps`` of its chosen ``v`` (its other params fixed), memoized;
@@ -168,6 +171,26 @@ class _Oracle:
         if w is None or x is None or not (math.isfinite(x) and x >= 0) or w.others != _without(params, w.param):
             return self.composite.load_block(block.spec, params)
         return w.at(x)
+
+
+def _solved_point(fam: ParametricLP, eps: float, a: BlockAnswer) -> tuple | None:
+    """The block's LP point and row multipliers at ``eps`` in the t-form (``ParametricLP.t_form``)
+    from its verified answer, so the point is solved once: the design table as verified (the
+    LP's columns when the lowering adds none) and the multipliers its certificate records (of
+    the envelope form, the one ``fam`` lowers); None when the answer does not carry them."""
+    result = a.result
+    cert = getattr(result, "certificate", None) or {}
+    data = cert.get("data") or {}
+    found = data.get("multipliers")
+    if found is None or data.get("program", {}).get("pairwise") is not False or len(result.tables) != 1:
+        return None
+    x = np.asarray(result.tables.columns(next(iter(result.tables))).columns["value"], dtype=float)
+    y = np.zeros(fam.rows.shape)
+    rows = np.asarray(found["rows"], dtype=np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= y.size):
+        return None
+    y[rows] = found["values"]
+    return fam.t_form(eps, x, y)
 
 
 def _without(params: dict, key: str) -> dict:

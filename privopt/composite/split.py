@@ -36,9 +36,11 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
   other blocks on the budget left is dead too.
 * **Lower bound**: ``max(min-plus, Lagrangian over the cells alive under both)``, capped by
   ``cutoff`` when a cell is dead (its splits are at least ``cutoff``), where ``cutoff = U - rtol
-  |U| / 2``. **Refinement** halves the cells alive under both tests (one oracle call each,
-  memoized) until the relative gap ``(U - L) / max(|U|, tiny)`` is at most ``rtol`` or the call
-  budget is spent; the bound and the gap are reported as they are.
+  |U| / 2``. **Refinement** halves the cells alive under both tests whose slack at ``lam``
+  (``_loose``: what halving can add to the bound) exceeds ``rtol |U| / (2 n)``, or every alive
+  cell when none does (one oracle call each, memoized), until the relative gap ``(U - L) /
+  max(|U|, tiny)`` is at most ``rtol`` or the call budget is spent (a cheap term's calls, a
+  closed form's, have their own, ``CHEAP_CALLS``); the bound and the gap are reported as they are.
 
 Maximization is the same program on ``-g_i`` (the caller mirrors it).
 """
@@ -50,12 +52,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 RESOLUTION = 52  # budget numerators are integers over 2^52 (exact sums in int64)
 ONE = 1 << RESOLUTION
 TINY = 1e-12  # the floor of |objective| in a relative gap
 RTOL = 1e-6  # the relative gap of a certified optimum
 SLACK = 1e-9  # a proven bound may exceed its verified value by rounding only (relative)
+CHEAP_CALLS = 1 << 14  # calls of the cheap terms (closed forms) in one split
+# BLAS_THREADS: the split and its recheck run BLAS on one thread. Their only BLAS work is the
+# cells' dense least squares (``parametric._least_squares``, at most ``DENSE_LSQ`` entries), where
+# OpenBLAS's threads cost more than they give: a 100 x 150 ``lstsq`` took 0.9 s on the default
+# threads against 4 ms on one at a load average of 10 on 2 cores (it was 46 of the 78 s of the
+# 3-block benchmark). A block solve that wants threads sets its own (``methods.barrier.blas_threads``).
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,7 @@ class Term:
 
     oracle: Callable[[float], float | tuple[float, float]]
     width: float = math.inf
+    cheap: bool = False  # a closed form, no solve per call: its calls count against ``CHEAP_CALLS``, not ``max_calls``
 
 
 Point = tuple[float, float, float]  # (share, verified value, proven bound)
@@ -134,6 +144,33 @@ class Split:
     @property
     def feasible(self) -> bool:
         return math.isfinite(self.objective)
+
+
+def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
+    """Per block, per item: its cell is worth halving (the top point never is). A cell's slack at
+    the bound's multiplier ``lam`` is ``min(V(x_j) + lam x_j, V(x_{j+1}) + lam x_{j+1})`` (verified:
+    the least of ``V + lam y`` over the cell is at most this) less its items' Lagrangian value
+    (proven: at least this): halving can raise the bound by at most the slack, so a cell whose
+    slack is below ``tol`` (a share of the gap allowed) is left as it is, unless every alive cell
+    is (then all alive cells are halved, as without the test, so the refinement never stalls)."""
+    lam = bound.multiplier
+    out = []
+    for c, item, owner in zip(curves, items, owners):
+        cell = owner >= 0
+        if not math.isfinite(lam):
+            out.append(cell)
+            continue
+        ms = c.nums()
+        ends = np.array([c.values[m] + lam * c.ceil_num(m) for m in ms])
+        upper = np.minimum(ends[:-1], ends[1:])
+        lower = np.full(len(ms) - 1, math.inf)
+        np.minimum.at(lower, owner[cell], _cell_values([item], lam)[0][0][cell])
+        with np.errstate(invalid="ignore"):
+            slack = upper - lower  # inf - inf (a cell at an infeasible end): NaN, halved
+        out.append(cell & ~(slack[np.where(cell, owner, 0)] <= tol))
+    if not any((w & a).any() for w, a in zip(out, bound.alive)):
+        return [owner >= 0 for owner in owners]
+    return out
 
 
 def relative_gap(upper: float, lower: float) -> float:
@@ -471,13 +508,21 @@ def _bound(items: Sequence[tuple], upper: float, rtol: float) -> _Bound:
 def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: int = 400, grid: int = 8) -> Split:
     """Minimize ``sum_i g_i(y_i)`` over ``sum_i y_i <= budget``, ``0 <= y_i <= width_i`` (module
     docstring): the best split found, with a proven lower bound. ``grid`` (a power of two) is
-    the first uniform grid; ``max_calls`` bounds the oracle calls of the refinement."""
+    the first uniform grid; ``max_calls`` bounds the oracle calls of the refinement to the terms
+    that solve (a cheap term's calls are bounded by ``CHEAP_CALLS``: its cells are refined like
+    any other, at no solve each)."""
     if not terms:
         return Split((), (), 0.0, 0.0, 0)
     if not (budget > 0 and math.isfinite(budget)):
         raise ValueError(f"the budget must be positive and finite, not {budget!r}")
     if grid < 1 or grid & (grid - 1):
         raise ValueError("grid must be a power of two")
+    with threadpool_limits(limits=1, user_api="blas"):  # BLAS_THREADS
+        return _refined(terms, budget, rtol, max_calls, grid)
+
+
+def _refined(terms: Sequence[Term], budget: float, rtol: float, max_calls: int, grid: int) -> Split:
+    """``split``'s refinement loop (its docstring), on one BLAS thread."""
     curves = [_Curve(t, budget, grid) for t in terms]
     ub = _merge_all([c.ub_items() for c in curves])
     while True:
@@ -485,11 +530,13 @@ def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: i
         items, owners = zip(*(c.lb_items() for c in curves))
         bound = _bound(items, upper, rtol)
         calls = sum(c.calls for c in curves)
-        if relative_gap(upper, bound.lower) <= rtol or calls >= max_calls:
+        cheap = sum(c.calls for c in curves if c.term.cheap)
+        if relative_gap(upper, bound.lower) <= rtol or calls - cheap >= max_calls or cheap >= CHEAP_CALLS:
             break
+        loose = _loose(curves, items, owners, bound, rtol * max(abs(upper), TINY) / (2 * len(curves)))
         halved = False
-        for c, alive, owner in zip(curves, bound.alive, owners):
-            for j in np.unique(owner[alive & (owner >= 0)])[::-1]:  # the top point is not a cell
+        for c, alive, owner, wide in zip(curves, bound.alive, owners, loose):
+            for j in np.unique(owner[alive & wide])[::-1]:
                 halved |= c.refine(int(j))  # from the top: earlier indices stay valid
         if not halved:
             break
@@ -520,6 +567,11 @@ def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL
     (``names[i]``, else its position) and the cell."""
     if len(s.points) != len(widths) or (s.duals and len(s.duals) != len(widths)):
         raise ValueError("one list of points (and of duals) per block")
+    with threadpool_limits(limits=1, user_api="blas"):  # BLAS_THREADS
+        return _rechecked(s, widths, budget, rtol, names)
+
+
+def _rechecked(s: Split, widths: Sequence[float], budget: float, rtol: float, names: Sequence[str]) -> float:
     items = []
     for k, (pts, width) in enumerate(zip(s.points, widths)):
         name = names[k] if k < len(names) else f"term {k + 1}"
