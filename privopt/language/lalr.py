@@ -48,7 +48,8 @@ def cache_file() -> str | None:
 
 def _key(grammar: bytes) -> str:
     """SHA-256 of everything the generated code depends on: the grammar, the options, the
-    installed Lark (its ``__init__.py``: version and path) and Python (``marshal``'s format)."""
+    installed Lark (its ``__init__.py``, which holds its version) and Python (``marshal``'s
+    format). Not Lark's path, so environments with the same Lark share the file."""
     lark = find_spec("lark")
     origin = lark.origin if lark is not None and lark.origin else ""
     try:
@@ -57,7 +58,7 @@ def _key(grammar: bytes) -> str:
     except OSError:
         lark_init = b""
     h = hashlib.sha256(grammar)
-    for part in (repr(sorted(OPTIONS.items())), origin, sys.version, sys.implementation.cache_tag or ""):
+    for part in (repr(sorted(OPTIONS.items())), sys.version, sys.implementation.cache_tag or ""):
         h.update(b"\0" + part.encode())
     h.update(b"\0" + lark_init)
     return h.hexdigest()
