@@ -4,12 +4,17 @@ specs/atr_table4.priv`` as the commands a user runs (fresh processes), against
 ``--version`` at most 1x that floor, the solve of Table 4 at most 1.5x.
 
 The commands run in turn, round after round, so that each sees the same machine; each figure
-is the best of ``--repeat`` rounds, and each ratio is over the floor's best.
+is the best of ``--repeat`` rounds, and each ratio is over the floor's best. Beside the wall
+seconds, the CPU seconds each command used (user + system, ``getrusage`` of the child), which a
+loaded machine inflates far less than the wall time (it does not count the time spent waiting
+for a core).
 
     python benchmarks/bench_startup.py [--repeat 7] [--label TEXT]
 
 Prints one JSON object: {"label", "repeat", "best_s": {command: seconds}, "ratio": {command:
-best over the floor's best}, "python", "machine", "date"} (benchmarks/results/startup.jsonl).
+best over the floor's best}, "best_cpu_s", "cpu_ratio" (the same for CPU seconds), "load"
+(the one-minute load average before and after), "python", "machine", "date"}
+(benchmarks/results/startup.jsonl).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -42,14 +48,17 @@ def commands() -> dict[str, list[str]]:
     }
 
 
-def timed(cmd: list[str]) -> float:
-    """Wall seconds of ``cmd`` run from the repository root (it must exit 0)."""
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of ``cmd`` run from the repository root (it
+    must exit 0)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     spent = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return spent
+    return spent, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -60,16 +69,22 @@ def main() -> None:
     cmds = commands()
     for cmd in cmds.values():  # warm the file cache (and the grammar's cache) once, untimed
         timed(cmd)
-    runs: dict[str, list[float]] = {name: [] for name in cmds}
+    load = [os.getloadavg()[0]]
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
     for _ in range(args.repeat):
         for name, cmd in cmds.items():
             runs[name].append(timed(cmd))
-    best = {name: min(r) for name, r in runs.items()}
+    load.append(os.getloadavg()[0])
+    best = {name: min(w for w, _ in r) for name, r in runs.items()}
+    cpu = {name: min(c for _, c in r) for name, r in runs.items()}
     report = {
         "label": args.label,
         "repeat": args.repeat,
         "best_s": {name: round(t, 4) for name, t in best.items()},
         "ratio": {name: round(t / best[FLOOR], 2) for name, t in best.items()},
+        "best_cpu_s": {name: round(t, 4) for name, t in cpu.items()},
+        "cpu_ratio": {name: round(t / cpu[FLOOR], 2) for name, t in cpu.items()},
+        "load": [round(x, 1) for x in load],
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),

@@ -26,14 +26,11 @@ keeps the mode of the one it replaces (or the umask's).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
 import os
-import shutil
 import signal
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -161,6 +158,9 @@ def files_in(folder: Path) -> list[str] | None:
 
 def write_atomic(out_dir: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(stage)`` to fill a staging folder, then put it in ``out_dir``'s place."""
+    import shutil  # these three only where a folder is written: not at start-up (issue 23, goal 1)
+    import tempfile
+
     out_dir = Path(os.path.abspath(out_dir))
     check_target(out_dir)
     parent = out_dir.parent
@@ -200,6 +200,8 @@ def write_file(path: Path, write: Callable[[BinaryIO], None]) -> None:
     filesystem), which is then renamed over ``path``. On any exception or interrupt the temporary
     file is removed and ``path`` is as it was. The file keeps the mode of the one it replaces
     (or a new file's under the umask), as ``--out DIR`` does for folders."""
+    import tempfile
+
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".privopt-tmp", dir=path.parent)
     try:
@@ -235,6 +237,9 @@ def _folder_mode(out_dir: Path) -> int:
 
 def _swap(stage: Path, out_dir: Path) -> None:
     """Move ``stage`` to ``out_dir``; whatever ``out_dir`` held ends up at ``stage``."""
+    import shutil
+    import tempfile
+
     try:
         os.rename(stage, out_dir)  # out_dir absent (or an empty folder: rename replaces it)
         return
@@ -254,6 +259,8 @@ def _swap(stage: Path, out_dir: Path) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically exchange two paths with Linux's renameat2; False where it is unavailable."""
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2

@@ -4,6 +4,8 @@ measured by a benchmark, not here). The API imports them when a spec is first lo
 
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,7 +50,8 @@ print(" ".join(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[2:])
 print(" ".join(sorted(m for m in sys.modules if m.count(".") == 1 and m.startswith("scipy.") and m[6] != "_")))
 """
 
-UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matplotlib")
+# both specs are answered by a closed form: the default backend (highs) is named, not imported
+UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matplotlib", "lark", "highspy")
 
 
 @pytest.mark.parametrize(
@@ -59,18 +62,19 @@ UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matpl
     ],
 )
 def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status, scipy):
-    """``privopt solve`` of a small spec, printed as text, needs numpy, lark and the solver
-    (issue 23, goal 1): no pandas or pyarrow (the result's groups and tables print from their
-    columns; a DataFrame is built only when one is read), no cvxpy, pyomo, dask or matplotlib;
-    scipy only where a sparse LP is built (a report's tables are one entry a row:
-    ``model.linear.OneEach``)."""
+    """``privopt solve`` of a small spec, printed as text, needs numpy (issue 23, goal 1): no
+    solver for a closed form (highspy is not imported to check the default backend it does not
+    use), no lark (the grammar's stand-alone parser is cached, ``language/lalr.py``), no pandas
+    or pyarrow (the result's groups and tables print from their columns; a DataFrame is built
+    only when one is read), no cvxpy, pyomo, dask or matplotlib; scipy only where a sparse LP is
+    built (a report's tables are one entry a row: ``model.linear.OneEach``)."""
     path = Path(__file__).resolve().parents[1] / "specs" / spec
     r = subprocess.run([sys.executable, "-c", SOLVE, str(path), *HEAVY], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     line, heavy, scipy_parts = (r.stdout.splitlines() + ["", ""])[:3]
     assert status in line
     assert set(heavy.split()) & set(UNUSED_BY_A_SMALL_SOLVE) == set()
-    assert set(heavy.split()) >= {"numpy", "lark"} and set(scipy_parts.split()) == scipy
+    assert "numpy" in heavy.split() and set(scipy_parts.split()) == scipy
     assert ("scipy" in heavy.split()) == bool(scipy)
 
 
@@ -122,9 +126,6 @@ print(spec.title if hasattr(spec, "title") else "parsed")
 
 
 def _parse_in(tmp_path, env_extra: dict) -> subprocess.CompletedProcess:
-    import os
-    from pathlib import Path
-
     spec = Path(__file__).resolve().parents[1] / "specs" / "atr_table4.priv"
     env = {**os.environ, **env_extra}
     return subprocess.run(
@@ -133,19 +134,39 @@ def _parse_in(tmp_path, env_extra: dict) -> subprocess.CompletedProcess:
 
 
 def test_the_grammar_is_cached_in_the_users_folder_and_a_damaged_cache_is_rebuilt(tmp_path):
-    """Lark's analysed grammar is kept in ``$PRIVOPT_CACHE_DIR`` (issue 23, item 1); a run reads it,
-    and a damaged or foreign file is rebuilt silently (nothing on either stream)."""
+    """The grammar's stand-alone parser is kept in ``$PRIVOPT_CACHE_DIR`` (issue 23, item 1); a
+    run reads it, and a damaged or foreign file is rebuilt silently (nothing on either stream)."""
     cache = tmp_path / "cache"
     first = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(cache)})
     assert first.returncode == 0, first.stderr
     (file,) = cache.iterdir()
-    assert file.name == "grammar.lark-cache" and file.stat().st_size > 1000
-    assert (cache.stat().st_mode & 0o077) == 0  # the user's own folder: a pickle others cannot plant
-    for damage in (b"", b"not a hash\n", file.read_bytes()[:200]):
+    assert file.name == "grammar.lalr" and file.stat().st_size > 1000
+    assert (cache.stat().st_mode & 0o077) == 0  # the user's own folder: code others cannot plant
+    whole = file.read_bytes()
+    head, payload = whole.split(b"\n", 1)
+    flipped = payload[:-100] + bytes([payload[-100] ^ 1]) + payload[-99:]
+    foreign = b"0" * 64 + head[64:]  # made from another grammar, Lark or Python
+    for damage in (b"", b"not a hash\n", whole[:200], head + b"\n" + flipped, foreign + b"\n" + payload):
         file.write_bytes(damage)
         again = _parse_in(tmp_path, {"PRIVOPT_CACHE_DIR": str(cache)})
         assert again.returncode == 0 and again.stdout == first.stdout and again.stderr == "", again.stderr
-        assert file.stat().st_size > 1000  # rewritten whole
+        new_head, new_payload = file.read_bytes().split(b"\n", 1)  # rewritten whole: same key, its own hash
+        assert new_head[:64] == head[:64] and new_head[65:] == hashlib.sha256(new_payload).hexdigest().encode()
+        assert [f.name for f in cache.iterdir()] == ["grammar.lalr"]  # no file left beside it
+
+
+def test_a_run_with_the_cache_imports_no_lark(tmp_path):
+    """With the cache in place, parsing a spec imports neither ``lark`` nor its grammar compiler:
+    the parser is the cached stand-alone module (``privopt.language.lalr``)."""
+    env = {"PRIVOPT_CACHE_DIR": str(tmp_path / "cache")}
+    code = CACHED_PARSE + "print(sorted(m for m in sys.modules if m == 'lark' or m.startswith('lark.')))\n"
+    assert _parse_in(tmp_path, env).returncode == 0
+    spec = Path(__file__).resolve().parents[1] / "specs" / "atr_table4.priv"
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(spec)], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "[]"
 
 
 def test_an_unwritable_cache_folder_means_no_cache_and_no_message(tmp_path):

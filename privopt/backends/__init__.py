@@ -24,8 +24,10 @@ BACKENDS.update(
 )
 
 
-def get_backend(name: str, solver: str | None = None) -> Backend:
-    """The named backend, ready to use; ``UsageError`` if unknown, misconfigured or unavailable."""
+def get_backend(name: str, solver: str | None = None, check: bool = True) -> Backend:
+    """The named backend, ready to use; ``UsageError`` if unknown, misconfigured or unavailable.
+    ``check=False`` leaves out the availability check (which imports the backend's package): for
+    the default backend of a plan a closed form answers, which names it and does not use it."""
     try:
         cls = BACKENDS[name]
     except KeyError:
@@ -37,7 +39,7 @@ def get_backend(name: str, solver: str | None = None) -> Backend:
             f"an inner solver (--solver, solver=) applies to backends with inner solvers (cvxpy), not '{name}'"
         )
     backend = cls(solver)
-    ok, why = backend.available()
+    ok, why = backend.available() if check else (True, "")
     if not ok:
         raise UsageError(f"backend '{backend.label}' is unavailable here: {why}")
     return backend

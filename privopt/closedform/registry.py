@@ -12,16 +12,64 @@ A recognizer is "in scope" for a program whose structure its theorem is about (`
 the objective's atom or curvature and what the decision variables are, never the problem's
 kind); ``recognize`` reports the reason of the first one in scope, which is what ``privopt
 explain`` says when a method does not apply.
+
+The registry names each recognizer by where it lives (``"module:attr"``) with the objective's
+words it can be about (its atom or curvature, ``Entry.about``), and imports a recognizer the
+first time a problem with those words is asked about: a solve of a transparency report never
+imports the obfuscation or sanitization theorems (issue 23, goal 1). The order and the
+recognizers are the same as if every one were imported (``RECOGNIZERS`` imports them all).
 """
 
 from __future__ import annotations
 
-from .atr import THEOREM_1
-from .obfuscation import COROLLARY_2
-from .rr import RANDOMIZED_RESPONSE
-from .sanitization import LEMMA_1, PROP_1, PROP_2
+import importlib
+from dataclasses import dataclass
 
-RECOGNIZERS = (THEOREM_1, RANDOMIZED_RESPONSE, LEMMA_1, PROP_1, PROP_2, COROLLARY_2)
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered recognizer: its ``name`` and ``method``, ``where`` it is defined
+    (``"module:attr"``), and the objective's words it can be about: its atom (``atoms``) or its
+    curvature (``curvatures``; None: any), read without importing it. A recognizer's own
+    ``in_scope`` decides within those."""
+
+    name: str
+    method: str
+    where: str
+    atoms: frozenset[str] | None = None
+    curvatures: frozenset[str] | None = None
+
+    def about(self, problem) -> bool:
+        """Whether the objective has the words this recognizer can be about (the recognizer
+        itself is not imported)."""
+        obj = problem.objective
+        return (self.atoms is None or getattr(obj, "atom", None) in self.atoms) and (
+            self.curvatures is None or getattr(obj, "curvature", None) in self.curvatures
+        )
+
+    def load(self):
+        """The recognizer object (its module imported on first use)."""
+        module, attr = self.where.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+_LINEAR = frozenset({"affine", "convex"})  # Ding et al.'s LPs and QPs over a design table
+
+ENTRIES = (
+    Entry("theorem-1", "closed-form", "privopt.closedform.atr:THEOREM_1", curvatures=frozenset({"ratio"})),
+    Entry("randomized-response", "closed-form", "privopt.closedform.rr:RANDOMIZED_RESPONSE", atoms=frozenset({"tv"})),
+    Entry("lemma-1", "closed-form", "privopt.closedform.sanitization:LEMMA_1", curvatures=_LINEAR),
+    Entry("prop-1", "closed-form", "privopt.closedform.sanitization:PROP_1", curvatures=_LINEAR),
+    Entry("prop-2", "reduced-lp", "privopt.closedform.sanitization:PROP_2", curvatures=_LINEAR),
+    Entry("corollary-2", "closed-form", "privopt.closedform.obfuscation:COROLLARY_2", atoms=frozenset({"krcc"})),
+)
+
+
+def __getattr__(name: str):
+    """``RECOGNIZERS``: every recognizer object, in the order they are tried (all imported)."""
+    if name == "RECOGNIZERS":
+        return tuple(e.load() for e in ENTRIES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def recognize(problem, method: str):
@@ -29,8 +77,11 @@ def recognize(problem, method: str):
     (None, the first in-scope recognizer's falsy match) when none does; (None, None) when no
     recognizer of ``method`` is about this program's structure."""
     first = None
-    for r in RECOGNIZERS:
-        if r.method != method or not r.in_scope(problem):
+    for e in ENTRIES:
+        if e.method != method or not e.about(problem):
+            continue
+        r = e.load()
+        if not r.in_scope(problem):
             continue
         m = r.accepts(problem)
         if m:
@@ -42,4 +93,4 @@ def recognize(problem, method: str):
 
 def by_name(name: str):
     """The recognizer called ``name`` (``KeyError`` otherwise)."""
-    return {r.name: r for r in RECOGNIZERS}[name]
+    return {e.name: e for e in ENTRIES}[name].load()

@@ -1,6 +1,7 @@
 """Text -> syntax tree (``ast.SpecFile``), with Lark errors turned into ``SpecError``.
 
-The grammar is LALR(1) and built once per process. A small post-lexer drops newlines inside
+The grammar (``grammar.lark``) is LALR(1); its parser is Lark's stand-alone one, generated once and cached
+(``lalr.py``), so a run imports no ``lark`` package. A small post-lexer drops newlines inside
 brackets, so long argument lists and domains may wrap, and folds runs of blank or comment
 lines into one statement break.
 
@@ -18,22 +19,25 @@ import math
 import os
 import re
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
-from lark.exceptions import (
+from .. import files
+from ..errors import PrivoptError, SpecError
+from . import ast
+from .lalr import (
+    Lark,
+    Lark_StandAlone,
+    Token,
+    Transformer_NonRecursive,
+    Tree,
     UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
     VisitError,
+    v_args,
 )
-
-from .. import files
-from ..errors import PrivoptError, SpecError
-from . import ast
 from .source import Source, Span
 
 MAX_DEPTH = 100  # levels of nested expressions (docs/language.md, "Limits")
@@ -82,37 +86,11 @@ class _NewlineFilter:
             yield tok
 
 
-def _cache_file() -> str | bool:
-    """Where Lark keeps the analysed grammar between runs (its LALR tables take most of a short
-    run to build): ``$PRIVOPT_CACHE_DIR`` or the user's cache folder (``$XDG_CACHE_HOME`` or
-    ``~/.cache``) / ``privopt/grammar.lark-cache``. Lark checks the file against a SHA-256 of the
-    grammar, its options, its own version and Python's, and rebuilds (and rewrites) it on any
-    mismatch or damage. The folder is the user's own, never a shared temporary one (the file is a
-    pickle). ``False`` (no cache) when no such folder can be made."""
-    root = os.environ.get("PRIVOPT_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "privopt"
-    )
-    try:
-        os.makedirs(root, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    if not os.access(root, os.W_OK):
-        return False
-    return os.path.join(root, "grammar.lark-cache")
-
-
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    grammar = resources.files("privopt.language").joinpath("grammar.lark").read_text()
-    return Lark(
-        grammar,
-        parser="lalr",
-        lexer="contextual",
-        postlex=_NewlineFilter(),
-        propagate_positions=True,
-        maybe_placeholders=True,
-        cache=_cache_file(),
-    )
+    """The grammar's LALR(1) parser (``lalr.Lark_StandAlone``: Lark's stand-alone parser,
+    generated once and cached), with the newline post-lexer."""
+    return Lark_StandAlone(postlex=_NewlineFilter())
 
 
 def parse(text: str, path: str | Path | None = None) -> ast.SpecFile:

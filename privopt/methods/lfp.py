@@ -41,10 +41,8 @@ the answer carries the brackets and their rays as its certificate (``lfp_certifi
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -318,6 +316,9 @@ def solve_lfp(
             if progress is not None:
                 progress(done, G)
     else:
+        import multiprocessing  # a pool only for several workers: not at start-up (issue 23, goal 1)
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
         context = multiprocessing.get_context("spawn")
         spec = (backend.name, backend.solver)
         pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_init_worker, initargs=(solverlog._sink,))

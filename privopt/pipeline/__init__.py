@@ -94,9 +94,11 @@ def resolve(
             )
         backend, solver = default_backend(problem, solver, analysis)
     be = None
-    barrier = asked == "auto" and (analysis.chosen if method == "auto" else method) == "barrier"
+    chosen = analysis.chosen if method == "auto" else method
+    barrier = asked == "auto" and chosen == "barrier"
     if backend != "none" and not barrier:  # the barrier method needs no solver: cvxpy is not imported
-        be = get_backend(backend, solver)
+        # a closed form names the default backend but uses none: its package is not imported
+        be = get_backend(backend, solver, check=not (asked == "auto" and chosen == "closed-form"))
         _check_backend_fits(needs or frozenset(), be)
     if method == "auto":
         method = analysis.chosen
