@@ -18,11 +18,11 @@ SPECS = ROOT / "specs"
 # check, explain, sweep, --out, with goldens), and tests/test_outputs.py (strict JSON, sweep rows)
 PROGRAM_SPECS = sorted(p for p in SPECS.glob("*.priv") if not p.name.startswith("blocks_"))
 COMPOSITE_SPECS = sorted(SPECS.glob("blocks_*.priv"))
-# The specs whose solve or check takes minutes (blocks_joint_mixed: a joint Gaussian group inside a
-# certified split, about 80 block solves for its check): every test that reads their answer is
+# The specs whose solve or check takes minutes (blocks_joint_mixed and _target: a joint Gaussian group
+# inside a certified split, 20 s to solve and about 80 block solves for its check): every test that reads their answer is
 # marked slow, so it runs in CI's slow step (.ci/run), not in the default run, where the other
 # specs still reach each construct.
-SLOW_SPECS = {"blocks_joint_mixed"}
+SLOW_SPECS = {"blocks_joint_mixed", "blocks_joint_mixed_target"}
 # `check` of a choice between joint Gaussian programs and of a target on a joint member: 10-20 s
 # each (every branch and grid split is a joint program); blocks_joint_gaussian and _target keep
 # `check` of joint programs in the default run.

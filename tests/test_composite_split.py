@@ -134,6 +134,7 @@ def test_a_cheap_terms_calls_are_not_block_solves():
         assert s.lower_bound <= exact * (1 + 1e-12) and exact <= s.objective * (1 + 1e-12)
 
 
+@pytest.mark.slow  # two refinements to 1e-5 of three curves: about two minutes
 def test_halving_only_the_slack_cells_costs_no_more_calls(monkeypatch):
     """The refinement halves the alive cells whose slack at the multiplier exceeds a share of the
     gap (``split._loose``); halving every alive cell instead reaches the same certified optimum

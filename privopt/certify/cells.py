@@ -231,7 +231,7 @@ class Moved(Cell):
 
     dy: np.ndarray | None = None
 
-    def _dy(self, Ab, da: float) -> np.ndarray:  # noqa: ARG002 - the recorded motion replaces the solve's
+    def _dy(self, base, da: float) -> np.ndarray:  # noqa: ARG002 - the recorded motion replaces the solve's
         if self.dy is None:
             raise ValueError("no motion of the multipliers toward this cell is recorded")
         f, y, dy = self.lp, self.y, self.dy

@@ -195,8 +195,7 @@ class Cell:
 
     def motion(self, eps_a: float) -> np.ndarray:
         """The duals' motion ``dy`` ``line(eps_a)`` uses (memoized: what a result records)."""
-        tb = math.exp(self.eps_b)
-        return self._dy(self.lp.matrix(tb), math.exp(eps_a) - tb)
+        return self._dy(self._base(), math.exp(eps_a) - math.exp(self.eps_b))
 
     def line(self, eps_a: float) -> Line:
         """The concave lower bound ``q~(t) + E`` on the interval between ``e^eps_a`` and ``t_b``."""
