@@ -1,5 +1,7 @@
 import os
+import signal
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,38 @@ def spec_params(specs, slow: set[str] = SLOW_SPECS) -> list:
         pytest.param(spec, id=Path(spec).stem, marks=[pytest.mark.slow] if Path(spec).stem in slow else [])
         for spec in specs
     ]
+
+
+def as_a_shell_starts_it() -> None:
+    """``preexec_fn`` of a subprocess its test signals: SIGINT and SIGTERM with their default
+    dispositions and unblocked, as a shell starts a command, whatever this test process holds (a
+    disposition set to ignore, or a blocked mask, is inherited across exec; one full run saw an
+    xdist worker whose children ignored SIGINT)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+@pytest.fixture(autouse=True)
+def _signals_as_they_were(request):
+    """Each test leaves this process's SIGINT/SIGTERM handlers and signal mask as it found them
+    (restored after it: the CLI run in-process installs its SIGTERM handler, as its process
+    would). What a child would inherit across exec, a disposition set to ignore or a changed mask,
+    is named in a warning: no in-process privopt call should leave it."""
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    yield
+    inherited = [
+        sig.name for sig, h in handlers.items() if h is not signal.SIG_IGN and signal.getsignal(sig) is signal.SIG_IGN
+    ]
+    if signal.pthread_sigmask(signal.SIG_BLOCK, set()) != mask:
+        inherited.append("the signal mask")
+    for sig, h in handlers.items():
+        if signal.getsignal(sig) is not h:
+            signal.signal(sig, h)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if inherited:
+        warnings.warn(f"{request.node.nodeid} left {', '.join(inherited)} changed (restored)", stacklevel=1)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 
 import privopt
 from privopt.errors import UsageError
-from tests.conftest import SPECS, invoke
+from tests.conftest import SPECS, as_a_shell_starts_it, invoke
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 
@@ -283,7 +283,9 @@ def _wait_until_blocked_on_stdout(p: subprocess.Popen, limit_s: float = 120.0) -
 def _signal_mid_stream(args, sig) -> tuple[int, str, str]:
     """Start privopt, wait for its first byte on stdout, wait until it has filled the pipe, then
     signal it."""
-    p = subprocess.Popen([PRIVOPT, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [PRIVOPT, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=as_a_shell_starts_it
+    )
     try:
         first = os.read(p.stdout.fileno(), 1)  # unbuffered: communicate() reads the descriptor itself
         assert first == b"{", (first, p.stderr.read())

@@ -25,7 +25,7 @@ import pytest
 
 import privopt
 from privopt.methods import METHODS
-from tests.conftest import COMPOSITE_SPECS, PROGRAM_SPECS, SPECS, invoke, spec_params
+from tests.conftest import COMPOSITE_SPECS, PROGRAM_SPECS, SPECS, as_a_shell_starts_it, invoke, spec_params
 
 PRIVOPT = str(Path(sys.executable).parent / "privopt")
 # composites (specs/blocks_*.priv) have no single problem class: tests/test_composite*.py and the
@@ -344,6 +344,7 @@ def test_a_signal_ends_a_long_solve_at_once_and_writes_nothing(tmp_path, sig, co
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_a_shell_starts_it,
     )
     _when_solving(p, log)  # import, build and lower done; HiGHS is iterating
     waited, worked = _stop(p, sig)
@@ -469,7 +470,13 @@ def test_an_abandoned_solver_never_prints_on_stdout():
     the abandoned solver thread was still at work, and its report of the interrupted run landed
     on privopt's stdout (seen as HiGHS lines under load after SIGTERM). Now the worker restores
     stdout itself when it ends."""
-    r = subprocess.run([sys.executable, "-c", ABANDONED_SOLVER], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", ABANDONED_SOLVER],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=as_a_shell_starts_it,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout == "privopt's own output\n"
 
