@@ -179,6 +179,7 @@ def _branch_by_cvxpy(G, w, d, r, z) -> float:
     v = cp.Variable(G.shape[0])
     prob = cp.Problem(cp.Minimize(cp.norm(G @ z + v) + w @ z + d @ v), [cp.abs(v) <= r])
     prob.solve(solver="CLARABEL")
+    assert prob.status == cp.OPTIMAL, prob.status  # v = 0 is feasible and the norm is bounded below
     return float(prob.value)
 
 
