@@ -185,6 +185,10 @@ def one_minus_sum(p1, p2):
     return np.where(p1 >= p2, (1.0 - p1) - p2, (1.0 - p2) - p1)
 
 
+# phi's series coefficients (-1)^k / (k (k - 1)), k = 17 down to 2, for Horner's scheme
+_SERIES = tuple((-1.0) ** k / (k * (k - 1)) for k in range(17, 1, -1))
+
+
 def kl_excess(x):
     """``phi(x) = (1 + x) log(1 + x) - x`` (nats) for x >= -1, to a few ulps of phi itself
     (array-valued). It is the generalized KL term: for laws p, q on the same points,
@@ -194,9 +198,11 @@ def kl_excess(x):
     x = np.maximum(np.asarray(x, dtype=float), -1.0)
     small = np.abs(x) < 0.05
     xs = np.where(small, x, 0.0)
-    series = np.zeros_like(xs)
-    for k in range(17, 1, -1):  # Horner-like, smallest terms first; 0.05^15 / 240 < 1e-21
-        series = series + (-1.0) ** k * xs**k / (k * (k - 1))
+    series = np.full_like(xs, _SERIES[0])
+    for c in _SERIES[1:]:  # Horner: sum_k c_k x^(k-2) from k = 17 down; 0.05^15 / 240 < 1e-21
+        series *= xs
+        series += c
+    series *= xs * xs
     xl = np.where(small, 1.0, x)
     with np.errstate(divide="ignore", invalid="ignore"):
         direct = np.where(xl > -1.0, (1.0 + xl) * np.log1p(np.maximum(xl, -1.0 + 1e-300)) - xl, 1.0)
