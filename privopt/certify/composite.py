@@ -193,10 +193,10 @@ def _values(model, result: dict, blocks: dict, params: dict) -> dict[str, float]
         if var.block is not None:
             values[key] = _number((blocks[var.block].get("params") or {}).get(var.param, 0.0))
     for key, var in model.vars.items():
-        group = next((g for g in model.groups if g.var == key), None)
-        if group is not None:  # dp(a, b) <= (t, delta): t is the group's eps, as its blocks record it
-            b = model.blocks[group.blocks[0]]
-            values[key] = _number((blocks[b.name].get("params") or {}).get(b.budget.eps))
+        row = next((r for r in model.rows if r.var == key), None)
+        if row is not None:  # dp(...) <= (t, delta): t is what the row's mechanisms spend (at least t's lo)
+            spent = math.fsum(c * values.get(k, 0.0) for k, c in row.coefs.items())
+            values[key] = max(var.lo, spent)
             params[key] = values[key]
         elif var.block is None:
             setters = [(n, p, f) for n, b in model.blocks.items() for p, f in b.linked.items() if set(f.coefs) == {key}]
@@ -419,6 +419,8 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         checks.append(_joint_bound(model, opt, bound, choice))
     elif method == "bisection":
         checks += _bracket(model, opt, bound, notes, choice)
+    elif method == "least eps sum":  # composite.solve.METHOD_SUM
+        checks += _least_sum(model, opt, bound, notes, choice)
     else:
         notes.append(f"the {method} method's proven bound is taken as recorded")
     checks.append(
@@ -483,20 +485,85 @@ def _bracket(model, opt: dict, bound: float, notes: list[str], choice: bool) -> 
             condition(f"{name}: a target fails at the bracket's lower end", False, "no failing block recorded")
         )
     for n, entry in failing.items():
-        checks += _fails_at(model, var, lo, n, entry, notes)
+        block = model.blocks.get(n)
+        params = {} if block is None else dict(block.fixed) | {p: f.at({var.key: lo}) for p, f in block.linked.items()}
+        checks += _fails_at(model, f"accuracy first: block {n} at {var.key} = {lo!r}", params, n, entry, notes)
     return checks
 
 
-def _fails_at(model, var, lo: float, n: str, entry: dict, notes: list[str]) -> list[Check]:
-    """Block ``n``'s target proven to fail at ``var = lo`` from its recorded certificate there."""
+def _least_sum(model, opt: dict, bound: float, notes: list[str], choice: bool) -> list[Check]:
+    """Accuracy first over a ``dp(...) <= (t, delta)`` row re-derived (``composite.least``: the
+    least t is the sum of the mechanisms' least eps, each at least its bracket's lower end): per
+    recorded mechanism, its lower end proven (a joint group's by ``gaussian.proven_bound`` from its
+    minimax dual record; a block's by its target failing there, ``_fails_at``, from its recorded
+    certificate; 0 needs nothing), the mechanisms those of the row, the lower ends adding up to the
+    bracket's, and the bound ``const + coef max(lo of t's range, sum)``. A block infeasible at its
+    lower end (no target: its least feasible eps) is taken as recorded (a note says so)."""
+    from ..composite.gaussian import proven_bound
+
+    name = "accuracy first over the row"
+    rec = opt.get("bracket")
+    var = model.vars.get(rec.get("var")) if isinstance(rec, dict) and isinstance(rec.get("var"), str) else None
+    row = next((r for r in model.rows if var is not None and r.var == var.key), None)
+    parts = rec.get("parts") if isinstance(rec, dict) else None
+    if row is None or not isinstance(parts, list):
+        return [condition(name, False, "the result records no bracket of the row's mechanisms (bracket.parts)")]
+    checks: list[Check] = []
+    los = []
+    mechanisms = {tuple(p.blocks) for p in row.parts}
+    for entry in parts:
+        blocks = tuple(entry.get("blocks") or ()) if isinstance(entry, dict) else ()
+        lo = _number(entry.get("lo")) if isinstance(entry, dict) else math.nan
+        label = f"{name}: {'+'.join(blocks) or '?'} at eps {lo!r}"
+        los.append(lo)
+        if blocks not in mechanisms or not lo >= 0:
+            checks.append(condition(label, False, "not a mechanism of the row, or no lower end"))
+            continue
+        group = model.group_of(blocks[0])
+        if lo == 0:
+            continue
+        if group is not None:
+            try:
+                derived = proven_bound(model, group, entry.get("joint_dual"))
+            except (KeyError, TypeError, ValueError) as e:
+                derived, why = -math.inf, f"the recorded dual point cannot be read: {e}"
+            else:
+                why = f"the recorded dual point proves only {derived!r}"
+            checks.append(_within(f"{label}: proven by its minimax dual point", 1.0, lo, derived, why))
+            continue
+        failing = entry.get("failing") if isinstance(entry.get("failing"), dict) else {}
+        n = blocks[0]
+        if n not in failing:
+            checks.append(condition(label, False, "no failing block recorded at the lower end"))
+        elif not any(t.block == n for t in model.targets) and failing[n].get("status") == "infeasible":
+            notes.append(f"{label}: infeasible there (its least feasible eps), taken as recorded")
+        else:
+            block = model.blocks[n]
+            checks += _fails_at(model, label, dict(block.fixed) | {block.budget.eps: lo}, n, failing[n], notes)
+    total = math.fsum(los)
+    at_lo = model.objective.const + model.objective.coefs.get(var.key, 0.0) * max(var.lo, total)
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    checks += [
+        _same(f"{name}: the lower ends add up", rec.get("lo"), total),
+        compare(
+            f"{name}: the bound is the objective at the summed lower ends",
+            sign * (bound - at_lo) if choice else abs(bound - at_lo),
+            VALUE_RTOL * max(1.0, abs(at_lo)),
+            f"recorded {bound!r}, the objective there is {at_lo!r}",
+            f"{at_lo!r}",
+        ),
+    ]
+    return checks
+
+
+def _fails_at(model, label: str, params: dict, n: str, entry: dict, notes: list[str]) -> list[Check]:
+    """Block ``n``'s target proven to fail at ``params`` from its recorded certificate there."""
     from .proofs import lp_multipliers, theorem
 
-    label = f"accuracy first: block {n} at {var.key} = {lo!r}"
     target = next((t for t in model.targets if t.block == n), None)
     block = model.blocks.get(n)
     if target is None or block is None or not isinstance(entry, dict):
         return [condition(label, False, f"block {n!r} has no target in the spec")]
-    params = dict(block.fixed) | {p: f.at({var.key: lo}) for p, f in block.linked.items()}
     problem = model.load_block(block.spec, params)
     cert = entry.get("certificate") or {}
     value: list[float] = []
