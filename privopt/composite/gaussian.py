@@ -345,6 +345,8 @@ def route(c, name: str) -> str:
         return "solved by its own route at each point"
     if c.choice and any(n in group.blocks for n in c.choice):
         return "solved in each branch's joint Gaussian program with the blocks that branch releases"
+    if c.joint is None and group.var is not None:  # accuracy first over a row (``least``): its least eps by scaling
+        return f"with {' + '.join(group.blocks)}: its least eps by one minimax joint Gaussian program, scaled exactly"
     rows = " with its targets as rows" if c.joint is None and has_targets(c, group) else ""
     return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program{rows} at each eps of the group"
 

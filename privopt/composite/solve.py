@@ -526,7 +526,14 @@ def _least_sum(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     coef = _sign(c) * c.objective.coefs[var.key]
 
     def failing(p: least.Least) -> dict:
-        return bracket_record(c, var.key, p.lo, p.hi, p.at_lo)["blocks"]
+        """The certificates of its targets failing at its lower end; without a target, its status
+        there (infeasible: ``verify`` takes it as recorded, no certificate of infeasibility is kept)."""
+        found = bracket_record(c, var.key, p.lo, p.hi, p.at_lo)["blocks"]
+        return found or {
+            n: {"params": dict(a.params), "status": a.status, "method": None, "certificate": None}
+            for n, a in p.at_lo.items()
+            if a.value is None
+        }
 
     bracket = least.record(var.key, lo, hi, parts, failing)
     bound = const + coef * max(var.lo, lo) if lo <= var.hi else math.inf  # above the range: proven infeasible
