@@ -208,16 +208,21 @@ def test_a_target_outside_the_group_verifies(outside, tmp_path):
     assert invoke("verify", path).exit_code == 0
 
 
-def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
-    """The count (an LP) must have error at most 1.2 and is not priced: it takes its least eps
-    e_c (brentq on the LP written here), randomized response the rest of 3."""
+def _count_beside_rr(tmp_path, objective: str):
+    """The count with error at most 1.2 and randomized response in dp(count, rr) <= 3, solved;
+    and the count's least eps e_c meeting 1.2 (brentq on the LP written here)."""
     path = _composite(
         tmp_path,
         {"count": "joint_count", "rr": "randomized_response"},
-        "subject to dp(count, rr) <= 3\nsubject to count.objective <= 1.2\nminimize rr.objective\n",
+        f"subject to dp(count, rr) <= 3\nsubject to count.objective <= 1.2\nminimize {objective}\n",
     )
-    r = privopt.solve(path)
-    e_c = brentq(lambda e: count_lp(e) - 1.2, 0.1, 3.0, xtol=1e-12)
+    return privopt.solve(path), brentq(lambda e: count_lp(e) - 1.2, 0.1, 3.0, xtol=1e-12)
+
+
+def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
+    """The count (an LP) must have error at most 1.2 and is not priced: it takes its least eps
+    e_c, randomized response the rest of 3."""
+    r, e_c = _count_beside_rr(tmp_path, "rr.objective")
     assert r.status == "optimal" and r.verification["passed"]
     assert r.objective == pytest.approx(_rr(3.0 - e_c), rel=1e-6)
     assert r.optimality["lower_bound"] <= _rr(3.0 - e_c) * (1 + 1e-9)
@@ -228,13 +233,7 @@ def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_p
     """count + 10 rr with count <= 1.2 over dp(count, rr) <= 3: the target binds (count at its
     least eps e_c), so the optimum is V(e_c) + 10 rr(3 - e_c) unless more budget pays, which scipy's
     bounded Brent over count's share (at least e_c) decides; privopt's bound and answer bracket it."""
-    path = _composite(
-        tmp_path,
-        {"count": "joint_count", "rr": "randomized_response"},
-        "subject to dp(count, rr) <= 3\nsubject to count.objective <= 1.2\nminimize count.objective + 10 * rr.objective\n",
-    )
-    r = privopt.solve(path)
-    e_c = brentq(lambda e: count_lp(e) - 1.2, 0.1, 3.0, xtol=1e-12)
+    r, e_c = _count_beside_rr(tmp_path, "count.objective + 10 * rr.objective")
     ref = minimize_scalar(
         lambda e: count_lp(e) + 10 * _rr(3.0 - e), bounds=(e_c, 2.9), method="bounded", options={"xatol": 1e-9}
     )

@@ -463,15 +463,8 @@ def _bracket(model, opt: dict, bound: float, notes: list[str], choice: bool) -> 
     lo = _number(rec.get("lo"))
     coef = model.objective.coefs.get(var.key, 0.0)
     at_lo = model.objective.const + coef * lo
-    sign = 1.0 if model.sense == "minimize" else -1.0
     checks = [
-        compare(
-            f"{name}: the bound is the objective at the bracket's lower end",
-            sign * (bound - at_lo) if choice else abs(bound - at_lo),
-            VALUE_RTOL * max(1.0, abs(at_lo)),
-            f"recorded {bound!r}, the objective at lo is {at_lo!r}",
-            f"{at_lo!r}",
-        ),
+        _at_lower_end(model, f"{name}: the bound is the objective at the bracket's lower end", bound, at_lo, choice),
         condition(
             f"{name}: the bracket's lower end in the range",
             var.lo <= lo < _number(rec.get("hi")),
@@ -542,18 +535,24 @@ def _least_sum(model, opt: dict, bound: float, notes: list[str], choice: bool) -
             checks += _fails_at(model, label, dict(block.fixed) | {block.budget.eps: lo}, n, failing[n], notes)
     total = math.fsum(los)
     at_lo = model.objective.const + model.objective.coefs.get(var.key, 0.0) * max(var.lo, total)
-    sign = 1.0 if model.sense == "minimize" else -1.0
     checks += [
         _same(f"{name}: the lower ends add up", rec.get("lo"), total),
-        compare(
-            f"{name}: the bound is the objective at the summed lower ends",
-            sign * (bound - at_lo) if choice else abs(bound - at_lo),
-            VALUE_RTOL * max(1.0, abs(at_lo)),
-            f"recorded {bound!r}, the objective there is {at_lo!r}",
-            f"{at_lo!r}",
-        ),
+        _at_lower_end(model, f"{name}: the bound is the objective at the summed lower ends", bound, at_lo, choice),
     ]
     return checks
+
+
+def _at_lower_end(model, name: str, bound: float, at_lo: float, choice: bool) -> Check:
+    """The recorded bound is the objective ``at_lo`` at the proven lower end of t (with a design
+    ``choice``, the least over the branches: at most it)."""
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    return compare(
+        name,
+        sign * (bound - at_lo) if choice else abs(bound - at_lo),
+        VALUE_RTOL * max(1.0, abs(at_lo)),
+        f"recorded {bound!r}, the objective at the lower end is {at_lo!r}",
+        f"{at_lo!r}",
+    )
 
 
 def _fails_at(model, label: str, params: dict, n: str, entry: dict, notes: list[str]) -> list[Check]:
