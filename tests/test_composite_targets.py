@@ -289,3 +289,58 @@ def test_what_stays_refused_says_what_to_write(tmp_path, text, message, fix):
     assert e.value.span is not None and fix in str(e.value)
     r = invoke("solve", path)
     assert r.exit_code == 2 and "c.priv:" in r.output and "^" in r.output and "Traceback" not in r.output
+
+
+# ---------------------------------------------------------------- a design choice
+
+
+def test_accuracy_first_over_a_row_with_a_design_choice_takes_the_least_branch(tmp_path):
+    """choose one of rr, count: each branch's least t is its own mechanism's least eps (the
+    closed form's inverse, brentq on the count's LP); the least wins, and verify re-checks both."""
+    path = _composite(
+        tmp_path,
+        {"rr": "randomized_response", "count": "joint_count"},
+        "choose t in [0, 8]\nchoose one of rr, count\nsubject to dp(rr, count) <= t\nsubject to rr.objective <= 0.3\n"
+        "subject to count.objective <= 2\nminimize t\n",
+    )
+    r = privopt.solve(path)
+    count = brentq(lambda e: count_lp(e) - 2.0, 0.1, 3.0, xtol=1e-12)
+    assert r.choice == "count" and r.status == "optimal" and r.verification["passed"]
+    assert r.objective == pytest.approx(count, rel=1e-6)
+    branches = r.optimality["branches"]
+    assert branches["rr"]["objective"] == pytest.approx(RR_LEAST, rel=1e-6)
+    assert r.blocks["rr"]["status"] == "not chosen"
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(r.to_dict()))
+    assert invoke("verify", out).exit_code == 0
+
+
+def test_a_design_choice_builds_each_branch_result_once(monkeypatch):
+    """The chosen branch's record is the answer itself (its bound is the least here): two branches,
+    two results built, not three."""
+    from privopt.composite import solve as composite_solve
+
+    built = []
+    original = composite_solve.CompositeResult.build
+
+    def counting(*args, **kwargs):
+        built.append(kwargs.get("choice"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(composite_solve.CompositeResult, "build", counting)
+    r = privopt.solve(SPECS / "blocks_choice.priv")
+    assert sorted(built) == sorted(r.optimality["branches"]) and len(built) == 2
+    chosen = r.optimality["branches"][r.choice]
+    assert chosen["objective"] == r.objective and chosen["lower_bound"] == r.optimality["lower_bound"]
+
+
+def test_a_target_out_of_reach_of_t_range_is_infeasible_with_the_reason(tmp_path):
+    """rr <= 0.3 needs eps 2.2336, beyond t's range [0, 2]: no answer, and the reason names it."""
+    path = _composite(
+        tmp_path,
+        {"rr": "randomized_response", "count": "joint_count"},
+        "choose t in [0, 2]\nsubject to dp(rr, count) <= t\nsubject to rr.objective <= 0.3\nminimize t\n",
+    )
+    r = privopt.solve(path)
+    assert r.status == "infeasible" and r.objective is None
+    assert any("block rr: its targets are not met at the top of the range" in why for why in r.reasons), r.reasons
