@@ -115,12 +115,15 @@ def record(key: str, lo: float, hi: float, parts: list[Least], failing: Callable
     ``key``, the sums ``lo <= t* <= hi`` and, per mechanism, its blocks, bracket and proof of its
     lower end: a joint group's minimax dual record (``joint_dual``), or per block whose target
     fails at ``lo`` its certificate there (``failing``: ``result.bracket_record``'s ``blocks``)."""
+    def finite(x: float) -> float | None:
+        return x if math.isfinite(x) else None  # strict JSON: inf (no budget meets it) is null
+
     out = []
     for p in parts:
-        entry = {"blocks": list(p.blocks), "lo": p.lo, "hi": p.hi if math.isfinite(p.hi) else None}
+        entry = {"blocks": list(p.blocks), "lo": finite(p.lo), "hi": finite(p.hi)}
         if p.record is not None:
             entry["joint_dual"] = p.record
         elif p.lo_fails:
             entry["failing"] = failing(p)
         out.append(entry)
-    return {"var": key, "lo": lo, "hi": hi if math.isfinite(hi) else None, "parts": out}
+    return {"var": key, "lo": finite(lo), "hi": finite(hi), "parts": out}
