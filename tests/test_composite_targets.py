@@ -227,6 +227,19 @@ def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
     assert r.objective == pytest.approx(_rr(3.0 - e_c), rel=1e-6)
     assert r.optimality["lower_bound"] <= _rr(3.0 - e_c) * (1 + 1e-9)
     assert r.blocks["count"]["objective"] <= 1.2
+    # the term's +inf points rest on the count's least budget, recorded and re-proven by verify
+    (part,) = r.optimality["bracket"]["parts"]
+    assert part["blocks"] == ["count"] and part["lo"] <= e_c <= part["hi"] * (1 + 1e-9)
+    out = tmp_path / "r.json"
+    data = r.to_dict()
+    out.write_text(json.dumps(data))
+    v = invoke("verify", out)
+    assert v.exit_code == 0 and "its target count.objective <= 1.2 fails" in v.output, v.output
+    assert "+inf point(s) lie at or below its re-proven least budget" in v.output
+    bad = copy.deepcopy(data)
+    bad["optimality"]["bracket"]["parts"][0]["lo"] = part["hi"] * 1.001  # a lower end its certificate does not prove
+    out.write_text(json.dumps(bad))
+    assert invoke("verify", out).exit_code == 1
 
 
 def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_path):

@@ -392,7 +392,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     method = result.get("method")
     if method == "split":
         derived, more = _split_bound(model, result, blocks, sign, allow_paths, notes)
-        checks += more
+        checks += more + _targeted_terms(model, opt | {"splits": result.get("splits")}, notes)
         if derived is not None:
             name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
             if choice:  # the bound is the least over the branches: at most this branch's
@@ -492,8 +492,6 @@ def _least_sum(model, opt: dict, bound: float, notes: list[str], choice: bool) -
     certificate; 0 needs nothing), the mechanisms those of the row, the lower ends adding up to the
     bracket's, and the bound ``const + coef max(lo of t's range, sum)``. A block infeasible at its
     lower end (no target: its least feasible eps) is taken as recorded (a note says so)."""
-    from ..composite.gaussian import proven_bound
-
     name = "accuracy first over the row"
     rec = opt.get("bracket")
     var = model.vars.get(rec.get("var")) if isinstance(rec, dict) and isinstance(rec.get("var"), str) else None
@@ -501,9 +499,55 @@ def _least_sum(model, opt: dict, bound: float, notes: list[str], choice: bool) -
     parts = rec.get("parts") if isinstance(rec, dict) else None
     if row is None or not isinstance(parts, list):
         return [condition(name, False, "the result records no bracket of the row's mechanisms (bracket.parts)")]
+    los, checks = _lower_ends(model, name, parts, {tuple(p.blocks) for p in row.parts}, notes)
+    total = math.fsum(los)
+    at_lo = model.objective.const + model.objective.coefs.get(var.key, 0.0) * max(var.lo, total)
+    checks += [
+        _same(f"{name}: the lower ends add up", rec.get("lo"), total),
+        _at_lower_end(model, f"{name}: the bound is the objective at the summed lower ends", bound, at_lo, choice),
+    ]
+    return checks
+
+
+def _targeted_terms(model, opt: dict, notes: list[str]) -> list[Check]:
+    """A split's targeted blocks (``composite.least``: a block's term is +inf below its least budget
+    meeting its targets): each recorded lower end re-proven (``_lower_ends``), so its +inf points
+    there are proven by the target failing at the lower end and the block's monotonicity."""
+    parts = (opt.get("bracket") or {}).get("parts")
+    if not isinstance(parts, list):
+        return []
+    mechanisms = {(n,) for n in model.blocks if any(t.block == n for t in model.targets)}
+    los, checks = _lower_ends(model, "targeted block", parts, mechanisms, notes)
+    floors = {tuple(p.get("blocks") or ())[0]: lo for p, lo in zip(parts, los) if p.get("blocks")}
+    for rec in opt.get("splits") or []:
+        terms, seen = [], set()  # the split's terms: a joint group is one, at its first variable
+        for key in rec.get("vars") or []:
+            g = model.group_of(model.vars[key].block) if key in model.vars else None
+            if g is None or g.blocks not in seen:
+                terms.append(key)
+            seen |= {g.blocks} if g is not None else set()
+        for key, pts in zip(terms, rec.get("points") or []):
+            var = model.vars.get(key)
+            if var is None or var.block not in floors:
+                continue
+            row = next(r for r in model.rows if key in r.coefs)
+            infinite = [p[0] for p in pts if p[1] is None and p[2] is None]
+            below = sum(var.lo + x / row.coefs[key] <= floors[var.block] for x in infinite)
+            notes.append(
+                f"block {var.block}: {below} of its {len(infinite)} +inf point(s) lie at or below its re-proven "
+                f"least budget {floors[var.block]!r}, proven +inf by its target failing there (the rest as recorded)"
+            )
+    return checks
+
+
+def _lower_ends(model, name: str, parts: list, mechanisms: set, notes: list[str]) -> tuple[list[float], list[Check]]:
+    """Each recorded mechanism's lower end (``composite.least.record``) re-proven: a joint group's
+    by ``gaussian.proven_bound`` from its minimax dual record; a block's by its target failing
+    there (``_fails_at``) from its recorded certificate; 0 needs nothing. (the lower ends, checks)"""
+    from ..composite.gaussian import proven_bound
+
     checks: list[Check] = []
     los = []
-    mechanisms = {tuple(p.blocks) for p in row.parts}
     for entry in parts:
         blocks = tuple(entry.get("blocks") or ()) if isinstance(entry, dict) else ()
         lo = _number(entry.get("lo")) if isinstance(entry, dict) else math.nan
@@ -533,13 +577,7 @@ def _least_sum(model, opt: dict, bound: float, notes: list[str], choice: bool) -
         else:
             block = model.blocks[n]
             checks += _fails_at(model, label, dict(block.fixed) | {block.budget.eps: lo}, n, failing[n], notes)
-    total = math.fsum(los)
-    at_lo = model.objective.const + model.objective.coefs.get(var.key, 0.0) * max(var.lo, total)
-    checks += [
-        _same(f"{name}: the lower ends add up", rec.get("lo"), total),
-        _at_lower_end(model, f"{name}: the bound is the objective at the summed lower ends", bound, at_lo, choice),
-    ]
-    return checks
+    return los, checks
 
 
 def _at_lower_end(model, name: str, bound: float, at_lo: float, choice: bool) -> Check:

@@ -110,11 +110,14 @@ def meets(op: str, bound: float, value: float) -> bool:
     return value <= bound if op == "<=" else value >= bound
 
 
-def record(key: str, lo: float, hi: float, parts: list[Least], failing: Callable[[Least], dict]) -> dict:
+def record(key: str | None, lo: float, hi: float, parts: list[Least], failing: Callable[[Least], dict]) -> dict:
     """``optimality.bracket`` of accuracy first over a row of mechanisms: the composite's variable
     ``key``, the sums ``lo <= t* <= hi`` and, per mechanism, its blocks, bracket and proof of its
     lower end: a joint group's minimax dual record (``joint_dual``), or per block whose target
-    fails at ``lo`` its certificate there (``failing``: ``result.bracket_record``'s ``blocks``)."""
+    fails at ``lo`` its certificate there (``failing``: ``result.bracket_record``'s ``blocks``).
+    A split records its targeted blocks' least budgets alike (``key`` None, no sums): below each
+    ``lo`` the block's term is +inf."""
+
     def finite(x: float) -> float | None:
         return x if math.isfinite(x) else None  # strict JSON: inf (no budget meets it) is null
 

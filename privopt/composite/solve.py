@@ -90,6 +90,7 @@ class _Oracle:
     warm: dict = field(default_factory=dict)  # block -> _Warm or None
     families: dict = field(default_factory=dict)  # block -> ParametricLP or None
     lowered: dict = field(default_factory=dict)  # (block, eps) -> MechanismLP
+    leasts: dict = field(default_factory=dict)  # a targeted block's variable -> its least budget (``_block_least``)
 
     def answer(self, name: str, values: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
@@ -525,17 +526,7 @@ def _least_sum(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     const = _sign(c) * c.objective.const
     coef = _sign(c) * c.objective.coefs[var.key]
 
-    def failing(p: least.Least) -> dict:
-        """The certificates of its targets failing at its lower end; without a target, its status
-        there (infeasible: ``verify`` takes it as recorded, no certificate of infeasibility is kept)."""
-        found = bracket_record(c, var.key, p.lo, p.hi, p.at_lo)["blocks"]
-        return found or {
-            n: {"params": dict(a.params), "status": a.status, "method": None, "certificate": None}
-            for n, a in p.at_lo.items()
-            if a.value is None
-        }
-
-    bracket = least.record(var.key, lo, hi, parts, failing)
+    bracket = least.record(var.key, lo, hi, parts, lambda p: _failing(c, var.key, p))
     bound = const + coef * max(var.lo, lo) if lo <= var.hi else math.inf  # above the range: proven infeasible
     if not hi <= var.hi:
         reasons = [p.why for p in parts if p.why] or [f"the mechanisms' least eps add up to {hi:.9g}, above {var.hi:g}"]
@@ -545,13 +536,25 @@ def _least_sum(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     return _Outcome(const + coef * max(var.lo, hi), bound, answers, active, bracket=bracket, checks=checks)
 
 
+def _failing(c: Composite, key: str | None, p: least.Least) -> dict:
+    """The certificates of a mechanism's targets failing at its lower end (``bracket_record``);
+    without a target, its status there (infeasible: ``verify`` takes it as recorded, no
+    certificate of infeasibility is kept)."""
+    found = bracket_record(c, key, p.lo, p.hi, p.at_lo)["blocks"]
+    return found or {
+        n: {"params": dict(a.params), "status": a.status, "method": None, "certificate": None}
+        for n, a in p.at_lo.items()
+        if a.value is None
+    }
+
+
 def _block_least(c: Composite, oracle: _Oracle, v, top: float) -> least.Least:
     """Block ``v.block``'s least budget in ``[v.lo, top]`` meeting its targets (its program
     feasible, when it has none), bracketed (``least.bracket``; memoized in the oracle's cache):
     its closed form's inverse, when it has one, is probed first."""
-    key = ("least", v.key, top)
-    if key in oracle.cache:
-        return oracle.cache[key]
+    key = (v.key, top)
+    if key in oracle.leasts:
+        return oracle.leasts[key]
     targets = [t for t in c.targets if t.block == v.block]
     _target_sides(c, targets)
 
@@ -569,7 +572,7 @@ def _block_least(c: Composite, oracle: _Oracle, v, top: float) -> least.Least:
     guess = cv.inverse(min(caps)) - v.lo if cv is not None and caps and len(caps) == len(targets) else None
     found = least.bracket(v.block, probe, max(0.0, top - v.lo), guess)
     found = dataclasses.replace(found, lo=found.lo + v.lo, hi=found.hi + v.lo)
-    oracle.cache[key] = found
+    oracle.leasts[key] = found
     return found
 
 
@@ -629,10 +632,13 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     for n in fixed:
         a = answers[n]
         bound += math.inf if a.value is None else weights.get(n, 0.0) * a.value
-    # a target on a block the split chooses is part of its term (``_value_term``); one on a fixed
-    # block holds or not at its one point
+    # a target on a block the split chooses is part of its term (``_value_term``; its least budget,
+    # below which the term is +inf, recorded with its proof: ``least.record``); one on a fixed block
+    # holds or not at its one point
     value = _objective(c, answers, values, active) if _targets_hold(c, answers, active) else math.inf
-    return _Outcome(value, min(bound, value), answers, active, _reasons(answers), splits)
+    found = [p for (key, _), p in oracle.leasts.items() if key in active_vars]
+    bracket = least.record(None, math.nan, math.nan, found, lambda p: _failing(c, None, p)) if found else None
+    return _Outcome(value, min(bound, value), answers, active, _reasons(answers), splits, bracket)
 
 
 def _active_row(row: Row, active_vars: dict) -> Row:
