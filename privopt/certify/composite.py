@@ -28,7 +28,9 @@ change is exit 2, naming the file):
   lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
   for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
   ``evaluate``: the objective itself; ``bisection``: the objective at the bracket's lower end,
-  where a target is proven to fail (``_bracket``); a composite that is one joint Gaussian
+  where a target is proven to fail (``_bracket``); ``least eps sum``: each mechanism's lower end
+  re-proven and summed (``_least_sum``; a split's targeted blocks' lower ends alike,
+  ``_targeted_terms``); a composite that is one joint Gaussian
   program: its recorded dual point (``optimality.joint_dual``), re-derived by
   ``gaussian.proven_bound`` (``_joint_bound``). A design choice: every branch not chosen
   re-checked from its recorded evidence (``_branches``) and the bound at most each branch's.

@@ -9,6 +9,10 @@ by one of three programs, each with its certificate.
 * **bisection** (accuracy first: ``minimize t`` subject to ``a.objective <= target``, blocks'
   budgets nondecreasing in t): the targets hold on an interval ``[t*, hi]`` of t, found by
   bisection; the bracket ``[t_lo, t_hi]`` (t_lo fails or is ``lo``, t_hi holds) is the certificate.
+* **least eps sum** (accuracy first over ``dp(a, b, ...) <= (t, delta)``: ``_least_sum``): the
+  least t is the sum of each mechanism's least eps meeting its targets (``least``: the proof and
+  the certified bracket); a target on a block a split chooses makes its term +inf below its
+  proven least eps (``_target_term``).
 * **evaluate** (nothing chosen): the blocks are solved once.
 
 A design choice ``choose one of a, b`` enumerates the alternatives, each solved and certified;
