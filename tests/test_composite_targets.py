@@ -21,6 +21,7 @@ import privopt
 from privopt.errors import SpecError
 from tests.conftest import SPECS, invoke
 from tests.conftest import strict_json as strict
+from tests.test_composite_gaussian import reference
 from tests.test_composite_gaussian_joint import _pair_with_target
 from tests.test_composite_gaussian_targets import minimax
 
@@ -357,3 +358,27 @@ def test_a_target_out_of_reach_of_t_range_is_infeasible_with_the_reason(tmp_path
     r = privopt.solve(path)
     assert r.status == "infeasible" and r.objective is None
     assert any("block rr: its targets are not met at the top of the range" in why for why in r.reasons), r.reasons
+
+
+def test_a_gaussian_block_of_another_input_beside_the_pair(tmp_path):
+    """The totals block (another input in [-2, 3], classic calibration) beside the pair, delta split
+    evenly (1e-6 each). Its noise program is homogeneous: at the sensitivity bound D its value is
+    (5 / D)^2 V1, V1 the cvxpy program written here at bound 1 and unit widths (well scaled), and
+    D = eps / sqrt(2 ln(1.25 / delta)), so its least eps meeting 5000 is sqrt(25 V1 2 ln(1.25e6) /
+    5000); verify re-proves its lower end from the block's dual point."""
+    path = _composite(
+        tmp_path,
+        {"prefix": "joint_prefix", "pairs": "joint_pairs", "tot": "gaussian_totals"},
+        "choose t in [0, 4]\nsubject to dp(prefix, pairs, tot) <= (t, 2e-6)\nsubject to prefix.objective <= 150\n"
+        "subject to pairs.objective <= 100\nsubject to tot.objective <= 5000\nminimize t\n",
+    )
+    r = privopt.solve(path)
+    totals = np.array([[1.0, 1, 1, 1], [1, 1, 0, 0]])
+    least = math.sqrt(25 * reference([(totals, 1.0)], 1.0, np.ones(4)) * 2 * math.log(1.25e6) / 5000)
+    assert r.status == "optimal" and r.verification["passed"]
+    assert r.blocks["tot"]["params"]["eps"] == pytest.approx(least, rel=1e-6)
+    assert r.objective == pytest.approx(_group_least([150, 100], 1.2, 1.3) + least, rel=1e-6)
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(r.to_dict()))
+    v = invoke("verify", out)
+    assert v.exit_code == 0 and "its target tot.objective <= 5000 fails" in v.output, v.output

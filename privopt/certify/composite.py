@@ -582,6 +582,23 @@ def _lower_ends(model, name: str, parts: list, mechanisms: set, notes: list[str]
     return los, checks
 
 
+def _noise_bound(problem, cert: dict) -> tuple[list[Check], float | None]:
+    """A noise block's proven lower bound from its certificate's dual point (``proofs.conic_dual``),
+    carried from its lowered program to the spec by the calibration's proven ceiling, as
+    ``verify_noise`` does (``noise_shrink``, ``noise_bound``); None when the point is unreadable
+    or no ceiling is proven."""
+    from ..lower.noise import lower_noise
+    from ..verification.problems import noise_bound, noise_shrink
+    from .proofs import conic_dual
+
+    program = lower_noise(problem.noise)
+    checks, bound_of = conic_dual(program, cert)
+    _ceiling, shrink = noise_shrink(problem.noise, program)
+    if bound_of is None or not shrink > 0:
+        return checks, None
+    return checks, float(noise_bound(program, shrink, bound_of(math.inf)))
+
+
 def _at_lower_end(model, name: str, bound: float, at_lo: float, choice: bool) -> Check:
     """The recorded bound is the objective ``at_lo`` at the proven lower end of t (with a design
     ``choice``, the least over the branches: at most it)."""
@@ -606,7 +623,10 @@ def _fails_at(model, label: str, params: dict, n: str, entry: dict, notes: list[
     problem = model.load_block(block.spec, params)
     cert = entry.get("certificate") or {}
     value: list[float] = []
-    if cert.get("kind") == "dual-bound":
+    if cert.get("kind") == "dual-bound" and getattr(problem, "noise", None) is not None:
+        checks, proven = _noise_bound(problem, cert)
+        value += [] if proven is None else [proven]
+    elif cert.get("kind") == "dual-bound":
         checks, proven = lp_multipliers(problem, cert, None, notes)
         value += [] if proven is None else [proven]
     elif cert.get("kind") == "theorem" and getattr(problem, "design", None) is not None:
