@@ -825,12 +825,12 @@ class _Builder:
                 f"list {outside[0]} in the dp(...) row, or drop its use line",
             )
 
-    def _alone(self, linear: Linear, branched: bool = False) -> Joint | None:
+    def _alone(self, linear: Linear) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the
         only one, its blocks are all the blocks, and the objective weighs only their values (or
         is the group's chosen eps ``t``, accuracy first); targets only on its blocks; no design
-        choice, or (``branched``) one whose every branch is such a composite."""
-        if len(self.groups) != 1 or len(self.rows) != 1 or (self.choice and not branched):
+        choice (a branch of one is built without it: ``branch``)."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or self.choice:
             return None
         g = self.groups[0]
         keys = {f"{n}.objective" for n in g.blocks} | ({g.var} if g.var is not None else set())
