@@ -207,8 +207,16 @@ def test_a_member_delta_written_as_a_number_is_refused_with_the_fix(tmp_path):
     assert "writes its delta as a number" in r.output and "param delta" in r.output
 
 
-def test_a_target_on_a_block_outside_the_group_in_a_split_is_refused_with_the_fix(tmp_path):
-    path = _mixed(tmp_path, 2.0, "subject to r.objective <= 0.5")
-    r = invoke("solve", path)
-    assert r.exit_code == 2 and "c.priv:5:" in r.output and "^" in r.output and "Traceback" not in r.output
-    assert "a target on block 'r', whose budget the split chooses" in r.output and "with eps = NUMBER" in r.output
+def test_a_target_on_a_block_outside_the_group_in_a_split_is_met_at_the_optimum(tmp_path):
+    """Refused until the session of 2026-11-26 (fourth); now r's term is its value where r <= 0.5
+    holds (eps >= ln 4) and +inf below (solve._target_term): the optimum over the pair's share y
+    of J(y) + 10 rr(2 - y) with 2 - y >= ln 4, J the cvxpy joint program, by bounded Brent."""
+    r = privopt.solve(_mixed(tmp_path, 2.0, "subject to r.objective <= 0.5"))
+    ref = minimize_scalar(
+        lambda s: _pair_with_target(s) + 10 * _rr(2.0 - s),
+        bounds=(0.05, 2.0 - math.log(4.0)),
+        method="bounded",
+        options={"xatol": 1e-9},
+    )
+    assert r.status == "optimal" and r.verification["passed"]
+    assert r.objective == pytest.approx(ref.fun, rel=1e-6) and r.blocks["r"]["objective"] <= 0.5

@@ -148,11 +148,6 @@ def test_two_groups_in_one_row_and_the_classic_cap(tmp_path):
     "text, message",
     [
         (
-            "choose t in [0, 4]\nsubject to dp(a, b, c) <= (t, 1e-6)\nsubject to a.objective <= 100\n"
-            "subject to b.objective <= 100\nminimize t\n",
-            "its least t is the sum of each mechanism's least eps",
-        ),
-        (
             "subject to dp(a, b, c) <= (2, 1e-6)\nmaximize c.objective - a.objective + b.objective\n",
             "block 'b' is not weighted by a positive number",
         ),

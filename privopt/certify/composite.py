@@ -28,7 +28,9 @@ change is exit 2, naming the file):
   lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
   for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
   ``evaluate``: the objective itself; ``bisection``: the objective at the bracket's lower end,
-  where a target is proven to fail (``_bracket``); a composite that is one joint Gaussian
+  where a target is proven to fail (``_bracket``); ``least eps sum``: each mechanism's lower end
+  re-proven and summed (``_least_sum``; a split's targeted blocks' lower ends alike,
+  ``_targeted_terms``); a composite that is one joint Gaussian
   program: its recorded dual point (``optimality.joint_dual``), re-derived by
   ``gaussian.proven_bound`` (``_joint_bound``). A design choice: every branch not chosen
   re-checked from its recorded evidence (``_branches``) and the bound at most each branch's.
@@ -193,10 +195,10 @@ def _values(model, result: dict, blocks: dict, params: dict) -> dict[str, float]
         if var.block is not None:
             values[key] = _number((blocks[var.block].get("params") or {}).get(var.param, 0.0))
     for key, var in model.vars.items():
-        group = next((g for g in model.groups if g.var == key), None)
-        if group is not None:  # dp(a, b) <= (t, delta): t is the group's eps, as its blocks record it
-            b = model.blocks[group.blocks[0]]
-            values[key] = _number((blocks[b.name].get("params") or {}).get(b.budget.eps))
+        row = next((r for r in model.rows if r.var == key), None)
+        if row is not None:  # dp(...) <= (t, delta): t is what the row's mechanisms spend (at least t's lo)
+            spent = math.fsum(c * values.get(k, 0.0) for k, c in row.coefs.items())
+            values[key] = max(var.lo, spent)
             params[key] = values[key]
         elif var.block is None:
             setters = [(n, p, f) for n, b in model.blocks.items() for p, f in b.linked.items() if set(f.coefs) == {key}]
@@ -392,7 +394,7 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     method = result.get("method")
     if method == "split":
         derived, more = _split_bound(model, result, blocks, sign, allow_paths, notes)
-        checks += more
+        checks += more + _targeted_terms(model, opt | {"splits": result.get("splits")}, notes)
         if derived is not None:
             name = f"{key.replace('_', ' ')} re-derived from the recorded splits"
             if choice:  # the bound is the least over the branches: at most this branch's
@@ -419,6 +421,8 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
         checks.append(_joint_bound(model, opt, bound, choice))
     elif method == "bisection":
         checks += _bracket(model, opt, bound, notes, choice)
+    elif method == "least eps sum":  # composite.solve.METHOD_SUM
+        checks += _least_sum(model, opt, bound, notes, choice)
     else:
         notes.append(f"the {method} method's proven bound is taken as recorded")
     checks.append(
@@ -461,15 +465,8 @@ def _bracket(model, opt: dict, bound: float, notes: list[str], choice: bool) -> 
     lo = _number(rec.get("lo"))
     coef = model.objective.coefs.get(var.key, 0.0)
     at_lo = model.objective.const + coef * lo
-    sign = 1.0 if model.sense == "minimize" else -1.0
     checks = [
-        compare(
-            f"{name}: the bound is the objective at the bracket's lower end",
-            sign * (bound - at_lo) if choice else abs(bound - at_lo),
-            VALUE_RTOL * max(1.0, abs(at_lo)),
-            f"recorded {bound!r}, the objective at lo is {at_lo!r}",
-            f"{at_lo!r}",
-        ),
+        _at_lower_end(model, f"{name}: the bound is the objective at the bracket's lower end", bound, at_lo, choice),
         condition(
             f"{name}: the bracket's lower end in the range",
             var.lo <= lo < _number(rec.get("hi")),
@@ -483,24 +480,153 @@ def _bracket(model, opt: dict, bound: float, notes: list[str], choice: bool) -> 
             condition(f"{name}: a target fails at the bracket's lower end", False, "no failing block recorded")
         )
     for n, entry in failing.items():
-        checks += _fails_at(model, var, lo, n, entry, notes)
+        block = model.blocks.get(n)
+        params = {} if block is None else dict(block.fixed) | {p: f.at({var.key: lo}) for p, f in block.linked.items()}
+        checks += _fails_at(model, f"accuracy first: block {n} at {var.key} = {lo!r}", params, n, entry, notes)
     return checks
 
 
-def _fails_at(model, var, lo: float, n: str, entry: dict, notes: list[str]) -> list[Check]:
-    """Block ``n``'s target proven to fail at ``var = lo`` from its recorded certificate there."""
+def _least_sum(model, opt: dict, bound: float, notes: list[str], choice: bool) -> list[Check]:
+    """Accuracy first over a ``dp(...) <= (t, delta)`` row re-derived (``composite.least``: the
+    least t is the sum of the mechanisms' least eps, each at least its bracket's lower end): per
+    recorded mechanism, its lower end proven (a joint group's by ``gaussian.proven_bound`` from its
+    minimax dual record; a block's by its target failing there, ``_fails_at``, from its recorded
+    certificate; 0 needs nothing), the mechanisms those of the row, the lower ends adding up to the
+    bracket's, and the bound ``const + coef max(lo of t's range, sum)``. A block infeasible at its
+    lower end (no target: its least feasible eps) is taken as recorded (a note says so)."""
+    name = "accuracy first over the row"
+    rec = opt.get("bracket")
+    var = model.vars.get(rec.get("var")) if isinstance(rec, dict) and isinstance(rec.get("var"), str) else None
+    row = next((r for r in model.rows if var is not None and r.var == var.key), None)
+    parts = rec.get("parts") if isinstance(rec, dict) else None
+    if row is None or not isinstance(parts, list):
+        return [condition(name, False, "the result records no bracket of the row's mechanisms (bracket.parts)")]
+    los, checks = _lower_ends(model, name, parts, {tuple(p.blocks) for p in row.parts}, notes)
+    total = math.fsum(los)
+    at_lo = model.objective.const + model.objective.coefs.get(var.key, 0.0) * max(var.lo, total)
+    checks += [
+        _same(f"{name}: the lower ends add up", rec.get("lo"), total),
+        _at_lower_end(model, f"{name}: the bound is the objective at the summed lower ends", bound, at_lo, choice),
+    ]
+    return checks
+
+
+def _targeted_terms(model, opt: dict, notes: list[str]) -> list[Check]:
+    """A split's targeted blocks (``composite.least``: a block's term is +inf below its least budget
+    meeting its targets): each recorded lower end re-proven (``_lower_ends``), so its +inf points
+    there are proven by the target failing at the lower end and the block's monotonicity."""
+    parts = (opt.get("bracket") or {}).get("parts")
+    if not isinstance(parts, list):
+        return []
+    mechanisms = {(n,) for n in model.blocks if any(t.block == n for t in model.targets)}
+    los, checks = _lower_ends(model, "targeted block", parts, mechanisms, notes)
+    floors = {tuple(p.get("blocks") or ())[0]: lo for p, lo in zip(parts, los) if p.get("blocks")}
+    for rec in opt.get("splits") or []:
+        terms, seen = [], set()  # the split's terms: a joint group is one, at its first variable
+        for key in rec.get("vars") or []:
+            g = model.group_of(model.vars[key].block) if key in model.vars else None
+            if g is None or g.blocks not in seen:
+                terms.append(key)
+            seen |= {g.blocks} if g is not None else set()
+        for key, pts in zip(terms, rec.get("points") or []):
+            var = model.vars.get(key)
+            if var is None or var.block not in floors:
+                continue
+            row = next(r for r in model.rows if key in r.coefs)
+            infinite = [p[0] for p in pts if p[1] is None and p[2] is None]
+            below = sum(var.lo + x / row.coefs[key] <= floors[var.block] for x in infinite)
+            notes.append(
+                f"block {var.block}: {below} of its {len(infinite)} +inf point(s) lie at or below its re-proven "
+                f"least budget {floors[var.block]!r}, proven +inf by its target failing there (the rest as recorded)"
+            )
+    return checks
+
+
+def _lower_ends(model, name: str, parts: list, mechanisms: set, notes: list[str]) -> tuple[list[float], list[Check]]:
+    """Each recorded mechanism's lower end (``composite.least.record``) re-proven: a joint group's
+    by ``gaussian.proven_bound`` from its minimax dual record; a block's by its target failing
+    there (``_fails_at``) from its recorded certificate; 0 needs nothing. (the lower ends, checks)"""
+    from ..composite.gaussian import proven_bound
+
+    checks: list[Check] = []
+    los = []
+    for entry in parts:
+        blocks = tuple(entry.get("blocks") or ()) if isinstance(entry, dict) else ()
+        lo = _number(entry.get("lo")) if isinstance(entry, dict) else math.nan
+        label = f"{name}: {'+'.join(blocks) or '?'} at eps {lo!r}"
+        los.append(lo)
+        if blocks not in mechanisms or not lo >= 0:
+            checks.append(condition(label, False, "not a mechanism of the row, or no lower end"))
+            continue
+        group = model.group_of(blocks[0])
+        if lo == 0:
+            continue
+        if group is not None:
+            try:
+                derived = proven_bound(model, group, entry.get("joint_dual"))
+            except (KeyError, TypeError, ValueError) as e:
+                derived, why = -math.inf, f"the recorded dual point cannot be read: {e}"
+            else:
+                why = f"the recorded dual point proves only {derived!r}"
+            checks.append(_within(f"{label}: proven by its minimax dual point", 1.0, lo, derived, why))
+            continue
+        failing = entry.get("failing") if isinstance(entry.get("failing"), dict) else {}
+        n = blocks[0]
+        if n not in failing:
+            checks.append(condition(label, False, "no failing block recorded at the lower end"))
+        elif not any(t.block == n for t in model.targets) and failing[n].get("status") == "infeasible":
+            notes.append(f"{label}: infeasible there (its least feasible eps), taken as recorded")
+        else:
+            block = model.blocks[n]
+            checks += _fails_at(model, label, dict(block.fixed) | {block.budget.eps: lo}, n, failing[n], notes)
+    return los, checks
+
+
+def _noise_bound(problem, cert: dict) -> tuple[list[Check], float | None]:
+    """A noise block's proven lower bound from its certificate's dual point (``proofs.conic_dual``),
+    carried from its lowered program to the spec by the calibration's proven ceiling, as
+    ``verify_noise`` does (``noise_shrink``, ``noise_bound``); None when the point is unreadable
+    or no ceiling is proven."""
+    from ..lower.noise import lower_noise
+    from ..verification.problems import noise_bound, noise_shrink
+    from .proofs import conic_dual
+
+    program = lower_noise(problem.noise)
+    checks, bound_of = conic_dual(program, cert)
+    _ceiling, shrink = noise_shrink(problem.noise, program)
+    if bound_of is None or not shrink > 0:
+        return checks, None
+    return checks, float(noise_bound(program, shrink, bound_of(math.inf)))
+
+
+def _at_lower_end(model, name: str, bound: float, at_lo: float, choice: bool) -> Check:
+    """The recorded bound is the objective ``at_lo`` at the proven lower end of t (with a design
+    ``choice``, the least over the branches: at most it)."""
+    sign = 1.0 if model.sense == "minimize" else -1.0
+    return compare(
+        name,
+        sign * (bound - at_lo) if choice else abs(bound - at_lo),
+        VALUE_RTOL * max(1.0, abs(at_lo)),
+        f"recorded {bound!r}, the objective at the lower end is {at_lo!r}",
+        f"{at_lo!r}",
+    )
+
+
+def _fails_at(model, label: str, params: dict, n: str, entry: dict, notes: list[str]) -> list[Check]:
+    """Block ``n``'s target proven to fail at ``params`` from its recorded certificate there."""
     from .proofs import lp_multipliers, theorem
 
-    label = f"accuracy first: block {n} at {var.key} = {lo!r}"
     target = next((t for t in model.targets if t.block == n), None)
     block = model.blocks.get(n)
     if target is None or block is None or not isinstance(entry, dict):
         return [condition(label, False, f"block {n!r} has no target in the spec")]
-    params = dict(block.fixed) | {p: f.at({var.key: lo}) for p, f in block.linked.items()}
     problem = model.load_block(block.spec, params)
     cert = entry.get("certificate") or {}
     value: list[float] = []
-    if cert.get("kind") == "dual-bound":
+    if cert.get("kind") == "dual-bound" and getattr(problem, "noise", None) is not None:
+        checks, proven = _noise_bound(problem, cert)
+        value += [] if proven is None else [proven]
+    elif cert.get("kind") == "dual-bound":
         checks, proven = lp_multipliers(problem, cert, None, notes)
         value += [] if proven is None else [proven]
     elif cert.get("kind") == "theorem" and getattr(problem, "design", None) is not None:

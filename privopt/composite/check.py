@@ -22,6 +22,10 @@ method's answer ``U`` and its proven bound ``L`` (``L <= OPT <= U``):
   program, so the joint optimum is at most the grid's value, and the certified best split
   reported beside it is too, with its lower bound below it. With targets on its blocks (``joint
   targets``) a block's grid point that misses its target is no feasible point.
+* **grid of eps per mechanism** (``least eps sum``: accuracy first over a row of mechanisms):
+  each mechanism on its own grid of eps (a group's blocks apart, as above); the least grid eps
+  meeting each one's targets add up to a feasible t, at least ``L``; a block alone meeting its
+  targets at or below its recorded lower end refutes it.
 * **grid of t, blocks apart** (``joint least eps``): the least grid t at which every block alone
   at (t / B, delta / B) meets its target is feasible for the joint program: at least ``L``.
 * **branch NAME** (a design choice involving a joint group): each branch (``model.branch``) is
@@ -219,6 +223,7 @@ class _Checker:
             "joint": self.joint,
             "joint targets": self.joint,
             "joint least eps": self.joint_t_grid,
+            "least eps sum": self.eps_grids,
         }
         return routes.get(method, lambda _r: [])(result)
 
@@ -301,9 +306,12 @@ class _Checker:
         program (which is never worse), found without it; where a block misses a target on it
         (from above or below), no feasible point (inf)."""
         c = self.c
-        if len(unit) == 1 and c.group_of(c.vars[unit[0]].block) is None:
+        if (
+            len(unit) == 1 and c.group_of(c.vars[unit[0]].block) is None
+        ):  # a block alone: no point where it misses a target
             k = unit[0]
-            return [_times(w.get(c.vars[k].block, 0.0), self.blocks.at(c.vars[k].block, {k: x})) for x in xs]
+            name = c.vars[k].block
+            return [_times(w.get(name, 0.0), self._met(name, self.blocks.at(name, {k: x}))) for x in xs]
         group = c.group_of(c.vars[unit[0]].block)
         if has_targets(c, group):  # no split of the group's eps apart need meet them: its targets' program
             term = target_term(c, group, self.blocks.options, self.blocks.cache, xs[-1])
@@ -315,13 +323,16 @@ class _Checker:
             for k in unit:
                 block = c.blocks[c.vars[k].block]
                 params = self.blocks.params(block.name, {k: eps / size}) | {block.budget.delta: group.delta / size}
-                v = self.blocks.value(block.name, params)
-                met = v is not None and all(
-                    v <= t.bound if t.op == "<=" else v >= t.bound for t in c.targets if t.block == block.name
-                )
-                total += _times(w.get(block.name, 0.0), v if met else None)
+                total += _times(w.get(block.name, 0.0), self._met(block.name, self.blocks.value(block.name, params)))
             curve.append(total)
         return curve
+
+    def _met(self, name: str, v: float | None) -> float | None:
+        """Block ``name``'s value ``v`` where it meets every target on it, else None (no feasible point)."""
+        ok = v is not None and all(
+            v <= t.bound if t.op == "<=" else v >= t.bound for t in self.c.targets if t.block == name
+        )
+        return v if ok else None
 
     def split_routes(self, result) -> list[CheckPath]:
         c = self.c
@@ -412,6 +423,53 @@ class _Checker:
             len(self.blocks.cache) - before,
             time.perf_counter() - t0,
             f"least grid {var.key} meeting the targets",
+        )
+        if bad:
+            path.status, path.message = "disagrees", "; ".join(bad)
+        return [path]
+
+    def eps_grids(self, result) -> list[CheckPath]:
+        """Accuracy first over a ``dp(...) <= (t, delta)`` row (``least``): each mechanism on its own
+        grid of ``T_GRID + 1`` eps in ``[0, hi]`` (a joint group's blocks solved APART at (eps / B,
+        delta / B), basic composition: feasible for the group). The least grid eps at which each
+        mechanism meets its targets (its program feasible, without one) add up to a feasible t,
+        at least the proven bound; and a block alone must miss its targets at every grid eps at or
+        below its recorded lower end (its bracket in ``optimality.bracket``)."""
+        c = self.c
+        row = next(r for r in c.rows if r.var is not None)
+        var = c.vars[row.var]
+        active = [n for n in c.blocks if not c.choice or n not in c.choice or n == result.choice]
+        parts = {tuple(p["blocks"]): p for p in result.optimality.get("bracket", {}).get("parts", [])}
+        t0, before = time.perf_counter(), len(self.blocks.cache)
+        total, bad, shown = 0.0, [], []
+        for part in row.parts:
+            names = [n for n in part.blocks if n in active]
+            if not names:
+                continue
+            size, least = len(names), math.inf
+            for eps in np.linspace(0.0, var.hi, T_GRID + 1):
+                met = True
+                for name in names:
+                    b = c.blocks[name]
+                    params = {**b.fixed, b.budget.eps: float(eps) / size}
+                    if size > 1:
+                        params[b.budget.delta] = part.delta / size
+                    met = met and self._met(name, self.blocks.value(name, params)) is not None
+                lo = parts.get(tuple(part.blocks), {}).get("lo")
+                if met and size == 1 and lo is not None and eps <= lo:
+                    bad.append(f"{names[0]} meets its targets at eps={eps:.6g}, at or below its proven {lo:.9g}")
+                if met:  # the mechanism meets its targets on an up-set of eps: the first grid eps is its least
+                    least = float(eps)
+                    break
+            total += least
+            shown.append(f"{'+'.join(names)} {least:.6g}")
+        value = self.sign * c.objective.at({var.key: max(var.lo, total)})
+        path = self.feasible_point(
+            f"grid of {T_GRID + 1} eps per mechanism",
+            value,
+            len(self.blocks.cache) - before,
+            time.perf_counter() - t0,
+            "least grid eps per mechanism: " + ", ".join(shown),
         )
         if bad:
             path.status, path.message = "disagrees", "; ".join(bad)

@@ -4,7 +4,8 @@ the model alone (nothing is solved).
 * a block of a joint Gaussian program gets the shared ``(eps, delta)`` of its ``dp(...)``: the
   blocks together are one Gaussian mechanism (``gaussian.py``);
 * a block whose budget is chosen gets it from the split of its composition row, within the
-  variable's range (``split.py``);
+  variable's range (``split.py``), or, when the row's eps is the composite's ``t`` (accuracy
+  first over a row, ``least.py``), its least eps meeting its targets;
 * a block whose budget is set by ``with P = t`` gets the composite's own variable (accuracy first);
 * every other param is the number the composite or the block fixes (``with``, a share of delta).
 """
@@ -60,8 +61,13 @@ def budgets(c) -> list[dict]:
             chosen = [v for v in c.vars.values() if v.block == name]
             entry["chosen"] = {v.param: [_number(v.lo), _number(v.hi)] for v in chosen}
             entry["linked"] = {p: _linear(form) for p, form in b.linked.items()}
-            if chosen:
-                rows = [r for r in c.rows if any(v.key in r.coefs for v in chosen)]
+            rows = [r for r in c.rows if any(v.key in r.coefs for v in chosen)]
+            if chosen and any(r.var is not None for r in rows):  # accuracy first over the row (``least``)
+                what = "the group's" if group is not None else "its"
+                how = f"{what} least eps meeting the targets, one term of the least {rows[0].var} in " + _written(
+                    rows[0].span
+                )
+            elif chosen:
                 how = "chosen by the split of " + "; ".join(_written(r.span) for r in rows)
             elif b.linked:
                 how = "set by the composite's variable"

@@ -345,6 +345,8 @@ def route(c, name: str) -> str:
         return "solved by its own route at each point"
     if c.choice and any(n in group.blocks for n in c.choice):
         return "solved in each branch's joint Gaussian program with the blocks that branch releases"
+    if c.joint is None and group.var is not None:  # accuracy first over a row (``least``): its least eps by scaling
+        return f"with {' + '.join(group.blocks)}: its least eps by one minimax joint Gaussian program, scaled exactly"
     rows = " with its targets as rows" if c.joint is None and has_targets(c, group) else ""
     return f"solved with {' + '.join(group.blocks)} as one joint Gaussian program{rows} at each eps of the group"
 
@@ -764,31 +766,60 @@ def with_targets(c, options: dict) -> CompositeResult:
 
 def least_budget(c, options: dict) -> CompositeResult:
     """Accuracy first over one joint group, ``dp(a, b) <= (t, delta)``, ``minimize t``, every
-    block ``L_b <= T_b``: the least t. Every constraint of the joint program is homogeneous, so
-    one program at a reference eps answers for all: at ``D_ref`` the minimax ``rho = min_Sigma
-    max_b N_b / (T_b - o_b)`` (``_with_rows``, weights ``1 / (T_b - o_b)``), and the targets hold
-    at sensitivity D iff ``D >= D_ref sqrt(rho*)``. The answer: the minimax point (verified, its
-    ``rho_u`` recomputed) scaled to ``D(t_u)``, ``t_u`` the upper end of ``least_eps`` at ``D_ref
-    sqrt(rho_u)``; the bound: ``proven_bound``'s ``t_l`` from the minimax's multipliers ``mu``, the
-    joint program at weights ``mu_b / (T_b - o_b)`` solved and certified."""
+    block ``L_b <= T_b``: the least t (``least_point`` over t's range)."""
     t0 = time.perf_counter()
     g = c.joint
     var = c.vars[g.var]
     const = c.objective.const
+    at = least_point(c, g, var.lo, var.hi, options)
+    if at.answers is None:
+        return _refused(c, t0, at.why)
+    objective = const + at.hi if at.passed else None
+    result = _joint_result(c, t0, METHOD_LEAST, objective, const + at.lo, at.answers, 2, at.why)
+    return _finish(c, result, at.record, at.checks)
+
+
+@dataclasses.dataclass(frozen=True)
+class LeastPoint:
+    """The least eps of a joint group meeting its upper targets, bracketed: ``lo`` proven (no eps
+    below it meets them: ``proven_bound`` of ``record``), ``hi`` achieved (``answers``: the
+    blocks at eps ``hi``, verified; ``passed`` when every check and target holds there);
+    ``answers`` None when no point was found (``why``)."""
+
+    lo: float
+    hi: float
+    answers: dict | None
+    record: dict | None
+    checks: list
+    passed: bool
+    why: str | None
+
+
+def least_point(c, g, lo: float, hi: float, options: dict) -> LeastPoint:
+    """The least eps in ``[lo, hi]`` at which the group ``g`` (its delta share ``g.delta``) meets
+    every upper target on its blocks. Every constraint of the joint program is homogeneous, so one
+    program at a reference eps answers for all: at ``D_ref`` the minimax ``rho = min_Sigma max_b
+    N_b / (T_b - o_b)`` (``_with_rows``, weights ``1 / (T_b - o_b)``), and the targets hold at
+    sensitivity D iff ``D >= D_ref sqrt(rho*)``. The answer: the minimax point (verified, its
+    ``rho_u`` recomputed) scaled to ``D(t_u)``, ``t_u`` the upper end of ``least_eps`` at ``D_ref
+    sqrt(rho_u)``; the bound: ``proven_bound``'s ``t_l`` from the minimax's multipliers ``mu``, the
+    joint program at weights ``mu_b / (T_b - o_b)`` solved and certified."""
     classic = any(c.blocks[n].budget.calibration == "classic" for n in g.blocks)
-    eps_ref = min(var.hi, CLASSIC_EPS_MAX / 2) if classic else var.hi
+    eps_ref = min(hi, CLASSIC_EPS_MAX / 2) if classic else hi
     if not eps_ref > 0:
-        return _refused(c, t0, f"'{g.var}' has no positive value in its range")
+        return LeastPoint(lo, math.inf, None, None, [], False, f"'{g.var}' has no positive value in its range")
     ref = dataclasses.replace(g, eps=eps_ref)
     _model, parts = joint_model(c, ref, group_weights(c, g))
     targets = _targets(c, g)
     room = {n: targets[n] - parts[n][0].objective.offset for n in g.blocks}
     if any(r <= 0 for r in room.values()):
-        return _refused(c, t0, "a target is at or below its block's noiseless part: no budget meets it")
+        why = "a target is at or below its block's noiseless part: no budget meets it"
+        return LeastPoint(math.inf, math.inf, None, None, [], False, why)
     model, parts = joint_model(c, ref, {n: 1.0 / room[n] for n in g.blocks})
     program, cov, mu, status = _with_rows(model, None)
     if cov is None:
-        return _refused(c, t0, f"the minimax joint program is {status} at the reference eps {eps_ref:g}")
+        why = f"the minimax joint program is {status} at the reference eps {eps_ref:g}"
+        return LeastPoint(lo, math.inf, None, None, [], False, why)
     ref_check = conic_verify(model, cov, program, None, certify=False)
     values = block_values(parts, cov)
     rho_u = max((values[n] - parts[n][0].objective.offset) / room[n] for n in g.blocks) * (1 + SCALE_MARGIN)
@@ -797,10 +828,11 @@ def least_budget(c, options: dict) -> CompositeResult:
     record = dual_record(eps_ref, g.delta, bound_weights, certified)
     calibration = model.requirement.calibration
     d_ref = program.sensitivity_bound
-    t_u = max(least_eps(d_ref * math.sqrt(rho_u), g.delta, calibration)[1], var.lo)
-    t_l = max(proven_bound(c, g, record), var.lo)
-    if t_u > var.hi or (classic and not classic_is_private(t_u, g.delta)[0]):
-        return _refused(c, t0, f"the targets need {g.var} >= {t_l:.9g}, beyond its range or the calibration's")
+    t_u = max(least_eps(d_ref * math.sqrt(rho_u), g.delta, calibration)[1], lo)
+    t_l = max(proven_bound(c, g, record), lo)
+    if t_u > hi or (classic and not classic_is_private(t_u, g.delta)[0]):
+        why = f"the targets need {g.var} >= {t_l:.9g}, beyond its range or the calibration's"
+        return LeastPoint(t_l, math.inf, None, record, [], False, why)
     at = dataclasses.replace(g, eps=t_u)
     model_u, parts_u = joint_model(c, at, group_weights(c, g))
     scale = (d_ref / max_sensitivity(t_u, g.delta, calibration)) ** 2
@@ -813,9 +845,8 @@ def least_budget(c, options: dict) -> CompositeResult:
         (f"the proven least {g.var} {t_l:.12g} <= {t_u:.12g}", t_l <= t_u),
     ]
     passed = all(ok for _, ok in checks) and _targets_hold(c, g, {n: a.value for n, a in answers.items()})
-    why = "the answer fails a check or a target (verification lists them)"
-    result = _joint_result(c, t0, METHOD_LEAST, const + t_u if passed else None, const + t_l, answers, 2, why)
-    return _finish(c, result, record, checks)
+    why = None if passed else "the answer fails a check or a target (verification lists them)"
+    return LeastPoint(t_l, t_u, answers, record, checks, passed, why)
 
 
 def _joint_result(

@@ -340,6 +340,7 @@ class _Builder:
             )
         linear = dataclasses.replace(linear, text=objective.expr.span.text())
         self._check_groups(objective, linear)
+        self._check_least_sum(objective, linear)
         titles = [s for s in st if isinstance(s, ast.SpecTitle)]
         return Model(
             spec=self.spec,
@@ -601,7 +602,7 @@ class _Builder:
             eps_form, delta = self._linear(bound), 0.0
         units = self._units(blocks, delta, span)
         parts = self._split_delta(units, delta, span)
-        var = self._budget_var(eps_form, parts, bound)
+        var = self._budget_var(eps_form, bound)
         eps = eps_form.const if var is None else self.vars[var].hi
         coefs = {}
         for part in parts:
@@ -622,38 +623,23 @@ class _Builder:
         # with a chosen t the row holds the group's eps to t's range; the group's eps is t itself
         self.rows.append(Row(coefs, eps, span, accountant, delta, parts, var))
 
-    def _budget_var(self, form: Linear, parts: tuple[Part, ...], bound: ast.Expr) -> str | None:
+    def _budget_var(self, form: Linear, bound: ast.Expr) -> str | None:
         """The composite's chosen variable ``t`` when the row's eps is ``t`` itself (accuracy
-        first over one joint Gaussian group: ``dp(a, b) <= (t, delta)``), else None (a number)."""
+        first: ``dp(a, b) <= (t, delta)``, the least t meeting the targets), else None (a number)."""
         if not form.coefs:
             return None
         (key, coef), *more = form.coefs.items()
-        one_group = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
         mine = key in self.vars and self.vars[key].block is None
-        if not more and coef == 1.0 and form.const == 0.0 and mine and not one_group and self._has_group(parts):
+        if more or coef != 1.0 or form.const != 0.0 or not mine:
             raise SpecError(
-                "accuracy first over a joint Gaussian group beside other mechanisms in one dp(...) is not built: "
-                "under basic composition its least t is the sum of each mechanism's least eps, each its own "
-                "accuracy-first program",
-                bound.span,
-                "write one composite per mechanism (the group: dp(a, b) <= (t, delta), minimize t; each other "
-                "block: `with eps = t`, minimize t) and add their least t",
-            )
-        if more or coef != 1.0 or form.const != 0.0 or not mine or not one_group:
-            raise SpecError(
-                "the eps of dp(...) is a number, or a chosen variable t of the composite alone when the "
-                "listed blocks are one joint Gaussian group (accuracy first)",
+                "the eps of dp(...) is a number, or a chosen variable t of the composite alone (accuracy first)",
                 bound.span,
                 "write dp(a, b) <= (eps, delta) with eps a number, or choose t in [lo, hi] and "
-                "dp(a, b) <= (t, delta) over Gaussian blocks of one input",
+                "dp(a, b) <= (t, delta), minimize t",
             )
         if not math.isfinite(self.vars[key].hi):
             raise SpecError(f"'{key}' needs a bounded range", self.vars[key].span, f"choose {key} in [lo, hi]")
         return key
-
-    @staticmethod
-    def _has_group(parts: tuple[Part, ...]) -> bool:
-        return any(p.mechanism == "joint gaussian" for p in parts)
 
     def _units(self, blocks: list[Block], delta: float, span: Span) -> list[tuple[list[Block], str]]:
         """The mechanisms of a ``dp(...)`` row, in the order written: blocks that add Gaussian
@@ -789,16 +775,16 @@ class _Builder:
                     )
 
     def _check_accuracy_first(self, g: Joint, objective: ast.ObjectiveDecl, linear: Linear) -> None:
-        """``dp(a, b) <= (t, delta)``: the composite is the group alone, minimizes t, and bounds
-        every block of the group from above (a block without a target would take unbounded noise).
-        A design choice that lists the group's blocks is solved branch by branch (``branch``: each
-        branch is then the group alone, its least t certified; the least wins)."""
-        branched = any(n in g.blocks for n in self.choice)
-        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0} or self._alone(linear, branched) is not g:
+        """``dp(a, b, ...) <= (t, delta)``: the composite minimizes t and bounds every block of the
+        group from above (a block without a target would take unbounded noise). The group is the
+        whole composite, or one mechanism of the row beside others (``_check_least_sum``). A design
+        choice that lists the group's blocks is solved branch by branch (``branch``: each branch
+        certified on its own; the least wins)."""
+        if objective.sense != "minimize" or linear.coefs != {g.var: 1.0}:
             raise SpecError(
-                f"accuracy first over a joint Gaussian group minimizes '{g.var}' alone, with no other block or row",
+                f"accuracy first over a joint Gaussian group minimizes '{g.var}' alone",
                 objective.span,
-                f"write minimize {g.var}, and give every other block its own composite",
+                f"write minimize {g.var}; to weigh blocks' values, fix the budget and minimize a.objective + ...",
             )
         bounded = {t.block for t in self.targets if t.op == "<="}
         for n in g.blocks:
@@ -810,12 +796,41 @@ class _Builder:
                     f"add subject to {n}.objective <= a number",
                 )
 
-    def _alone(self, linear: Linear, branched: bool = False) -> Joint | None:
+    def _check_least_sum(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
+        """Accuracy first over a ``dp(...) <= (t, delta)`` row (``least``: its least t is the sum of
+        its mechanisms' least eps): ``minimize t``, that row the only one, every block in it."""
+        rows = [r for r in self.rows if r.var is not None]
+        if not rows:
+            return
+        key = rows[0].var
+        if objective.sense != "minimize" or linear.coefs != {key: 1.0}:
+            raise SpecError(
+                f"accuracy first over dp(...) <= (..., {key}) minimizes '{key}' alone",
+                objective.span,
+                f"write minimize {key}; to weigh blocks' values, fix the budget and minimize a.objective + ...",
+            )
+        if len(self.rows) > 1:
+            other = next(r for r in self.rows if r is not rows[0])
+            raise SpecError(
+                f"accuracy first over dp(...) <= (..., {key}) takes that row alone: another composition row is not built",
+                other.span,
+                f"list every block in the one dp(...) row whose eps is {key}, or give this row its own composite",
+            )
+        outside = [n for n in self.blocks if not any(k.startswith(n + ".") for k in rows[0].coefs)]
+        if outside:
+            raise SpecError(
+                f"block '{outside[0]}' is not in the dp(...) row whose eps is {key}: accuracy first spends t on "
+                "the row's mechanisms only",
+                rows[0].span,
+                f"list {outside[0]} in the dp(...) row, or drop its use line",
+            )
+
+    def _alone(self, linear: Linear) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the
         only one, its blocks are all the blocks, and the objective weighs only their values (or
         is the group's chosen eps ``t``, accuracy first); targets only on its blocks; no design
-        choice, or (``branched``) one whose every branch is such a composite."""
-        if len(self.groups) != 1 or len(self.rows) != 1 or (self.choice and not branched):
+        choice (a branch of one is built without it: ``branch``)."""
+        if len(self.groups) != 1 or len(self.rows) != 1 or self.choice:
             return None
         g = self.groups[0]
         keys = {f"{n}.objective" for n in g.blocks} | ({g.var} if g.var is not None else set())

@@ -183,8 +183,8 @@ class CompositeResult:
             parts = [p for p in row["parts"] if p["eps"] is not None]
             names = ", ".join(b for p in row["parts"] for b in p["blocks"])
             eps = f"{row['eps']:g}"
-            if row.get("var") and parts:  # accuracy first: the chosen t at the answer, not its range's top
-                eps = f"{row['var']} = {parts[0]['eps']:.9g}"
+            if row.get("var") and parts and self.objective is not None:  # accuracy first: t spent, not its top
+                eps = f"{row['var']} = {math.fsum(p['eps'] for p in parts):.9g}"
             bound = f"({eps}, {row['delta']:g})" if row["delta"] else eps
             each = "; ".join(
                 f"{'+'.join(p['blocks'])} {p['mechanism']} ({p['eps']:.6g}, {p['delta']:g})" for p in parts

@@ -9,6 +9,10 @@ by one of three programs, each with its certificate.
 * **bisection** (accuracy first: ``minimize t`` subject to ``a.objective <= target``, blocks'
   budgets nondecreasing in t): the targets hold on an interval ``[t*, hi]`` of t, found by
   bisection; the bracket ``[t_lo, t_hi]`` (t_lo fails or is ``lo``, t_hi holds) is the certificate.
+* **least eps sum** (accuracy first over ``dp(a, b, ...) <= (t, delta)``: ``_least_sum``): the
+  least t is the sum of each mechanism's least eps meeting its targets (``least``: the proof and
+  the certified bracket); a target on a block a split chooses makes its term +inf below its
+  proven least eps (``_target_term``).
 * **evaluate** (nothing chosen): the blocks are solved once.
 
 A design choice ``choose one of a, b`` enumerates the alternatives, each solved and certified;
@@ -32,13 +36,14 @@ from ..closedform.rr import RANDOMIZED_RESPONSE as RR_THEOREM
 from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
-from . import explain, gaussian, model
+from . import explain, gaussian, least, model
 from .model import Row
 from .parametric import Cell, ParametricLP, TermDual, mechanism_lp
 from .result import BlockAnswer, CompositeResult, bracket_record, branch_records
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
+METHOD_SUM = "least eps sum"  # accuracy first over a row of mechanisms (``_least_sum``)
 BRANCHES = "branches"  # the plan's step for a design choice involving a joint group (``_branches``)
 
 
@@ -89,6 +94,7 @@ class _Oracle:
     warm: dict = field(default_factory=dict)  # block -> _Warm or None
     families: dict = field(default_factory=dict)  # block -> ParametricLP or None
     lowered: dict = field(default_factory=dict)  # (block, eps) -> MechanismLP
+    leasts: dict = field(default_factory=dict)  # a targeted block's variable -> its least budget (``_block_least``)
 
     def answer(self, name: str, values: dict[str, float]) -> BlockAnswer:
         block = self.composite.blocks[name]
@@ -261,6 +267,8 @@ def _method(c: Composite) -> tuple[str, str]:
         return gaussian.METHOD_TARGETS, gaussian.WHY_TARGETS
     if c.joint is not None:
         return gaussian.METHOD, gaussian.WHY
+    if any(r.var is not None for r in c.rows):
+        return METHOD_SUM, "accuracy first under basic composition: the sum of each mechanism's least eps"
     if any(v.block is None for v in c.vars.values()):
         return "bisection", "least value of the composite's variable meeting the targets (monotone in the budget)"
     if c.vars:
@@ -280,7 +288,7 @@ def solve(c: Composite, **options) -> CompositeResult:
     outcomes = []
     for chosen in choices:
         active = [n for n in c.blocks if not c.choice or n not in c.choice or n in chosen]
-        runner = {"bisection": _bisection, "split": _split, "evaluate": _evaluate}[method]
+        runner = {"bisection": _bisection, "split": _split, "evaluate": _evaluate, METHOD_SUM: _least_sum}[method]
         outcomes.append(runner(c, oracle, active))
     best = min(range(len(outcomes)), key=lambda k: outcomes[k].value)
     out = outcomes[best]
@@ -298,7 +306,12 @@ def solve(c: Composite, **options) -> CompositeResult:
         seconds=time.perf_counter() - t0,
     )
     if c.choice:  # each branch's evidence, so that verify re-derives the least of their bounds
-        branches = {name: _built(c, method, o, o.bound, choice=name) for (name,), o in zip(choices, outcomes)}
+        # the chosen branch's record is the answer itself when its own bound is the least (the usual
+        # case: then its status and bound are the answer's), so it is built once
+        branches = {
+            name: result if k == best and o.bound == lower else _built(c, method, o, o.bound, choice=name)
+            for k, ((name,), o) in enumerate(zip(choices, outcomes))
+        }
         result.optimality["branches"] = branch_records(branches, c.sense, choices[best][0])
     return result
 
@@ -306,9 +319,10 @@ def solve(c: Composite, **options) -> CompositeResult:
 def _built(
     c: Composite, method: str, out: _Outcome, lower: float, choice=None, even=None, calls=0, seconds=0.0
 ) -> CompositeResult:
-    """The answer ``out`` with the proven bound ``lower`` (the minimize sense) as a ``CompositeResult``."""
+    """The answer ``out`` with the proven bound ``lower`` (the minimize sense) as a ``CompositeResult``
+    (with the checks of its mechanisms' least points, ``_least_sum``)."""
     sign = 1.0 if c.sense == "minimize" else -1.0
-    return CompositeResult.build(
+    result = CompositeResult.build(
         c,
         method=method,
         objective=sign * out.value if math.isfinite(out.value) else None,
@@ -324,6 +338,10 @@ def _built(
         splits=out.splits,
         bracket=out.bracket,
     )
+    if out.checks and out.value < math.inf:
+        checks = result.verification["checks"] + [{"check": t, "passed": ok} for t, ok in out.checks]
+        result.verification = {"passed": all(x["passed"] for x in checks), "checks": checks}
+    return result
 
 
 def _branches(c: Composite, options: dict) -> CompositeResult:
@@ -380,6 +398,7 @@ class _Outcome:
     reasons: list[str] = field(default_factory=list)
     splits: list = field(default_factory=list)  # (row, its variables, its Split): what verify re-derives
     bracket: dict | None = None  # accuracy first: the bracket and the certificates of its lower end
+    checks: list = field(default_factory=list)  # (text, passed) beyond the blocks' own: a joint group's least point
 
 
 def _objective(c: Composite, answers: dict, values: dict[str, float], active: list[str]) -> float:
@@ -439,14 +458,7 @@ def _bisection(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
             c.objective_span,
             f"write choose {var.key} in [lo, hi], minimize {var.key} and subject to a.objective <= target",
         )
-    for t in c.targets:
-        block = c.blocks[t.block]
-        if (t.op == "<=") != (block.sense == "minimize"):
-            raise SpecError(
-                f"this target bounds block '{t.block}' on the side its budget does not help",
-                t.span,
-                f"a block that {block.sense}s is given a target with {'<=' if block.sense == 'minimize' else '>='}",
-            )
+    _target_sides(c, c.targets)
 
     def holds(x: float) -> tuple[bool, dict]:
         answers = {n: oracle.answer(n, {var.key: x}) for n in active}
@@ -478,20 +490,102 @@ def _sign(c: Composite) -> float:
     return 1.0 if c.sense == "minimize" else -1.0
 
 
+def _target_sides(c: Composite, targets: list) -> None:
+    """Each target bounds its block on the side a larger budget helps (<= for a block that
+    minimizes, >= for one that maximizes): else a located refusal (the budget cannot meet it)."""
+    for t in targets:
+        block = c.blocks[t.block]
+        if (t.op == "<=") != (block.sense == "minimize"):
+            raise SpecError(
+                f"this target bounds block '{t.block}' on the side its budget does not help",
+                t.span,
+                f"a block that {block.sense}s is given a target with {'<=' if block.sense == 'minimize' else '>='}",
+            )
+
+
+def _least_sum(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
+    """Accuracy first over one ``dp(...) <= (t, delta)`` row of several mechanisms: the least t is
+    the sum of each mechanism's least eps meeting its targets (``least`` module docstring: the
+    proof, both directions, and the certified bracket). A joint Gaussian group's least eps comes
+    from its exact scaling (``gaussian.least_point``); a block's from ``least.bracket`` (bisection
+    with proven ends, a closed form's inverse probed first)."""
+    row = next(r for r in c.rows if r.var is not None)
+    var = c.vars[row.var]
+    parts: list[least.Least] = []
+    for part in row.parts:
+        names = [n for n in part.blocks if n in active]
+        if not names:
+            continue
+        group = c.group_of(names[0])
+        if group is not None:
+            at = gaussian.least_point(c, group, 0.0, var.hi, oracle.options)
+            parts.append(
+                least.Least(group.blocks, at.lo, at.hi, at.lo > 0, at.answers or {}, {}, at.record, at.checks, at.why)
+            )
+        else:
+            b = c.blocks[names[0]]
+            parts.append(_block_least(c, oracle, c.vars[f"{b.name}.{b.budget.eps}"], var.hi))
+    lo, hi = math.fsum(p.lo for p in parts), math.fsum(p.hi for p in parts)
+    answers = {n: a for p in parts for n, a in p.answers.items()}
+    const = _sign(c) * c.objective.const
+    coef = _sign(c) * c.objective.coefs[var.key]
+
+    bracket = least.record(var.key, lo, hi, parts, lambda p: _failing(c, var.key, p))
+    bound = const + coef * max(var.lo, lo) if lo <= var.hi else math.inf  # above the range: proven infeasible
+    if not hi <= var.hi:
+        reasons = [p.why for p in parts if p.why] or [f"the mechanisms' least eps add up to {hi:.9g}, above {var.hi:g}"]
+        return _Outcome(math.inf, bound, answers, active, reasons, bracket=bracket)
+    checks = [(f"{'+'.join(p.blocks)}: {t}", ok) for p in parts for t, ok in p.checks]
+    checks.append((f"the least {var.key}: the mechanisms' brackets add up to [{lo:.12g}, {hi:.12g}]", lo <= hi))
+    return _Outcome(const + coef * max(var.lo, hi), bound, answers, active, bracket=bracket, checks=checks)
+
+
+def _failing(c: Composite, key: str | None, p: least.Least) -> dict:
+    """The certificates of a mechanism's targets failing at its lower end (``bracket_record``);
+    without a target, its status there (infeasible: ``verify`` takes it as recorded, no
+    certificate of infeasibility is kept)."""
+    found = bracket_record(c, key, p.lo, p.hi, p.at_lo)["blocks"]
+    return found or {
+        n: {"params": dict(a.params), "status": a.status, "method": None, "certificate": None}
+        for n, a in p.at_lo.items()
+        if a.value is None
+    }
+
+
+def _block_least(c: Composite, oracle: _Oracle, v, top: float) -> least.Least:
+    """Block ``v.block``'s least budget in ``[v.lo, top]`` meeting its targets (its program
+    feasible, when it has none), bracketed (``least.bracket``; memoized in the oracle's cache):
+    its closed form's inverse, when it has one, is probed first."""
+    key = (v.key, top)
+    if key in oracle.leasts:
+        return oracle.leasts[key]
+    targets = [t for t in c.targets if t.block == v.block]
+    _target_sides(c, targets)
+
+    def probe(eps: float) -> tuple[str, BlockAnswer]:
+        a = oracle.answer(v.block, {v.key: v.lo + eps})
+        if a.value is None:
+            return (least.FAILS if a.status == "infeasible" else least.UNKNOWN), a
+        if all(least.meets(t.op, t.bound, a.value) for t in targets):
+            return least.HOLDS, a
+        proven = _proven(a)
+        return (least.UNKNOWN if all(least.meets(t.op, t.bound, proven) for t in targets) else least.FAILS), a
+
+    cv = _curve(c, oracle, v) if targets else None
+    caps = [t.bound for t in targets if t.op == "<="]
+    guess = cv.inverse(min(caps)) - v.lo if cv is not None and caps and len(caps) == len(targets) else None
+    found = least.bracket(v.block, probe, max(0.0, top - v.lo), guess)
+    found = dataclasses.replace(found, lo=found.lo + v.lo, hi=found.hi + v.lo)
+    oracle.leasts[key] = found
+    return found
+
+
 # ---------------------------------------------------------------- the split
 
 
 def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     """Each row split by ``split.split`` (module docstring); the rows add up."""
-    for t in c.targets:
-        if c.group_of(t.block) is None:  # a group's targets are rows of its joint program (gaussian.target_term)
-            raise SpecError(
-                f"a target on block '{t.block}', whose budget the split chooses, is not built: the split takes each "
-                "block's value curve as it is",
-                t.span,
-                f"fix {t.block}'s budget (`with eps = NUMBER`), or use accuracy first: choose t in [lo, hi], "
-                f"`with eps = t`, minimize t",
-            )
+    _target_sides(c, [t for t in c.targets if c.group_of(t.block) is None])
     weights = {}
     for key, coef in c.objective.coefs.items():
         if key in c.vars:
@@ -542,8 +636,13 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     for n in fixed:
         a = answers[n]
         bound += math.inf if a.value is None else weights.get(n, 0.0) * a.value
-    value = _objective(c, answers, values, active)
-    return _Outcome(value, min(bound, value), answers, active, _reasons(answers), splits)
+    # a target on a block the split chooses is part of its term (``_value_term``; its least budget,
+    # below which the term is +inf, recorded with its proof: ``least.record``); one on a fixed block
+    # holds or not at its one point
+    value = _objective(c, answers, values, active) if _targets_hold(c, answers, active) else math.inf
+    found = [p for (key, _), p in oracle.leasts.items() if key in active_vars]
+    bracket = least.record(None, math.nan, math.nan, found, lambda p: _failing(c, None, p)) if found else None
+    return _Outcome(value, min(bound, value), answers, active, _reasons(answers), splits, bracket)
 
 
 def _active_row(row: Row, active_vars: dict) -> Row:
@@ -568,14 +667,19 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
     ws = [weights.get(v.block, 0.0) for v in row_vars]
     curves = [_curve(c, oracle, v) for v in row_vars]
     forms = {cv.form if cv is not None else None for cv in curves}
-    if all(v.lo == 0 for v in row_vars) and not any(cv is not None and not math.isfinite(cv.a) for cv in curves):
+    targeted = any(t.block == v.block for t in c.targets for v in row_vars)  # the closed splits take none
+    if (
+        not targeted
+        and all(v.lo == 0 for v in row_vars)
+        and not any(cv is not None and not math.isfinite(cv.a) for cv in curves)
+    ):
         if forms == {INVERSE_SQUARE}:  # a w k / eps^2 = w k c^2 / y^2 on y = c eps
             a = [w * cv.a * s**2 for w, cv, s in zip(ws, curves, scales)]
             return inverse_square_split(a, [s * cv.cap for s, cv in zip(scales, curves)], room)
         if forms == {RANDOMIZED_RESPONSE} and all(s == 1 for s in scales):
             return rr_split([cv.a for cv in curves], ws, [cv.cap for cv in curves], room)
 
-    terms = [_value_term(oracle, v, s_, w, cv) for v, s_, w, cv in zip(row_vars, scales, ws, curves)]
+    terms = [_value_term(c, oracle, v, s_, w, cv, row.rhs) for v, s_, w, cv in zip(row_vars, scales, ws, curves)]
     if room == 0:
         pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
         values = tuple(value for value, _ in pairs)
@@ -586,13 +690,17 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
 
 def _term(c: Composite, oracle: _Oracle, v, row: Row, weights: dict) -> Term:
     """One variable's term of its row (``_value_term`` with its coefficient, weight and curve)."""
-    return _value_term(oracle, v, row.coefs[v.key], weights.get(v.block, 0.0), _curve(c, oracle, v))
+    return _value_term(c, oracle, v, row.coefs[v.key], weights.get(v.block, 0.0), _curve(c, oracle, v), row.rhs)
 
 
-def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
-    """The block's value on its share ``y = scale (eps - lo)``: its closed curve (exact: its own
-    bound), else its verified solves as (weighted value, weighted proven bound, the point's dual
-    ``parametric.TermDual`` or None: its second-order bound inside the cell below)."""
+def _value_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float) -> Term:
+    """The block's value on its share ``y = scale (eps - lo)`` (``rhs``: its row's right-hand
+    side): its closed curve (exact: its own bound), else its verified solves as (weighted value,
+    weighted proven bound, the point's dual ``parametric.TermDual`` or None: its second-order
+    bound inside the cell below). With targets on the block, ``_target_term``."""
+    targets = [t for t in c.targets if t.block == v.block]
+    if targets:
+        return _target_term(c, oracle, v, scale, w, cv, rhs, targets)
     if cv is not None:  # the closed form as the value oracle (exact: its own bound)
         return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
 
@@ -604,6 +712,40 @@ def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
         cell = oracle.dual(v, eps, a)
         d = TermDual(cell, w, v.lo, scale) if cell is not None else None
         return w * a.value, w * _proven(a), d
+
+    return Term(g, scale * (v.hi - v.lo))
+
+
+def _target_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float, targets: list) -> Term:
+    """A block with targets as a term of its row's split (``least`` module docstring): its
+    weighted value where every target holds, +inf elsewhere, still nonincreasing in the share.
+    Below its proven least budget (``_block_least``, found once over the budgets the row can give
+    it) the term is (inf, inf) without a solve; a point whose verified value misses a target is
+    not achieved (inf), and its bound stays the block's proven one unless that misses a target too.
+    A closed form (``cv``) is exact: its value is its bound. A block of weight 0 (a target, no
+    price) costs 0 wherever its targets hold, so the split gives it about its least budget."""
+    if cv is not None:
+
+        def closed(y: float) -> float:
+            value = cv.value(v.lo + y / scale)
+            return w * value if all(least.meets(t.op, t.bound, value) for t in targets) else math.inf
+
+        return Term(closed, scale * max(0.0, cv.cap - v.lo), cheap=True)
+    found = _block_least(c, oracle, v, min(v.hi, v.lo + rhs / scale))
+
+    def g(y: float) -> tuple:
+        eps = v.lo + y / scale
+        if found.lo_fails and eps <= found.lo:
+            return math.inf, math.inf
+        a = oracle.answer(v.block, {v.key: eps})
+        if a.value is None:
+            return math.inf, math.inf
+        proven = _proven(a)
+        bound = w * proven if all(least.meets(t.op, t.bound, proven) for t in targets) else math.inf
+        if not all(least.meets(t.op, t.bound, a.value) for t in targets):
+            return math.inf, bound
+        cell = oracle.dual(v, eps, a) if w != 0 else None
+        return w * a.value, min(bound, w * a.value), TermDual(cell, w, v.lo, scale) if cell is not None else None
 
     return Term(g, scale * (v.hi - v.lo))
 
@@ -645,6 +787,17 @@ class _ClosedCurve:
             return self.a / eps**2 if eps > 0 and math.isfinite(self.a) else math.inf
         return rr_value(self.a, eps)
 
+    def inverse(self, target: float) -> float:
+        """The least eps with ``value(eps) <= target`` (the curve decreases): ``sqrt(a / T)``, or
+        ``ln((k - 1) (1 - T) / T)`` for randomized response (0 when ``T >= (k - 1) / k``); inf
+        when no eps meets it."""
+        if target <= 0:
+            return math.inf
+        if self.form == INVERSE_SQUARE:
+            return math.sqrt(self.a / target) if math.isfinite(self.a) else math.inf
+        k = self.a
+        return 0.0 if target >= (k - 1) / k else math.log((k - 1) * (1 - target) / target)
+
 
 def _curve(c: Composite, oracle: _Oracle, v) -> _ClosedCurve | None:
     """The block's value curve in its chosen budget ``v`` when a theorem gives one, else None.
@@ -676,7 +829,8 @@ def _curve(c: Composite, oracle: _Oracle, v) -> _ClosedCurve | None:
 
 def _even(c: Composite, oracle: _Oracle, active: list[str]) -> float:
     """The same blocks with each row's right-hand side split evenly (what OpenDP and PipelineDP
-    do by default): ``x_i = rhs / (n c_i)``, clipped to the variable's range."""
+    do by default): ``x_i = rhs / (n c_i)``, clipped to the variable's range; inf (no even split)
+    when a target misses there."""
     values: dict[str, float] = {}
     for row in c.rows:
         keys = [k for k in row.coefs if k in c.vars and c.vars[k].block in active]
@@ -684,4 +838,4 @@ def _even(c: Composite, oracle: _Oracle, active: list[str]) -> float:
             v = c.vars[k]
             values[k] = min(max(row.rhs / (len(keys) * row.coefs[k]), v.lo), v.hi)
     answers = {n: oracle.answer(n, {k: x for k, x in values.items() if k.startswith(n + ".")}) for n in active}
-    return _objective(c, answers, values, active)
+    return _objective(c, answers, values, active) if _targets_hold(c, answers, active) else math.inf

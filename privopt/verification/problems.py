@@ -196,21 +196,34 @@ def verify_noise(
     H = H if H is not None else np.full((model.answers, 1), np.nan)
     objective = atoms.trace_loss(program.blocks, cov, H, program.offset)
     loss = objective.values["loss"]
-    bound = program.sensitivity_bound
-    ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, bound)
-    shrink = (bound / ceiling) ** 2 if ceiling > 0 and math.isfinite(ceiling) else 0.0
+    ceiling, shrink = noise_shrink(model, program)
     out = fold(*noises, privacy, objective)
     scale = abs(loss)  # every comparison is relative to the loss itself, at any scale
     lb = -math.inf
     if program_bound is not None and out.passed and shrink > 0:
         enough = loss - CONIC_RTOL * scale
-        lb_program = program_bound(program.offset + (enough - program.offset) / shrink)
-        lb = program.offset + (lb_program - program.offset) * shrink if lb_program > program.offset else lb_program
+        lb = noise_bound(program, shrink, program_bound(program.offset + (enough - program.offset) / shrink))
     if program_bound is not None:
         out = fold(out, cert.relative_bound(loss, lb, scale))
     out.values["relative_gap"] = cert.relative_gap(loss, lb, scale)
     out.values |= {"sensitivity_ceiling": ceiling, "shrink": shrink, "lower_bound": lb}
     return out
+
+
+def noise_shrink(model, program) -> tuple[float, float]:
+    """``(ceiling, shrink)``: the largest sensitivity proven from the model's (eps, delta) and
+    ``shrink = (program.sensitivity_bound / ceiling)^2`` (0 when nothing is proven), the factor
+    by which a bound of the lowered program carries over to the spec (``verify_noise``)."""
+    req = model.requirement
+    bound = program.sensitivity_bound
+    ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, bound)
+    return ceiling, (bound / ceiling) ** 2 if ceiling > 0 and math.isfinite(ceiling) else 0.0
+
+
+def noise_bound(program, shrink: float, lb_program: float) -> float:
+    """The spec's proven lower bound from the lowered program's ``lb_program``: its noise part
+    (above the offset) times ``shrink`` (every constraint homogeneous: ``verify_noise``)."""
+    return program.offset + (lb_program - program.offset) * shrink if lb_program > program.offset else lb_program
 
 
 # ------------------------------------------------------------------ obfuscation
