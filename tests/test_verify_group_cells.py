@@ -216,7 +216,7 @@ def _cert_bound(r):
 def _dual_point(r):
     cert, i, _ = _middle(r)
     record = cert["duals"][cert["dual"][i]]
-    record["mu"] = [2 * m for m in record["mu"]]
+    record["Y"][0] = [-y for y in record["Y"][0]]  # (scaling Y or mu keeps the bound: dual_bound rescales)
 
 
 def _least(r):
