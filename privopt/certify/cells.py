@@ -28,8 +28,12 @@ cells beside it; ``composite.parametric``). Here:
   to the recorded ones (``split.SLACK``) before re-deriving the row's bound. The cut itself needs
   no proof (any cut gives valid pieces).
 
-Points without a certificate (a budget where the block is infeasible, a non-LP block, a joint
-Gaussian group's term) keep their recorded bound; the notes name how many and where.
+A joint Gaussian group's term (``GroupProofs``: each point's dual record re-proven, its
+sensitivity bounds and price checked, its cells' linear pieces recomputed, the points below its
+proven least share confirmed; ``composite.groupcells``) and a randomized-response block in
+closed form (``_closed_term``: the theorem re-checked, each point's bound its exact value;
+``composite.closedcells``) are re-derived too. Points without a certificate (a budget where the
+block is infeasible, a non-LP block) keep their recorded bound; the notes name how many and where.
 """
 
 from __future__ import annotations

@@ -45,7 +45,10 @@ term of the row's certified split (``split_row``): its value as a function of it
 ``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
 curve), and its blocks' answers are the joint program solved again at the split's eps (``answer``).
 With targets on its blocks the group's term is an oracle term instead (``target_term``): the
-targets' joint program at each eps share, infeasible below a proven least share.
+targets' joint program at each eps share, infeasible below a proven least share. Either way each
+point carries a ``groupcells.GroupDual`` (``point_dual``): its dual point proves the term is at
+least ``A + P / s`` at every squared sensitivity s (``dual_curve``), which with the calibration's
+slope bounds the cells beside the point at second order.
 """
 
 from __future__ import annotations
@@ -751,7 +754,9 @@ def target_term(c, group, options: dict, cache: dict, room: float) -> Term:
     do not scale with the noise, so its value is no longer an exactly scaled curve. It is an
     oracle term like an LP block's: at each eps share ``y`` the targets' joint program
     (``_target_point``: its verified value, its proven dual bound), nonincreasing in ``y`` (a
-    point private at ``y`` is private at every larger eps, and the targets do not move). Below the
+    point private at ``y`` is private at every larger eps, and the targets do not move), with the
+    point's certificate (``point_dual``: its dual point bounds the cells beside it at second
+    order, ``groupcells``; the proven least share rides along for ``privopt verify``). Below the
     proven least eps ``t_l`` meeting the upper targets (``_least_proven``) no point exists: the
     term is ``(inf, inf)`` there, proven. The blocks' answers at ``y`` are memoized in ``cache``
     for ``answer``."""
@@ -767,7 +772,7 @@ def target_term(c, group, options: dict, cache: dict, room: float) -> Term:
     def least() -> float:
         return proof()[0]
 
-    def g(y: float) -> tuple[float, float]:
+    def g(y: float) -> tuple:
         key = ("joint", group.blocks, y)
         if y < least():
             params = {n: _params(c.blocks[n], y, group.delta) for n in group.blocks}

@@ -514,8 +514,9 @@ def _bound(items: Sequence[tuple], upper: float, rtol: float, concave: Sequence[
     """The proven lower bound of the cells' items (``(w, v)`` or with dual items, ``_dual_items``)
     given the incumbent ``upper`` (module docstring): cells dead by reduced cost, then by
     min-plus (over the monotone items); the Lagrangian over the rest; then, while the gap is
-    open, the branch and bound over the terms' shares (``_branch``; ``concave``: per term, its
-    pieces are concave in the share itself, ``_share_concave``)."""
+    open and a term's pieces are concave in the share itself (``concave``, per term:
+    ``_share_concave``; a joint group or a closed form beside the blocks), the branch and bound
+    over the terms' shares (``_branch``)."""
     cutoff = upper - rtol * max(abs(upper), TINY) / 2 if math.isfinite(upper) else math.inf
     lam, dual = _dual(items)
     alive = [np.ones(len(it[0]), dtype=bool) for it in items]
@@ -530,7 +531,7 @@ def _bound(items: Sequence[tuple], upper: float, rtol: float, concave: Sequence[
     lower = max(minplus, dual2)
     if not all(a.all() for a in alive):
         lower = min(lower, cutoff)  # a dead cell's splits are at least the cutoff
-    if math.isfinite(cutoff) and lower < cutoff and relative_gap(upper, lower) > rtol:
+    if any(concave) and math.isfinite(cutoff) and lower < cutoff and relative_gap(upper, lower) > rtol:
         branched, alive = _branch(items, alive, cutoff, concave)
         lower = max(lower, branched)
     return _Bound(min(lower, upper), lam2 if math.isfinite(dual2) else lam, alive)
