@@ -117,13 +117,16 @@ def test_a_joint_programs_variance_or_sensitivity_tampered_fails(spec, results, 
     assert checked.exit_code == 1 and "FAIL  joint Gaussian (prefix, pairs): recorded sensitivity" in checked.stdout
 
 
-@pytest.mark.slow  # the one composite whose gap leaves it feasible: blocks_joint_mixed_target (conftest.SLOW_SPECS)
+@pytest.mark.slow  # a split with a joint group and a closed form: blocks_joint_mixed_target (conftest.SLOW_SPECS)
 def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
     r = copy.deepcopy(results["blocks_joint_mixed_target"]["json"])
-    assert r["status"] == "feasible"  # a certified gap above split.RTOL (the target term's cells are monotone)
-    r["status"] = "optimal"
+    assert r["status"] == "optimal" and r["optimality"]["gap"] <= 1e-6  # its cells are second order (groupcells)
+    r["status"] = "feasible"  # a certified gap within split.RTOL is optimal, not merely feasible
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1 and "FAIL  status" in checked.stdout
+    r["status"], r["optimality"]["gap"] = "optimal", 1e-5  # and a recorded gap is the recomputed one
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1 and "FAIL  relative gap" in checked.stdout
 
 
 def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):

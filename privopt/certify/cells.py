@@ -28,8 +28,12 @@ cells beside it; ``composite.parametric``). Here:
   to the recorded ones (``split.SLACK``) before re-deriving the row's bound. The cut itself needs
   no proof (any cut gives valid pieces).
 
-Points without a certificate (a budget where the block is infeasible, a non-LP block, a joint
-Gaussian group's term) keep their recorded bound; the notes name how many and where.
+A joint Gaussian group's term (``GroupProofs``: each point's dual record re-proven, its
+sensitivity bounds and price checked, its cells' linear pieces recomputed, the points below its
+proven least share confirmed; ``composite.groupcells``) and a randomized-response block in
+closed form (``_closed_term``: the theorem re-checked, each point's bound its exact value;
+``composite.closedcells``) are re-derived too. Points without a certificate (a budget where the
+block is infeasible, a non-LP block) keep their recorded bound; the notes name how many and where.
 """
 
 from __future__ import annotations
@@ -41,10 +45,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..composite.closedcells import KIND as RR_KIND
+from ..composite.closedcells import RRDual
+from ..composite.groupcells import KIND as GROUP_KIND
+from ..composite.groupcells import GroupDual, mu_holds
 from ..composite.parametric import Cell, ParametricLP, TermDual, mechanism_lp
 from ..composite.split import SLACK, CellEnds
 from ..errors import SpecError, UsageError
-from ..verification.checks import Check, compare
+from ..verification.checks import Check, compare, condition
 from .proofs import EXACT_MAX_CELLS, exact_lagrangian
 
 
@@ -95,9 +103,14 @@ class PointProofs:
         self.names = [self._name(k, r, len(points)) for k, r in enumerate(records[: len(points)])]
         self.certs: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell below
         self.above: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell above
+        self.infeasible: dict[int, set[int]] = {}  # per group term, its points proven infeasible (least share)
         out = [list(p) for p in points]
         for k, record in enumerate(records[: len(points)]):
-            if record is not None:
+            if isinstance(record, dict) and record.get("kind") == GROUP_KIND:
+                out[k] = self._group_term(k, record, out[k])
+            elif isinstance(record, dict) and record.get("kind") == RR_KIND:
+                out[k] = self._closed_term(k, record, out[k])
+            elif record is not None:
                 out[k] = self._term(k, record, out[k])
             if self.error is not None:
                 return
@@ -109,6 +122,9 @@ class PointProofs:
         group is one term, at its first variable: ``gaussian.split_row``), or its position."""
         key = record.get("var") if isinstance(record, dict) else None
         var = self.model.vars.get(key) if isinstance(key, str) else None
+        group = self.model.group_of(var.block) if var is not None and var.block is not None else None
+        if group is not None:
+            return f"joint Gaussian ({', '.join(group.blocks)})"
         if var is not None and var.block is not None:
             return f"block {var.block}"
         names, groups = [], set()
@@ -181,9 +197,90 @@ class PointProofs:
         )
         return pts
 
+    def _group_term(self, k: int, record: dict, pts: list) -> list:
+        """Term ``k``, a joint Gaussian group (``composite.groupcells``): each point's certificate
+        rebuilt from its record and re-proven, its bound capped; the (inf, inf) points below the
+        term's proven least share confirmed (``GroupProofs``)."""
+        key = record.get("var")
+        var = self.model.vars.get(key) if isinstance(key, str) else None
+        group = self.model.group_of(var.block) if var is not None and var.block is not None else None
+        if group is None or key not in (self.rec.get("vars") or []):
+            self.error = f"{self.names[k]}: its certificates name {key!r}, not a joint group's budget of this row"
+            return pts
+        try:
+            proofs = GroupProofs(self.model, group, record, pts, f"{self.label}: {self.names[k]}")
+        except (KeyError, TypeError, ValueError) as e:
+            self.error = f"{self.names[k]}: its certificates cannot be read ({e})"
+            return pts
+        self.checks += proofs.checks
+        for j, dual in proofs.duals.items():
+            self.certs[k][j] = self.above[k][j] = dual
+        self.infeasible[k] = proofs.infeasible
+        return proofs.points
+
+    def _closed_term(self, k: int, record: dict, pts: list) -> list:
+        """Term ``k``, a randomized-response block in closed form (``composite.closedcells``): the
+        block rebuilt must meet ``closedform/rr.py``'s theorem (its value is then ``w (k - 1) /
+        (e^eps + k - 1)`` at every eps of its range), ``k`` and the weight ``w`` re-derived (the
+        recorded ones must be these), each point's bound at most its exact value, and its
+        ``RRDual`` rebuilt for the cells beside it."""
+        from ..closedform.rr import RANDOMIZED_RESPONSE
+
+        name = self.names[k]
+        key = record.get("var")
+        var = self.model.vars.get(key) if isinstance(key, str) else None
+        row = next((r for r in self.model.rows if key in r.coefs), None)
+        if var is None or var.block is None or row is None or key not in (self.rec.get("vars") or []):
+            self.error = f"{name}: its certificates name {key!r}, not a chosen budget of this row"
+            return pts
+        block = self.model.blocks[var.block]
+        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)  # the theorem's conditions do not involve eps
+        problem = self.model.load_block(block.spec, dict(block.fixed) | {var.param: eps0})
+        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
+        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
+        sign = 1.0 if self.model.sense == "minimize" else -1.0
+        w = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0)
+        label = f"{self.label}: {name}: randomized response in closed form"
+        if not match:
+            self.checks.append(condition(label, False, "the block does not meet the randomized-response theorem"))
+            return pts
+        kk = float(match.data["k"])
+        same = record.get("k") == kk and record.get("weight") == w and w >= 0
+        self.checks.append(
+            condition(
+                f"{label}: k and weight",
+                same,
+                f"the result records k {record.get('k')!r} and weight {record.get('weight')!r}; the spec gives {kk!r}, {w!r}",
+                f"k = {kk:g}, weight {w:g} (theorem)",
+            )
+        )
+        try:
+            idx = [int(j) for j in record["points"]]
+        except (KeyError, TypeError, ValueError):
+            self.error = f"{name}: its certificates' point indices cannot be read"
+            return pts
+        if sorted(set(idx)) != idx or (idx and (idx[0] < 0 or idx[-1] >= len(pts))):
+            self.error = f"{name}: its certificates' point indices {idx} are not its points'"
+            return pts
+        worst, where = 0.0, ""
+        for j in idx:
+            share, value, bound = pts[j]
+            d = RRDual(kk, w, var.lo, row.coefs[key], share)
+            exact = d.value(share)
+            excess = (bound - exact) / max(1.0, abs(exact)) if bound > exact else 0.0
+            if excess > worst:
+                worst, where = excess, f"the point at share {share!r}: its bound {bound!r} is above its value {exact!r}"
+            pts[j] = (share, value, min(bound, exact))
+            self.certs[k][j] = self.above[k][j] = d
+        self.checks.append(
+            compare(f"{label}: each point's bound its exact value", worst, SLACK, where, f"{len(idx)} point(s)")
+        )
+        return pts
+
     def _uncertified(self, k: int, pts: list) -> None:
         """A note naming term ``k``'s points whose bounds stay as recorded."""
-        bare = [p for j, p in enumerate(pts) if self.certs[k][j] is None]
+        proven = self.infeasible.get(k, set())
+        bare = [p for j, p in enumerate(pts) if self.certs[k][j] is None and j not in proven]
         if not bare:
             return
         infeasible = sum(1 for _, v, b in bare if v == math.inf and b == math.inf)
@@ -266,3 +363,114 @@ def _family(model, var) -> ParametricLP | None:
         )
     except (SpecError, UsageError):
         return None
+
+
+class GroupProofs:
+    """A joint Gaussian group's term re-proven from its recorded certificates
+    (``groupcells.GroupDual.records``; ``composite.groupcells`` module docstring), with no solver:
+
+    * each distinct dual point (``duals``): the weighted joint program rebuilt from the spec at
+      its recorded (eps, delta, weights) and ``gaussian.dual_curve`` recomputed from ``(Y, mu)``
+      (``ConicProgram.dual_bound``, weak duality; the targets' multipliers as ``proven_bound``
+      moves them): ``p(s) >= A + P / s`` for every squared sensitivity s;
+    * each point at eps: its recorded ``mu = (lo, hi)`` checked to bracket the calibration's
+      largest sensitivity there (one evaluation of the condition each, ``groupcells.mu_holds``);
+      ``B = A + P / hi^2`` and ``lam = P / hi^4`` recomputed: the recorded ``lam`` must be this
+      (``split.SLACK`` relative: the tangent's slope, exact on both sides of the point), the
+      recorded bounds (the point's and its certificate's) at most ``B``;
+    * the points recorded (inf, inf) below the term's proven least share: the share re-derived
+      from its recorded dual point (``gaussian._least_bound``), each such point below it.
+
+    ``points`` (each certified point's bound capped at ``B``), ``duals`` (per point index, its
+    ``GroupDual`` for ``split.CellEnds``), ``infeasible`` (the indices proven infeasible) and
+    ``checks`` (named by ``label`` and, on failure, the point and the cells beside it)."""
+
+    def __init__(self, model, group, record: dict, pts: list, label: str):
+        from ..composite.gaussian import _least_bound, calibration_of, dual_curve
+
+        idx = [int(j) for j in record["points"]]
+        which = [int(i) for i in record["dual"]]
+        bounds = [float(b) for b in record["bound"]]
+        lams = [float(x) for x in record["lam"]]
+        mus = [(float(lo), float(hi)) for lo, hi in record["mu"]]
+        duals = list(record["duals"])
+        if not (len(idx) == len(which) == len(bounds) == len(lams) == len(mus)):
+            raise ValueError("one dual index, bound, lam and mu per certified point")
+        if sorted(set(idx)) != idx or (idx and (idx[0] < 0 or idx[-1] >= len(pts))):
+            raise ValueError(f"the point indices {idx} are not the term's points'")
+        if any(not 0 <= i < len(duals) for i in which):
+            raise ValueError("a point names a dual point the term does not record")
+        calibration = calibration_of(model, group)
+        curves = {i: dual_curve(model, group, duals[i]) for i in sorted(set(which))}
+        self.points = [list(p) for p in pts]
+        self.duals: dict[int, GroupDual] = {}
+        self.checks: list[Check] = []
+        xs = [p[0] for p in pts]
+
+        def where(j: int) -> str:
+            below = f"[{xs[j - 1]!r}, {xs[j]!r}]" if j > 0 else None
+            above = f"[{xs[j]!r}, {xs[j + 1]!r}]" if j + 1 < len(xs) else None
+            cells = " and ".join(c for c in (below, above) if c)
+            return f"the point at eps {xs[j]!r} (cells {cells})"
+
+        bad_mu, worst_bound, worst_lam = None, (-math.inf, None), (-math.inf, None)
+        for j, i, b, lam, (lo, hi) in zip(idx, which, bounds, lams, mus):
+            share, value, bound = pts[j]
+            holds = mu_holds(share, group.delta, calibration, lo, hi)
+            if bad_mu is None and not all(holds):
+                side = f"mu_lo {lo!r} is not private" if not holds[0] else f"mu_hi {hi!r} is private"
+                bad_mu = f"{where(j)}: {side} at (eps, delta) = ({share!r}, {group.delta!r})"
+            A, P = curves[i]
+            s1 = hi * hi
+            proven, price = A + P / s1, P / (s1 * s1)
+            excess = max(bound, b) - proven
+            excess = excess / max(1.0, abs(proven)) if excess > 0 else 0.0
+            if not excess <= worst_bound[0]:
+                worst_bound = (
+                    excess,
+                    f"{where(j)}: its bound {max(bound, b)!r} is not proven, its dual proves {proven!r}",
+                )
+            off = abs(lam - price) / max(abs(price), 1e-300) if lam != price else 0.0
+            if not off <= worst_lam[0]:
+                worst_lam = (off, f"{where(j)}: its price lam {lam!r} is not its dual point's {price!r}")
+            self.points[j] = [share, value, min(bound, proven)]
+            self.duals[j] = GroupDual(share, group.delta, calibration, min(b, proven), price, (lo, hi), duals[i])
+        n = f"{len(idx)} point(s) from {len(curves)} dual point(s)"
+        self.checks += [
+            condition(
+                f"{label}: each point's sensitivity bounds bracket the calibration's", bad_mu is None, bad_mu or "", n
+            ),
+            compare(
+                f"{label}: each point's bound proven by its dual point", worst_bound[0], SLACK, worst_bound[1] or "", n
+            ),
+            compare(
+                f"{label}: each point's price of the sensitivity (lam) its dual point's",
+                worst_lam[0],
+                SLACK,
+                worst_lam[1] or "",
+                n,
+            ),
+        ]
+        self.infeasible = self._least(model, group, record.get("least"), pts, label, _least_bound)
+        self.points = tuple(tuple(p) for p in self.points)
+
+    def _least(self, model, group, least, pts: list, label: str, least_bound) -> set[int]:
+        """The (inf, inf) points below the re-derived least share (none without a record of it)."""
+        dead = [j for j, (_x, v, b) in enumerate(pts) if v == math.inf and b == math.inf]
+        if not dead or not isinstance(least, dict):
+            return set()
+        t_l = least_bound(model, group, least["record"])
+        over = [pts[j][0] for j in dead if not pts[j][0] < t_l]
+        self.checks.append(
+            condition(
+                f"{label}: its points recorded infeasible lie below the proven least share",
+                not over and _number(least.get("eps")) <= t_l * (1 + SLACK),
+                f"the proven least share is {t_l!r} (recorded {least.get('eps')!r}); points at {over[:4]} are not below it",
+                f"{len(dead)} point(s) below {t_l!r}, re-derived from its dual point",
+            )
+        )
+        return set(dead)
+
+
+def _number(x) -> float:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else math.nan

@@ -36,8 +36,8 @@ change is exit 2, naming the file):
   re-checked from its recorded evidence (``_branches``) and the bound at most each branch's.
   Then ``bound <= objective`` and the recorded gap recomputed; "optimal" only with a gap within
   ``split.RTOL``. Taken as recorded (the notes name them): a point's bound without a certificate
-  (where the block is infeasible; a term that is not an LP affine in ``e^-eps``), an infeasible
-  branch.
+  (where the block is infeasible; a block that is not an LP affine in ``e^-eps``, a joint group
+  or randomized response: ``cells.PointProofs`` re-derives those), an infeasible branch.
 """
 
 from __future__ import annotations

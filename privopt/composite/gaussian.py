@@ -45,7 +45,10 @@ term of the row's certified split (``split_row``): its value as a function of it
 ``GroupCurve`` (one verified joint solve, exact by the same homogeneity, with its dual bound's
 curve), and its blocks' answers are the joint program solved again at the split's eps (``answer``).
 With targets on its blocks the group's term is an oracle term instead (``target_term``): the
-targets' joint program at each eps share, infeasible below a proven least share.
+targets' joint program at each eps share, infeasible below a proven least share. Either way each
+point carries a ``groupcells.GroupDual`` (``point_dual``): its dual point proves the term is at
+least ``A + P / s`` at every squared sensitivity s (``dual_curve``), which with the calibration's
+slope bounds the cells beside the point at second order.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from ..measures.gaussian import classic_is_private, max_sensitivity, sensitivity
 from ..methods.conic import solve_verified
 from ..methods.conic import verify as conic_verify
 from ..model.noise import DPRequirement, Noise, NoiseModel, NoiseObjective
+from .groupcells import GroupDual, mu_bounds
 from .result import BlockAnswer, CompositeResult
 from .split import RTOL, Split, Term, oracle_pair, relative_gap, split
 
@@ -289,34 +293,44 @@ class GroupCurve:
     by ``s``), so with ``D(y) = max_sensitivity(y, delta)`` and ``r(y) = (D(eps_ref) / D(y))^2``:
 
         value(y) = N r(y) + o          (the joint optimum at y: N its noise part, o its noiseless part)
-        bound(y) = N_lb r(y) + o       (proven: the dual point at eps_ref scaled by r(y) is dual feasible)
+        bound(y) = A + P / mu_hi(y)^2  (proven: ``dual_curve`` of the solve's dual point, ``curve``)
 
     Both are nonincreasing in y (D grows with eps). Under the classic calibration ``r(y) =
-    (eps_ref / y)^2``: the group's value is ``k / y^2`` plus its noiseless part, the closed form."""
+    (eps_ref / y)^2``: the group's value is ``k / y^2`` plus its noiseless part, the closed form.
+    Each point carries its ``groupcells.GroupDual`` (the same dual point for all), so the split
+    bounds its cells at second order."""
 
     noise: float
-    noise_bound: float
     offset: float
     d_ref: float
     delta: float
     calibration: str
     width: float
+    record: dict | None
+    curve: tuple[float, float]
+    group: object
 
     def ratio(self, eps: float) -> float:
-        d = max_sensitivity(eps, self.delta, self.calibration) if eps > 0 else 0.0
+        d = mu_bounds(eps, self.delta, self.calibration)[0] if eps >= 0 else 0.0
         return (self.d_ref / d) ** 2 if d > 0 else math.inf
 
     def value(self, eps: float) -> float:
         return self.noise * self.ratio(eps) + self.offset
 
-    def bound(self, eps: float) -> float:
-        return self.noise_bound * self.ratio(eps) + self.offset
+    def point(self, c, eps: float) -> tuple[float, float, GroupDual | None]:
+        """(value, proven bound, certificate) at eps (``point_dual``; no certificate: the bound
+        is the value when that is inf, a failed solve, else nothing is proven)."""
+        value = self.value(eps)
+        dual = point_dual(c, self.group, self.record, eps, value, self.curve) if math.isfinite(value) else None
+        if dual is None:
+            return value, value if not math.isfinite(value) else -math.inf, None
+        return value, dual.bound, dual
 
-    def term(self) -> Term:
+    def term(self, c) -> Term:
         """The group as one term of its row's split: its proven bound as the value curve, so that
         the split's lower bound is proven; the answer is the joint program solved again at the
         split's eps (``answer``), so the reported values are achieved."""
-        return Term(lambda y: (self.value(y), self.bound(y)), self.width, cheap=True)
+        return Term(lambda y: self.point(c, y), self.width, cheap=True)
 
 
 def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve:
@@ -327,14 +341,16 @@ def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve
         classic = any(c.blocks[n].budget.calibration == "classic" for n in group.blocks)
         width = min(room, CLASSIC_EPS_MAX) if classic else room
         joint = dataclasses.replace(group, eps=width / 2)
-        model, _parts, _cov, verification, _label = _solve_joint(c, joint, group_weights(c, group), options)
+        weights = group_weights(c, group)
+        model, _parts, _cov, verification, _label = _solve_joint(c, joint, weights, options)
         calibration = model.requirement.calibration
         off = model.objective.offset
-        ok = bool(verification["passed"])
-        noise = verification["objective"] - off if ok else math.inf
-        noise_bound = verification["evidence"]["bound"] - off if ok else math.inf
+        noise = verification["objective"] - off if verification["passed"] else math.inf
+        record = dual_record(joint.eps, group.delta, weights, verification)
         d_ref = max_sensitivity(joint.eps, group.delta, calibration)
-        cache[key] = GroupCurve(noise, max(noise_bound, 0.0), off, d_ref, group.delta, calibration, width)
+        cache[key] = GroupCurve(
+            noise, off, d_ref, group.delta, calibration, width, record, dual_curve(c, group, record), group
+        )
     return cache[key]
 
 
@@ -403,7 +419,7 @@ def split_row(c, oracle, row, row_vars: list, room: float, single, max_calls: in
             index[g.blocks] = len(units)
             curve = None if has_targets(c, g) else group_curve(c, g, oracle.options, oracle.cache, room)
             units.append(
-                ([v], target_term(c, g, oracle.options, oracle.cache, room) if curve is None else curve.term())
+                ([v], target_term(c, g, oracle.options, oracle.cache, room) if curve is None else curve.term(c))
             )
     terms = [t for _, t in units]
     if room == 0:
@@ -451,22 +467,74 @@ def dual_record(eps: float, delta: float, weights: dict[str, float], verificatio
     return {"eps": eps, "delta": delta, "weights": dict(weights), "Y": point["Y"], "mu": point["mu"]}
 
 
-def _program_bound(c, group, record: dict) -> tuple[float, NoiseModel, dict]:
-    """(the weighted joint program's proven lower bound at the recorded dual point, its model, its
-    parts): ``ConicProgram.dual_bound(Y, mu)`` (weak duality, made feasible by a rescaling), then,
-    like ``verification.problems.verify_noise``, times ``(bound / ceiling)^2`` when the lowering's
-    sensitivity bound is below the ceiling proven from (eps, delta) (every constraint homogeneous)."""
+def _dual_parts(c, group, record: dict) -> tuple[float, float, float, NoiseModel, dict]:
+    """The weighted joint program the record was solved at, rebuilt, and its recorded dual point's
+    bound there: (``ConicProgram.dual_bound(Y, mu)``, weak duality made feasible by a rescaling;
+    -inf for a point of the wrong shape), the program's noiseless part, the sensitivity bound
+    it was lowered at, its model, its parts."""
     joint = dataclasses.replace(group, eps=float(record["eps"]), delta=float(record["delta"]))
     model, parts = joint_model(c, joint, {n: float(record["weights"][n]) for n in group.blocks})
     program = lower_noise(model)
     Y, mu = np.asarray(record["Y"], dtype=float), np.asarray(record["mu"], dtype=float)
     if Y.ndim != 2 or mu.shape != (Y.shape[0],) or Y.shape[0] != program.F.shape[1]:
-        return -math.inf, model, parts
+        return -math.inf, program.offset, program.sensitivity_bound, model, parts
+    return program.dual_bound(Y, mu), program.offset, program.sensitivity_bound, model, parts
+
+
+def _program_bound(c, group, record: dict) -> tuple[float, NoiseModel, dict]:
+    """(the weighted joint program's proven lower bound at the recorded dual point, its model, its
+    parts): ``_dual_parts``' bound, then, like ``verification.problems.verify_noise``, times
+    ``(bound / ceiling)^2`` when the lowering's sensitivity bound is below the ceiling proven from
+    (eps, delta) (every constraint homogeneous)."""
+    lb, offset, bound, model, parts = _dual_parts(c, group, record)
     req = model.requirement
-    ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, program.sensitivity_bound)
-    shrink = (program.sensitivity_bound / ceiling) ** 2 if ceiling > 0 and math.isfinite(ceiling) else 0.0
-    lb = program.dual_bound(Y, mu)
-    return (program.offset + (lb - program.offset) * shrink if lb > program.offset else lb), model, parts
+    ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, bound)
+    shrink = (bound / ceiling) ** 2 if ceiling > 0 and math.isfinite(ceiling) else 0.0
+    return (offset + (lb - offset) * shrink if lb > offset else lb), model, parts
+
+
+def _target_shift(c, group, record: dict) -> float | None:
+    """``sum_{k_a > 0} k_a T_a - sum_{k_a < 0} |k_a| S_a`` (``proven_bound``), the targets' part of
+    a bound with multipliers ``k = w' - w``; None when a multiplier has no target of its sign."""
+    upper, lower = _targets(c, group), _floors(c, group)
+    own = group_weights(c, group)
+    k = {n: float(record["weights"][n]) - own[n] for n in group.blocks}
+    if any((v > 0 and n not in upper) or (v < 0 and n not in lower) for n, v in k.items()):
+        return None
+    return math.fsum(v * upper[n] if v > 0 else v * lower[n] for n, v in k.items() if v != 0)
+
+
+def dual_curve(c, group, record: dict | None) -> tuple[float, float]:
+    """``(A, P)``: the group's term (its targets as rows, if any) is at least ``A + P / s`` at every
+    allowed squared sensitivity ``s > 0`` (``groupcells`` module docstring): ``P = max(L - o', 0)
+    D_b^2`` from the recorded dual point's bound ``L`` at the lowering's sensitivity ``D_b`` (the
+    program's noise part scales as ``1 / s``), ``A = o' - _target_shift``. ``proven_bound`` is
+    ``A + P / C^2``, C the ceiling at the record's eps. ``(-inf, 0)`` when nothing is proven."""
+    if record is None:
+        return -math.inf, 0.0
+    lb, offset, bound, _model, _parts = _dual_parts(c, group, record)
+    shift = _target_shift(c, group, record)
+    if shift is None or not lb > -math.inf:
+        return -math.inf, 0.0
+    return offset - shift, max(lb - offset, 0.0) * bound * bound
+
+
+def calibration_of(c, group) -> str:
+    """The group's calibration (``joint_model`` refuses a mix): classic when its blocks ask for it."""
+    return "classic" if any(c.blocks[n].budget.calibration == "classic" for n in group.blocks) else "analytic"
+
+
+def point_dual(c, group, record: dict | None, eps: float, cap: float, curve=None) -> GroupDual | None:
+    """The group's certificate at eps (``groupcells.GroupDual``) from a dual record (or its
+    ``dual_curve`` already computed, ``curve``): ``B = A + P / mu_hi^2`` (at most ``cap``, the
+    point's verified value), ``lam = P / mu_hi^4``; None when the record proves nothing."""
+    A, P = dual_curve(c, group, record) if curve is None else curve
+    calibration = calibration_of(c, group)
+    lo, hi = mu_bounds(eps, group.delta, calibration)
+    if record is None or not (math.isfinite(A) and lo > 0 and math.isfinite(hi)):
+        return None
+    s1 = hi * hi
+    return GroupDual(eps, group.delta, calibration, min(A + P / s1, cap), P / (s1 * s1), (lo, hi), record)
 
 
 def proven_bound(c, group, record: dict | None) -> float:
@@ -485,12 +553,8 @@ def proven_bound(c, group, record: dict | None) -> float:
     if group.var is not None:
         return _least_bound(c, group, record)
     lb, _model, _parts = _program_bound(c, group, record)
-    upper, lower = _targets(c, group), _floors(c, group)
-    own = group_weights(c, group)
-    k = {n: float(record["weights"][n]) - own[n] for n in group.blocks}
-    if any((v > 0 and n not in upper) or (v < 0 and n not in lower) for n, v in k.items()):
-        return -math.inf
-    return lb - math.fsum(v * upper[n] if v > 0 else v * lower[n] for n, v in k.items() if v != 0)
+    shift = _target_shift(c, group, record)
+    return -math.inf if shift is None else lb - shift
 
 
 def _least_bound(c, group, record: dict) -> float:
@@ -692,20 +756,25 @@ def target_term(c, group, options: dict, cache: dict, room: float) -> Term:
     do not scale with the noise, so its value is no longer an exactly scaled curve. It is an
     oracle term like an LP block's: at each eps share ``y`` the targets' joint program
     (``_target_point``: its verified value, its proven dual bound), nonincreasing in ``y`` (a
-    point private at ``y`` is private at every larger eps, and the targets do not move). Below the
+    point private at ``y`` is private at every larger eps, and the targets do not move), with the
+    point's certificate (``point_dual``: its dual point bounds the cells beside it at second
+    order, ``groupcells``; the proven least share rides along for ``privopt verify``). Below the
     proven least eps ``t_l`` meeting the upper targets (``_least_proven``) no point exists: the
     term is ``(inf, inf)`` there, proven. The blocks' answers at ``y`` are memoized in ``cache``
     for ``answer``."""
     classic = any(c.blocks[n].budget.calibration == "classic" for n in group.blocks)
     width = min(room, CLASSIC_EPS_MAX) if classic else room
 
-    def least() -> float:
+    def proof() -> tuple[float, dict | None]:
         key = ("least", group.blocks)
         if key not in cache:
             cache[key] = _least_proven(c, group, min(width, CLASSIC_EPS_MAX / 2) if classic else width, options)
         return cache[key]
 
-    def g(y: float) -> tuple[float, float]:
+    def least() -> float:
+        return proof()[0]
+
+    def g(y: float) -> tuple:
         key = ("joint", group.blocks, y)
         if y < least():
             params = {n: _params(c.blocks[n], y, group.delta) for n in group.blocks}
@@ -719,32 +788,36 @@ def target_term(c, group, options: dict, cache: dict, room: float) -> Term:
             return math.inf, math.inf
         at = _target_point(c, group, y, options)
         cache[key] = at.answers
-        return at.value, min(at.bound, at.value)
+        dual = point_dual(c, group, at.record, y, at.value)
+        if dual is not None and proof()[1] is not None:  # the proven least share, recorded with the term
+            dual = dataclasses.replace(dual, least=proof())
+        return at.value, min(at.bound, at.value), dual
 
     return Term(g, width)
 
 
-def _least_proven(c, group, eps_ref: float, options: dict) -> float:
+def _least_proven(c, group, eps_ref: float, options: dict) -> tuple[float, dict | None]:
     """A proven lower end of the least eps at which the group's upper targets can hold (0 when
     none is proven): ``_least_bound`` over the blocks with a target (the others' noise left free, a
     relaxation), from the minimax of ``least_budget`` at ``eps_ref``; inf when a target is at or
-    below its block's noiseless part (no noise meets it at any eps)."""
+    below its block's noiseless part (no noise meets it at any eps). With it, the dual record it is
+    re-derived from (``_least_bound``; None for 0 and inf)."""
     targets = _targets(c, group)
     if not targets or not eps_ref > 0:
-        return 0.0
+        return 0.0, None
     sub = dataclasses.replace(group, blocks=tuple(n for n in group.blocks if n in targets), eps=eps_ref)
     _m, parts = joint_model(c, sub, dict.fromkeys(sub.blocks, 1.0))
     room = {n: targets[n] - parts[n][0].objective.offset for n in sub.blocks}
     if any(r <= 0 for r in room.values()):
-        return math.inf
+        return math.inf, None
     model, _parts = joint_model(c, sub, {n: 1.0 / room[n] for n in sub.blocks})
     _program, cov, mu, _status = _with_rows(model, None)
     if cov is None:
-        return 0.0
+        return 0.0, None
     weights = {n: max(mu.get(n, 0.0), 1e-12) / room[n] for n in sub.blocks}
     _m, _p, _cov, certified, _label = _solve_joint(c, sub, weights, options)
     record = dual_record(eps_ref, group.delta, weights, certified)
-    return 0.0 if record is None else _least_bound(c, group, record)
+    return (0.0, None) if record is None else (_least_bound(c, group, record), record)
 
 
 def with_targets(c, options: dict) -> CompositeResult:

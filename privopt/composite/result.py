@@ -306,7 +306,8 @@ def _term_vars(c, keys: list[str]) -> list[str]:
 
 
 def _certificates(var: str, certs, duals, points) -> dict | None:
-    """One term's points' LP certificates (``parametric.TermDual``) as arrays: the points that
+    """One term's points' LP certificates (``parametric.TermDual``; a joint group's and a closed
+    form's record themselves: ``GroupDual.records``, ``RRDual.records``) as arrays: the points that
     have one (``points``, indices into the term's points), and per such point the LP's optimum
     ``x``, its t-form row multipliers ``y`` at the point's budget (``parametric.Cell``: its
     bound at the point) and the multipliers' motion ``dy`` toward the cell below and the cell
@@ -315,6 +316,9 @@ def _certificates(var: str, certs, duals, points) -> dict | None:
     have = [j for j, d in enumerate(certs) if d is not None]
     if not have:
         return None
+    records = getattr(certs[have[0]], "records", None)
+    if records is not None:  # a joint group's or a closed form's points (``groupcells``, ``closedcells``)
+        return records(var, certs)
 
     def motion(j: int, cell: int, side: int):
         cd = duals[cell] if 0 < cell < len(duals) else None

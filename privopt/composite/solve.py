@@ -37,6 +37,7 @@ from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
 from . import explain, gaussian, least, model
+from .closedcells import RRDual
 from .model import Row
 from .parametric import Cell, ParametricLP, TermDual, mechanism_lp
 from .result import BlockAnswer, CompositeResult, bracket_record, branch_records
@@ -695,12 +696,22 @@ def _term(c: Composite, oracle: _Oracle, v, row: Row, weights: dict) -> Term:
 
 def _value_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float) -> Term:
     """The block's value on its share ``y = scale (eps - lo)`` (``rhs``: its row's right-hand
-    side): its closed curve (exact: its own bound), else its verified solves as (weighted value,
-    weighted proven bound, the point's dual ``parametric.TermDual`` or None: its second-order
-    bound inside the cell below). With targets on the block, ``_target_term``."""
+    side): its closed curve (exact: its own bound; randomized response's with its
+    ``closedcells.RRDual``, its second-order bound inside the cells beside it), else its verified
+    solves as (weighted value, weighted proven bound, the point's dual ``parametric.TermDual`` or
+    None: its second-order bound inside the cell below). With targets on the block,
+    ``_target_term``."""
     targets = [t for t in c.targets if t.block == v.block]
     if targets:
         return _target_term(c, oracle, v, scale, w, cv, rhs, targets)
+    if cv is not None and cv.form == RANDOMIZED_RESPONSE and w >= 0:
+
+        def closed(y: float) -> tuple:
+            d = RRDual(cv.a, w, v.lo, scale, y)
+            value = d.value(y)
+            return value, value, d
+
+        return Term(closed, scale * max(0.0, cv.cap - v.lo))
     if cv is not None:  # the closed form as the value oracle (exact: its own bound)
         return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
 

@@ -60,6 +60,7 @@ TINY = 1e-12  # the floor of |objective| in a relative gap
 RTOL = 1e-6  # the relative gap of a certified optimum
 SLACK = 1e-9  # a proven bound may exceed its verified value by rounding only (relative)
 CHEAP_CALLS = 1 << 14  # calls of the cheap terms (closed forms) in one split
+BRANCH_NODES = 64  # boxes of the branch and bound over the terms' shares in one bound (``_branch``)
 # BLAS_THREADS: the split and its recheck run BLAS on one thread. Their only BLAS work is the
 # cells' dense least squares (``parametric._least_squares``, at most ``DENSE_LSQ`` entries), where
 # OpenBLAS's threads cost more than they give: a 100 x 150 ``lstsq`` took 0.9 s on the default
@@ -152,7 +153,10 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
     the least of ``V + lam y`` over the cell is at most this) less its items' Lagrangian value
     (proven: at least this): halving can raise the bound by at most the slack, so a cell whose
     slack is below ``tol`` (a share of the gap allowed) is left as it is, unless every alive cell
-    is (then all alive cells are halved, as without the test, so the refinement never stalls)."""
+    is (then all alive cells are halved, as without the test, so the refinement never stalls).
+    A term whose pieces are concave in the share (``_share_concave``) has its cells' slack at
+    least their curvature's part, ``_curvature_slack``: the Lagrangian at one ``lam`` does not
+    see a piece's interior, the branch and bound's boxes do (``_branch``)."""
     lam = bound.multiplier
     out = []
     for c, item, owner in zip(curves, items, owners):
@@ -167,10 +171,25 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
         np.minimum.at(lower, owner[cell], _cell_values([item], lam)[0][0][cell])
         with np.errstate(invalid="ignore"):
             slack = upper - lower  # inf - inf (a cell at an infeasible end): NaN, halved
+            if _share_concave(c.cell_duals.values()):
+                xs, vs = np.array([c.xs[m] for m in ms]), np.array([c.values[m] for m in ms])
+                slack = np.maximum(slack, _curvature_slack(xs, vs))
         out.append(cell & ~(slack[np.where(cell, owner, 0)] <= tol))
     if not any((w & a).any() for w, a in zip(out, bound.alive)):
         return [owner >= 0 for owner in owners]
     return out
+
+
+def _curvature_slack(xs: np.ndarray, vs: np.ndarray) -> np.ndarray:
+    """Per cell, an estimate of its second-order pieces' error inside it, ``k h^2 / 8``: ``h`` its
+    width, ``k`` the larger of the curvatures the verified values show at its two ends (divided
+    second differences over the neighbouring points; NaN where a value is infinite: halved)."""
+    h = np.diff(xs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slopes = np.diff(vs) / h
+        k = np.abs(np.diff(slopes)) * 2 / (h[1:] + h[:-1])
+    k = np.concatenate([[0.0], k, [0.0]])
+    return np.fmax(k[:-1], k[1:]) * h * h / 8 + np.where(np.isfinite(vs[:-1] + vs[1:]), 0.0, np.nan)
 
 
 def relative_gap(upper: float, lower: float) -> float:
@@ -291,6 +310,13 @@ def _cells(ms: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (``B``: the suffix maximum of the proven bounds); and the top point, last."""
     best = np.maximum.accumulate(bounds[::-1])[::-1]
     return ms, np.append(best[1:], best[-1:])
+
+
+def _share_concave(cells) -> bool:
+    """A term's pieces are concave in the share itself (its certificates say so: a joint group's,
+    ``groupcells.GroupDual``, or a closed form's, ``closedcells.RRDual``), not only in ``t = e^eps``
+    (an LP block's, ``parametric``)."""
+    return any(cd is not None and getattr(cd[0].left or cd[0].right, "share_concave", False) for cd in cells)
 
 
 def _dual_items(ms, v: np.ndarray, cells, num) -> tuple[np.ndarray, ...]:
@@ -484,10 +510,13 @@ class _Bound:
     alive: list[np.ndarray]  # per block, per item: the cell may hold a split below the cutoff
 
 
-def _bound(items: Sequence[tuple], upper: float, rtol: float) -> _Bound:
+def _bound(items: Sequence[tuple], upper: float, rtol: float, concave: Sequence[bool] = ()) -> _Bound:
     """The proven lower bound of the cells' items (``(w, v)`` or with dual items, ``_dual_items``)
     given the incumbent ``upper`` (module docstring): cells dead by reduced cost, then by
-    min-plus (over the monotone items); the Lagrangian over the rest."""
+    min-plus (over the monotone items); the Lagrangian over the rest; then, while the gap is
+    open and a term's pieces are concave in the share itself (``concave``, per term:
+    ``_share_concave``; a joint group or a closed form beside the blocks), the branch and bound
+    over the terms' shares (``_branch``)."""
     cutoff = upper - rtol * max(abs(upper), TINY) / 2 if math.isfinite(upper) else math.inf
     lam, dual = _dual(items)
     alive = [np.ones(len(it[0]), dtype=bool) for it in items]
@@ -502,7 +531,123 @@ def _bound(items: Sequence[tuple], upper: float, rtol: float) -> _Bound:
     lower = max(minplus, dual2)
     if not all(a.all() for a in alive):
         lower = min(lower, cutoff)  # a dead cell's splits are at least the cutoff
+    if any(concave) and math.isfinite(cutoff) and lower < cutoff and relative_gap(upper, lower) > rtol:
+        branched, alive = _branch(items, alive, cutoff, concave)
+        lower = max(lower, branched)
     return _Bound(min(lower, upper), lam2 if math.isfinite(dual2) else lam, alive)
+
+
+def _spans(item: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's cell (or piece) as numerators ``[start, end]``: a piece's own end, a monotone
+    cell's the next item's start (the top point: itself)."""
+    w, _, w2, v2 = _lagrange_items(item)
+    nxt = np.append(w[1:], w[-1:])
+    return w, np.where(np.isinf(v2), nxt, w2)
+
+
+def _branch(
+    items: Sequence[tuple], alive: list[np.ndarray], cutoff: float, concave: Sequence[bool]
+) -> tuple[float, list[np.ndarray]]:
+    """Branch and bound over the terms' shares (numerators): the Lagrangian bound keeps a duality
+    gap where a value curve is nonconvex on the alive cells (randomized response below ln(k - 1):
+    about ``K w^2 / 8`` for curvature K over an alive range of width w), so the alive range is cut
+    into boxes ``lo_i <= y_i <= hi_i``, each bounded by the Lagrangian over the alive items that
+    meet it (weak duality, valid for the splits in the box). Every term's value is nonincreasing,
+    so a split in a box may raise its shares to spend the whole budget or reach the box's tops:
+    ``y_i >= ONE - n - sum_{j != i} hi_j`` (n: the floors' rounding) and ``y_i <= ONE - sum_{j != i}
+    lo_j`` restrict the box (``_propagate``), which is what makes halving one term's range shrink
+    the others'. In a box, a monotone cell's item spends at least the box's lower end, and a
+    term whose pieces are concave in the share (``concave``) has each piece cut to the box
+    (``_clipped``), so that the pieces' own kinks (a duality gap of their own) shrink with it.
+    Best first, the widest range halved, up to ``BRANCH_NODES`` boxes; a box whose bound reaches
+    ``cutoff`` is dropped. The bound: the least over the boxes left, at most ``cutoff``; the items
+    that meet no box left are dead."""
+    import heapq
+
+    spans = [_spans(it) for it in items]
+
+    concave = list(concave) + [False] * (len(items) - len(concave))
+
+    def restricted(box) -> list[tuple]:
+        return [
+            _clipped(_lagrange_items(tuple(x[a & (s <= hi) & (e >= lo)] for x in it)), lo, hi, cc)
+            for it, a, (s, e), (lo, hi), cc in zip(items, alive, spans, box, concave)
+        ]
+
+    def value(box) -> float:
+        sub = restricted(box)
+        return math.inf if any(len(it[0]) == 0 for it in sub) else _dual(sub)[1]
+
+    if not all(a.any() for a in alive):
+        return cutoff, alive  # a term with no alive cell: no split below the cutoff
+    root = _propagate([(int(s[a].min()), int(e[a].max())) for (s, e), a in zip(spans, alive)])
+    if root is None:
+        return cutoff, alive
+    heap, done, nodes, count = [(value(root), 0, root)], [], 1, 1
+    while heap and nodes < BRANCH_NODES:
+        b, _, box = heap[0]
+        if b >= cutoff:
+            break
+        heapq.heappop(heap)
+        i = max(range(len(box)), key=lambda k: box[k][1] - box[k][0])
+        lo, hi = box[i]
+        if hi - lo <= 1:
+            done.append((b, 0, box))
+            continue
+        mid = (lo + hi) // 2
+        for part in ((lo, mid), (mid, hi)):
+            child = _propagate([part if k == i else r for k, r in enumerate(box)])
+            if child is None:
+                continue
+            v = value(child)
+            nodes += 1
+            if v < cutoff:
+                heapq.heappush(heap, (v, count, child))
+                count += 1
+    left = heap + done
+    lower = min([b for b, _, _ in left] + [cutoff])
+    kept = []
+    for k, ((s, e), a) in enumerate(zip(spans, alive)):
+        meets = np.zeros(len(a), dtype=bool)
+        for _, _, box in left:
+            lo, hi = box[k]
+            meets |= (s <= hi) & (e >= lo)
+        kept.append(a & meets)
+    return lower, kept
+
+
+def _clipped(item: tuple, lo: int, hi: int, concave: bool) -> tuple:
+    """A term's Lagrangian items ``(w, raised, w2, v2)`` (``_lagrange_items``) in the box ``[lo,
+    hi]`` of its share: a monotone cell's (``v2`` inf) spends at least ``lo`` (its value holds on
+    the whole cell); with ``concave``, a piece is cut to ``[max(w, lo), min(w2, hi)]`` with the
+    values of its chord through ``(w, raised)`` and ``(w2, v2)``: a lower bound there, since the
+    value is at least ``max(mono, L)`` with ``L`` concave in the share and ``mono`` at least both
+    ends (``_dual_items``), and linear, so the item's least is at an end again. As a 5-tuple."""
+    w, raised, w2, v2 = item
+    mono = np.isinf(v2)
+    start = np.maximum(w, lo)
+    if not concave:
+        w = np.where(mono, start, w)
+        return w, raised, raised, w2, v2
+    end = np.where(mono, w2, np.minimum(w2, hi))
+    span = np.where(mono | (w2 == w), 1, w2 - w).astype(float)
+    with np.errstate(invalid="ignore"):
+        slope = np.where(mono, 0.0, (v2 - raised) / span)
+    at_start = np.where(mono, raised, raised + slope * (start - w).astype(float))
+    at_end = np.where(mono, v2, raised + slope * (end - w).astype(float))
+    return start, at_start, at_start, end, at_end
+
+
+def _propagate(box: list[tuple[int, int]]) -> list[tuple[int, int]] | None:
+    """The box restricted by the budget (``_branch``); None when its least shares overrun it."""
+    los, his = [lo for lo, _ in box], [hi for _, hi in box]
+    low, high = sum(los), sum(his)
+    if low > ONE:
+        return None
+    if high <= ONE:
+        return box
+    out = [(max(lo, ONE - len(box) - (high - hi)), min(hi, ONE - (low - lo))) for lo, hi in box]
+    return None if any(lo > hi for lo, hi in out) else out
 
 
 def split(terms: Sequence[Term], budget: float, rtol: float = RTOL, max_calls: int = 400, grid: int = 8) -> Split:
@@ -528,7 +673,7 @@ def _refined(terms: Sequence[Term], budget: float, rtol: float, max_calls: int, 
     while True:
         upper = _least(ub, math.inf)
         items, owners = zip(*(c.lb_items() for c in curves))
-        bound = _bound(items, upper, rtol)
+        bound = _bound(items, upper, rtol, [_share_concave(c.cell_duals.values()) for c in curves])
         calls = sum(c.calls for c in curves)
         cheap = sum(c.calls for c in curves if c.term.cheap)
         if relative_gap(upper, bound.lower) <= rtol or calls - cheap >= max_calls or cheap >= CHEAP_CALLS:
@@ -572,7 +717,7 @@ def recheck(s: Split, widths: Sequence[float], budget: float, rtol: float = RTOL
 
 
 def _rechecked(s: Split, widths: Sequence[float], budget: float, rtol: float, names: Sequence[str]) -> float:
-    items = []
+    items, concave = [], []
     for k, (pts, width) in enumerate(zip(s.points, widths)):
         name = names[k] if k < len(names) else f"term {k + 1}"
         xs = [x for x, _, _ in pts]
@@ -594,7 +739,8 @@ def _rechecked(s: Split, widths: Sequence[float], budget: float, rtol: float, na
                 except ValueError as e:
                     raise ValueError(f"{name}, cell [{xs[j]!r}, {xs[j + 1]!r}]: {e}") from None
         items.append(_dual_items(ms, v, cells, lambda x: math.floor(x / budget * ONE))[:5])
-    return _bound(items, s.objective, rtol).lower
+        concave.append(_share_concave(cells))
+    return _bound(items, s.objective, rtol, concave).lower
 
 
 def _same_pieces(cd: CellDual, a: float, b: float) -> None:
