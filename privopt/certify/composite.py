@@ -145,7 +145,7 @@ def _branches(model, result: dict, notes: list[str], allow_paths: bool) -> list[
             checks.append(condition(label, False, "the result records no evidence of this branch's bound"))
             continue
         if evidence.get("objective") is None:  # no feasible answer: a bound of +inf (minimize sense)
-            notes.append(f"{label}: infeasible ({'; '.join(evidence.get('reasons') or [])}), taken as recorded")
+            checks += _infeasible_branch(model, evidence, label, sign, notes, allow_paths)
             continue
         inner: list[str] = []
         more = [] if joint else _choice(model, evidence, evidence.get("blocks") or {})
@@ -164,6 +164,36 @@ def _branches(model, result: dict, notes: list[str], allow_paths: bool) -> list[
             )
         )
     return checks
+
+
+def _infeasible_branch(model, evidence: dict, label: str, sign: float, notes: list[str], allow_paths: bool):
+    """A branch recorded infeasible (no answer; its bound infinite on the objective's side)
+    proven so by its recorded splits: every point of one of its terms proven infeasible (a Farkas
+    ray of the block's LP there, ``cells.PointProofs``), so the bound ``_split_bound`` re-derives
+    is infinite. A branch without splits (a block infeasible at fixed params, a target missed at
+    the top of accuracy first's range) records no certificate of it: said so in the notes."""
+    reasons = "; ".join(evidence.get("reasons") or [])
+    if evidence.get("method") != "split" or not evidence.get("splits"):
+        notes.append(
+            f"{label}: infeasible ({reasons}), taken as recorded: its {evidence.get('method')} records no "
+            "certificate of infeasibility (only a split's points carry Farkas rays)"
+        )
+        return []
+    inner: list[str] = []
+    blocks = evidence.get("blocks") or {}
+    derived, more = _split_bound(model, evidence, blocks, sign, allow_paths, inner)
+    notes += [f"{label}: {x}" for x in inner]
+    more = [dataclasses.replace(c, name=f"{label}: {c.name}") for c in more if "lower bound" not in c.name]
+    proven = derived is not None and sign * derived == math.inf
+    return [
+        *more,
+        condition(
+            f"{label}: infeasible, proven by its recorded splits",
+            proven,
+            f"its recorded points prove the bound {derived!r}, not that no answer exists ({reasons})",
+            f"no split of its budget is feasible ({reasons})",
+        ),
+    ]
 
 
 def _same_blocks(model, blocks: dict) -> None:
@@ -420,7 +450,14 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     elif method == "bisection":
         checks += _bracket(model, opt, bound, notes, choice)
     else:
-        notes.append(f"the {method} method's proven bound is taken as recorded")
+        checks.append(
+            condition(
+                key.replace("_", " "),
+                False,
+                f"the result's method {method!r} is not one whose bound privopt verify re-derives for this spec "
+                f"(split, evaluate, bisection{', joint' if model.joint is not None else ''})",
+            )
+        )
     checks.append(
         _within(
             f"{key.replace('_', ' ')} on the objective's side",
