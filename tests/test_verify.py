@@ -216,10 +216,11 @@ def test_a_changed_data_file_is_exit_2_naming_it(tmp_path, monkeypatch):
     [
         (lambda r: r.pop("format"), "no format"),
         (lambda r: r.update(format=99), "format 99"),
+        (lambda r: r.update(format=1), "a result of format 1; this privopt verifies format 2 (solve it again)"),
         (lambda r: r.update(blocks={}), "is not a composite spec"),
         (lambda r: r.pop("spec"), "records no spec"),
     ],
-    ids=["no-format", "unknown-format", "composite", "no-spec"],
+    ids=["no-format", "unknown-format", "old-format", "composite", "no-spec"],
 )
 def test_unknown_or_composite_results_are_exit_2(change, says, solved, tmp_path):
     result = _result("randomized_response", solved)

@@ -221,29 +221,42 @@ def _certified_point(r: dict) -> tuple[int, int]:
 
 def test_every_certified_point_and_cell_is_re_derived_with_no_note_left(results, tmp_path):
     """blocks_means: each point's bound is proven by its recorded multipliers (exactly), each
-    cell's pieces are recomputed from its ends' multipliers, and the notes name only the points
-    where the block is infeasible (no certificate there)."""
+    point where the block is infeasible by its Farkas ray (exactly), each cell's pieces are
+    recomputed from its ends' multipliers, and no bound is taken as recorded."""
     checked = _verify(results["blocks_means"]["json"], tmp_path)
     assert checked.exit_code == 0, checked.output
     for block in ("arith", "harm"):
         assert f"ok    split 1: block {block}: each point's bound proven by its multipliers" in checked.stdout
+        assert f"ok    split 1: block {block}: each infeasible point proven by its Farkas ray" in checked.stdout
     assert "by weak duality in exact rational arithmetic" in checked.stdout
-    assert "cell_bounds) are taken as recorded" not in checked.stdout
-    assert "(its block certificate at that budget) is taken as recorded" not in checked.stdout
-    notes = [line for line in checked.stdout.splitlines() if "taken as recorded" in line]
-    assert notes and all("where the block is infeasible" in line for line in notes), notes
+    assert "by Farkas rays in exact rational arithmetic" in checked.stdout
+    assert "as recorded" not in checked.stdout
 
 
 def test_a_changed_multiplier_fails_naming_the_block_and_point(results, tmp_path):
     r = _means(results)
     k, j = _certified_point(r)
-    y = r["splits"][0]["certificates"][0]["y"][k]
-    i = next(i for i, v in enumerate(y) if v != 0)
-    y[i] *= 1.5
+    y = r["splits"][0]["certificates"][0]["y"][k]["values"]  # a sparse vector: its nonzero entries
+    y[0] *= 1.5
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1, checked.output
     share = r["splits"][0]["points"][0][j][0]
     assert any("block arith" in line and repr(share) in line for line in _failing(checked)), checked.stdout
+
+
+def test_blocks_means_ray_moved_to_a_feasible_point_fails(results, tmp_path):
+    r = copy.deepcopy(results["blocks_means"]["json"])
+    cert = r["splits"][0]["certificates"][0]
+    assert cert["infeasible"] and cert["rays"]
+    j = cert["infeasible"][-1] + 1  # the first point with a verified value
+    cert["infeasible"][-1] = j
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    share = r["splits"][0]["points"][0][j][0]
+    assert any(
+        "block arith" in line and f"share {share!r}" in line and "it has a verified value" in line
+        for line in _failing(checked)
+    ), checked.stdout
 
 
 def test_a_changed_cell_piece_fails_naming_the_block_and_cell(results, tmp_path):

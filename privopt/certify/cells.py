@@ -28,8 +28,18 @@ cells beside it; ``composite.parametric``). Here:
   to the recorded ones (``split.SLACK``) before re-deriving the row's bound. The cut itself needs
   no proof (any cut gives valid pieces).
 
-Points without a certificate (a budget where the block is infeasible, a non-LP block, a joint
-Gaussian group's term) keep their recorded bound; the notes name how many and where.
+* **an infeasible point** (value and bound +inf): its Farkas ray ``y`` (``rays``, at the indices
+  ``infeasible``) proves the block's t-form LP at ``t_b`` infeasible when ``verification.exact.
+  farkas(lp, y) > 0`` (weak duality with a zero objective: every feasible x has ``0 >= F(y)``),
+  exactly;
+* **a randomized-response term** (no LP certificates; its block meets ``closedform/rr.py``'s
+  theorem, whose conditions do not involve eps): each point's bound at most ``w (k - 1) / (e^eps +
+  k - 1)``.
+
+Every vector of a certificate is recorded sparse (``composite.result.sparse``: ``indices``,
+``values``; ``_dense`` reads it back). Points without any of these (a joint Gaussian group's
+term, a block of no closed form that is not an LP affine in ``e^-eps``) keep their recorded
+bound; the notes name how many and where.
 """
 
 from __future__ import annotations
@@ -86,8 +96,8 @@ class PointProofs:
     recorded), ``error`` (why the record cannot be read, else None), ``cell_duals()`` (the
     ``split.CellDual``s ``split.recheck`` re-derives the pieces of)."""
 
-    def __init__(self, model, rec: dict, points: tuple, label: str):
-        self.model, self.rec, self.label = model, rec, label
+    def __init__(self, model, rec: dict, points: tuple, label: str, strict: bool = False):
+        self.model, self.rec, self.label, self.strict = model, rec, label, strict
         self.checks: list[Check] = []
         self.notes: list[str] = []
         self.error: str | None = None
@@ -280,10 +290,20 @@ class PointProofs:
         )
 
     def _uncertified(self, k: int, pts: list) -> None:
-        """A note naming term ``k``'s points whose bounds stay as recorded."""
+        """A note naming term ``k``'s points whose bounds stay as recorded; with ``strict``, a
+        recorded bound of +inf among them proves nothing (-inf), and the note says so."""
         bare = [p for j, p in enumerate(pts) if self.certs[k][j] is None and j not in self.proven[k]]
         if not bare:
             return
+        if self.strict:
+            unproven = [j for j, p in enumerate(pts) if p[2] == math.inf and p in bare]
+            for j in unproven:
+                pts[j] = (pts[j][0], pts[j][1], -math.inf)
+            if unproven:
+                self.notes.append(
+                    f"{self.label}: {self.names[k]}: {len(unproven)} point(s) recorded infeasible without a Farkas "
+                    "ray prove nothing (their bound counts as -inf)"
+                )
         infeasible = sum(1 for _, v, b in bare if v == math.inf and b == math.inf)
         shares = ", ".join(f"{x:.6g}" for x, _, _ in bare[:4]) + (", ..." if len(bare) > 4 else "")
         why = f" ({infeasible} where the block is infeasible)" if infeasible else ""

@@ -33,9 +33,11 @@ change is exit 2, naming the file):
   ``gaussian.proven_bound`` (``_joint_bound``). A design choice: every branch not chosen
   re-checked from its recorded evidence (``_branches``) and the bound at most each branch's.
   Then ``bound <= objective`` and the recorded gap recomputed; "optimal" only with a gap within
-  ``split.RTOL``. Taken as recorded (the notes name them): a point's bound without a certificate
-  (where the block is infeasible; a term that is not an LP affine in ``e^-eps``), an infeasible
-  branch.
+  ``split.RTOL``. A point where a block is infeasible is proven so by its Farkas ray, a
+  randomized-response term's points by the theorem (``cells.PointProofs``), an infeasible branch
+  by its splits (``_infeasible_branch``); a method verify does not know fails. Taken as recorded
+  (the notes name them): a joint Gaussian group's points in a split, and an infeasible branch
+  without splits (no certificate of its infeasibility is recorded).
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ def _infeasible_branch(model, evidence: dict, label: str, sign: float, notes: li
         return []
     inner: list[str] = []
     blocks = evidence.get("blocks") or {}
-    derived, more = _split_bound(model, evidence, blocks, sign, allow_paths, inner)
+    derived, more = _split_bound(model, evidence, blocks, sign, allow_paths, inner, strict=True)
     notes += [f"{label}: {x}" for x in inner]
     more = [dataclasses.replace(c, name=f"{label}: {c.name}") for c in more if "lower bound" not in c.name]
     proven = derived is not None and sign * derived == math.inf
@@ -592,10 +594,11 @@ def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
 
 
 def _split_bound(
-    model, result: dict, blocks: dict, sign: float, allow_paths: bool, notes: list[str]
+    model, result: dict, blocks: dict, sign: float, allow_paths: bool, notes: list[str], strict: bool = False
 ) -> tuple[float | None, list[Check]]:
     """The composite's bound (minimize sense, then signed back): constant + each row's re-derived
-    bound + each block not split's weighted value."""
+    bound + each block not split's weighted value. ``strict``: a point's recorded bound of +inf
+    counts only where a ray proves it (``cells.PointProofs``), as an infeasible branch needs."""
     splits = result.get("splits")
     if not isinstance(splits, list):
         return None, [condition("split", False, "the result records no splits to re-derive its bound from")]
@@ -603,7 +606,7 @@ def _split_bound(
     split_vars = set()
     for k, rec in enumerate(splits):
         split_vars |= set(rec.get("vars") or [])
-        derived, more, said = _row_bound(model, rec, allow_paths, f"split {k + 1}")
+        derived, more, said = _row_bound(model, rec, allow_paths, f"split {k + 1}", strict)
         checks += more
         notes += said
         if isinstance(derived, str):
@@ -619,14 +622,16 @@ def _split_bound(
     return sign * total, checks
 
 
-def _row_bound(model, rec: dict, allow_paths: bool, label: str) -> tuple[float | str, list[Check], list[str]]:
+def _row_bound(
+    model, rec: dict, allow_paths: bool, label: str, strict: bool = False
+) -> tuple[float | str, list[Check], list[str]]:
     """One row's lower bound from its record (or why it cannot be re-derived), the checks of its
     points' certificates and the notes on what stays as recorded."""
     budget = _number(rec.get("budget"))
     pts = rec.get("points") or []
     if pts:
         points = tuple(tuple(tuple(math.inf if x is None else float(x) for x in p) for p in block) for block in pts)
-        proven = PointProofs(model, rec, points, label)
+        proven = PointProofs(model, rec, points, label, strict)
         if proven.error is not None:
             return proven.error, proven.checks, proven.notes
         try:

@@ -8,7 +8,7 @@ where the route's bound feeds the common verifier, the bound it proved:
   multipliers y bound it by weak duality, whatever y is (``methods.lp.lagrangian_bound``: for
   every feasible x, ``c x >= sum_i y_i t_i + min over the column box of (c - A'y) x``). Up to
   ``EXACT_MAX_CELLS`` columns (and no quadratic term) the bound is recomputed in exact rational
-  arithmetic from the floats (``exact_lagrangian``), and so are the rows over the design's
+  arithmetic from the floats (``verification.exact.exact_lagrangian``), and so are the rows over the design's
   cells at the released table (``exact_rows``); the recorded bound must equal the proven one
   within ``RECOMPUTE_RTOL`` relative;
 * ``conic_dual``: a noise placement's dual point (Y, mu): ``ConicProgram.dual_bound`` (Ramon &
