@@ -126,12 +126,14 @@ def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
     assert checked.exit_code == 1 and "FAIL  status" in checked.stdout
 
 
-def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
+def test_an_edited_block_file_or_composite_spec_is_exit_2(results, tmp_path):
+    """blocks_means's result, its spec and block files copied to a folder of their own (the
+    result's recorded path and folder moved with them: the same text, the same SHA-256)."""
     shutil.copy(ROOT / "specs" / "blocks_means.priv", tmp_path)
     shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
-    solved = CliRunner().invoke(main, ["solve", str(tmp_path / "blocks_means.priv"), "--json"])
-    assert solved.exit_code == 0, solved.output
-    (tmp_path / "r.json").write_text(solved.stdout)
+    r = _means(results)
+    r["spec"] |= {"path": str(tmp_path / "blocks_means.priv"), "cwd": str(tmp_path)}
+    (tmp_path / "r.json").write_text(json.dumps(r))
     assert CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")]).exit_code == 0
     block = tmp_path / "blocks" / "harmonic_mean.priv"
     block.write_text(block.read_text() + "\n# edited\n")

@@ -59,12 +59,13 @@ from ..verification.exact import exact_lagrangian
 from .proofs import EXACT_MAX_CELLS
 
 
-def lp_at(fam: ParametricLP, t: float) -> SimpleNamespace:
+def lp_at(fam: ParametricLP, t: float, A=None) -> SimpleNamespace:
     """The block's LP in the t-form at ``t`` (``parametric`` module docstring), as the fields
-    ``methods.lp.lagrangian_bound`` and ``proofs.exact_lagrangian`` read."""
+    ``methods.lp.lagrangian_bound`` and ``verification.exact`` read; ``A``: ``fam.matrix(t)``
+    when the caller has it already."""
     return SimpleNamespace(
         c=fam.c,
-        A=fam.matrix(t),
+        A=fam.matrix(t) if A is None else A,
         row_lower=fam.lo[0] + t * fam.lo[1],
         row_upper=fam.hi[0] + t * fam.hi[1],
         col_lower=fam.col_lower,
@@ -73,13 +74,13 @@ def lp_at(fam: ParametricLP, t: float) -> SimpleNamespace:
     )
 
 
-def point_bound(fam: ParametricLP, eps: float, y: np.ndarray) -> tuple[float, bool]:
+def point_bound(fam: ParametricLP, eps: float, y: np.ndarray, A=None) -> tuple[float, bool]:
     """``(k L(y, t) + const, exact)``: the block's proven bound at ``eps`` in its objective units
     from the t-form multipliers ``y`` (weak duality), exactly in rationals up to
-    ``EXACT_MAX_CELLS`` columns."""
+    ``EXACT_MAX_CELLS`` columns (``A``: the LP's matrix at ``t = e^eps``, when known)."""
     from ..methods.lp import lagrangian_bound
 
-    lp = lp_at(fam, math.exp(eps))
+    lp = lp_at(fam, math.exp(eps), A)
     k, const = fam.units
     if lp.c.size <= EXACT_MAX_CELLS:
         exact = exact_lagrangian(lp, y)
@@ -177,10 +178,12 @@ class PointProofs:
         for j, x, y, dy_below, dy_above in zip(idx, X, Y, below, above):
             share, value, bound = pts[j]
             eps = var.lo + share / scale
-            self.certs[k][j] = TermDual(Moved(fam, eps, x, y, dy=dy_below), w, var.lo, scale)
-            self.above[k][j] = TermDual(Moved(fam, eps, x, y, dy=dy_above), w, var.lo, scale)
+            toward_below, toward_above = Moved(fam, eps, x, y, dy=dy_below), Moved(fam, eps, x, y, dy=dy_above)
+            toward_above.memo["base"] = base = toward_below.shared()  # A(t_b) built once per point
+            self.certs[k][j] = TermDual(toward_below, w, var.lo, scale)
+            self.above[k][j] = TermDual(toward_above, w, var.lo, scale)
             on_side = not np.any(((y > 0) & ~np.isfinite(fam.lo[0])) | ((y < 0) & ~np.isfinite(fam.hi[0])))
-            proven, ex = point_bound(fam, eps, y) if on_side else (-math.inf, True)
+            proven, ex = point_bound(fam, eps, y, base.Ab) if on_side else (-math.inf, True)
             exact &= ex
             proven *= w
             excess = (bound - proven) / max(1.0, abs(proven)) if bound != proven else 0.0
@@ -348,6 +351,11 @@ class Moved(Cell):
     side is finite, checked here (a ``ValueError`` otherwise, as without a recorded ``dy``)."""
 
     dy: np.ndarray | None = None
+
+    def shared(self):
+        """What every bound of this point shares (``Cell._base``: ``A(t_b)``, its transpose, the
+        reduced costs), whichever motion ``dy`` it is moved with."""
+        return self._base()
 
     def _dy(self, base, da: float) -> np.ndarray:  # noqa: ARG002 - the recorded motion replaces the solve's
         if self.dy is None:

@@ -60,19 +60,24 @@ def exact_lagrangian(lp, y: np.ndarray, c: np.ndarray | None = None) -> Fraction
     y = np.asarray(y, dtype=float).copy()
     y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(lp.row_lower)) | ((y < 0) & ~np.isfinite(lp.row_upper))] = 0.0
     live = np.flatnonzero(y)
-    A = lp.A.tocsr()[live].tocsc()
-    if not (np.isfinite(c).all() and np.isfinite(A.data).all()):
+    A = lp.A if getattr(lp.A, "format", None) == "csr" else lp.A.tocsr()
+    per_row = np.diff(A.indptr)
+    entries = np.repeat(y != 0, per_row)  # the entries of the live rows
+    data, cols_of = A.data[entries], A.indices[entries]
+    rows_of = (np.cumsum(y != 0) - 1)[np.repeat(np.arange(A.shape[0]), per_row)[entries]]  # positions in ``live``
+    if not (np.isfinite(c).all() and np.isfinite(data).all()):
         return None
     t = np.where(y[live] > 0, lp.row_lower[live], lp.row_upper[live])
     Ny, ey = dyadic(y[live])
     Nt, et = dyadic(t)
     rows_sum = sum((a * b for a, b in zip(Ny, Nt)), 0)  # over 2^(ey + et)
-    NA, eA = dyadic(A.data)
+    NA, eA = dyadic(data)
     Nc, ec = dyadic(c)
     base = min(ec, eA + ey)
-    prods = [a * Ny[i] for a, i in zip(NA, A.indices.tolist())]  # over 2^(eA + ey)
-    ptr = A.indptr.tolist()
-    r = [_scaled(Nc[j], ec, base) - _scaled(sum(prods[ptr[j] : ptr[j + 1]], 0), eA + ey, base) for j in range(len(Nc))]
+    r = [_scaled(v, ec, base) for v in Nc]  # c - A'y over 2^base
+    shift = eA + ey - base
+    for a, i, j in zip(NA, rows_of.tolist(), cols_of.tolist()):
+        r[j] -= (a * Ny[i]) << shift
     cols = [j for j, v in enumerate(r) if v]
     ends = np.array([lp.col_lower[j] if r[j] > 0 else lp.col_upper[j] for j in cols], dtype=float)
     if not np.isfinite(ends).all():
