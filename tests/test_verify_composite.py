@@ -276,15 +276,18 @@ def test_a_raised_point_bound_fails_naming_the_block_and_point(results, tmp_path
     """A point whose value and bound are both raised: the bound is no longer what its multipliers prove."""
     r = _means(results)
     _, j = _certified_point(r)
+    raised_point_fails(r, j, "split 1: block arith: each point's bound proven", tmp_path)
+
+
+def raised_point_fails(r: dict, j: int, named: str, tmp_path) -> None:
+    """The first term's point ``j`` of split 1 with its value and bound raised by 1%: verify
+    fails, on a check named ``named`` that names the point's share."""
     point = r["splits"][0]["points"][0][j]
     point[1] *= 1.01
     point[2] *= 1.01
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1, checked.output
-    assert any(
-        "split 1: block arith: each point's bound proven" in line and repr(point[0]) in line
-        for line in _failing(checked)
-    ), checked.stdout
+    assert any(named in line and repr(point[0]) in line for line in _failing(checked)), checked.stdout
 
 
 def test_cell_pieces_without_certificates_fail(results, tmp_path):

@@ -21,7 +21,7 @@ import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
 from conftest import ROOT
-from test_verify_composite import _failing, _verify
+from test_verify_composite import _failing, _verify, raised_point_fails
 from test_verify_nosolver import _run_blocked
 
 from privopt.backends import get_backend
@@ -112,16 +112,9 @@ def test_an_infeasible_branch_without_rays_is_not_proven(three, tmp_path):
 
 
 def test_a_raised_closed_form_point_fails_naming_it(three, tmp_path):
-    r = copy.deepcopy(three)
-    point = r["splits"][0]["points"][0][3]  # block rr's fourth point
-    point[1] *= 1.01
-    point[2] *= 1.01
-    checked = _verify(r, tmp_path)
-    assert checked.exit_code == 1, checked.output
-    assert any(
-        "block rr: each point's bound is randomized response's optimum" in line and repr(point[0]) in line
-        for line in _failing(checked)
-    ), checked.stdout
+    raised_point_fails(
+        copy.deepcopy(three), 3, "block rr: each point's bound is randomized response's optimum", tmp_path
+    )
 
 
 def test_an_unknown_method_fails(three, tmp_path):

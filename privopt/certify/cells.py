@@ -109,6 +109,7 @@ class PointProofs:
         self.above: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell above
         # points proven without multipliers: infeasible by a Farkas ray (``_rays``), or a closed form (``_closed``)
         self.proven: list[set[int]] = [set() for _ in points]
+        self.why: list[str] = ["" for _ in points]  # per term: why its points carry no certificate (``_closed``)
         out = [list(p) for p in points]
         for k, record in enumerate(records[: len(points)]):
             out[k] = self._term(k, record, out[k]) if record is not None else self._closed(k, out[k])
@@ -219,6 +220,7 @@ class PointProofs:
         keys = term_vars(self.model, list(self.rec.get("vars") or []))
         var = self.model.vars.get(keys[k]) if k < len(keys) else None
         if var is None or var.block is None or self.model.group_of(var.block) is not None:
+            self.why[k] = "a joint Gaussian group's points carry the joint program's certificates (docs/blocks.md)"
             return pts
         block = self.model.blocks[var.block]
         row = next((r for r in self.model.rows if keys[k] in r.coefs), None)
@@ -230,6 +232,11 @@ class PointProofs:
         in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
         match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
         if not match or row is None or block.linked:
+            self.why[k] = (
+                f"the block is a {problem.kind} program that is neither an LP affine in e^-eps (whose points "
+                "record multipliers and rays) nor randomized response: a split records no certificate of its "
+                "points, only of its chosen one (blocks.NAME.result)"
+            )
             return pts
         sign = 1.0 if self.model.sense == "minimize" else -1.0
         w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[keys[k]]
@@ -310,9 +317,10 @@ class PointProofs:
         infeasible = sum(1 for _, v, b in bare if v == math.inf and b == math.inf)
         shares = ", ".join(f"{x:.6g}" for x, _, _ in bare[:4]) + (", ..." if len(bare) > 4 else "")
         why = f" ({infeasible} where the block is infeasible)" if infeasible else ""
+        because = f"; {self.why[k]}" if self.why[k] else ""
         self.notes.append(
             f"{self.label}: {self.names[k]}: {len(bare)} of {len(pts)} point(s) have no certificate{why}: "
-            f"their proven bounds are taken as recorded (shares {shares})"
+            f"their proven bounds are taken as recorded (shares {shares}){because}"
         )
 
     def cell_duals(self) -> tuple:
