@@ -42,8 +42,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # The version of the result's JSON format: ``privopt verify`` reads the formats it knows and
-# refuses any other (1: the spec's text, cwd and data SHA-256, a certificate with its proof).
-RESULT_FORMAT = 1
+# refuses any other (1: the spec's text, cwd and data SHA-256, a certificate with its proof; 2: a
+# composite split's point certificates as sparse vectors, and Farkas rays where a block is infeasible).
+RESULT_FORMAT = 2
 
 # Packages whose versions a result records (those installed): the numeric stack, the spec
 # parser and every solver a backend can call.

@@ -216,10 +216,11 @@ def test_a_changed_data_file_is_exit_2_naming_it(tmp_path, monkeypatch):
     [
         (lambda r: r.pop("format"), "no format"),
         (lambda r: r.update(format=99), "format 99"),
+        (lambda r: r.update(format=1), "a result of format 1; this privopt verifies format 2 (solve it again)"),
         (lambda r: r.update(blocks={}), "is not a composite spec"),
         (lambda r: r.pop("spec"), "records no spec"),
     ],
-    ids=["no-format", "unknown-format", "composite", "no-spec"],
+    ids=["no-format", "unknown-format", "old-format", "composite", "no-spec"],
 )
 def test_unknown_or_composite_results_are_exit_2(change, says, solved, tmp_path):
     result = _result("randomized_response", solved)
@@ -237,11 +238,13 @@ def test_unreadable_result_is_exit_2(tmp_path):
     assert checked.exit_code == 2 and "cannot read" in checked.output
 
 
-def test_a_composite_result_verifies(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    solved = CliRunner().invoke(main, ["solve", "specs/blocks_means.priv", "--json"])
-    assert solved.exit_code == 0, solved.output
-    (tmp_path / "c.json").write_text(solved.stdout)
+def test_a_composite_result_verifies(composite_solved, tmp_path):
+    """A composite result recording its spec's path relative to the folder it was solved in (what
+    ``privopt solve specs/blocks_means.priv --json`` run in the repository records): the
+    session's solve of blocks_means (conftest, no second 30 s solve) with that path and folder."""
+    result = json.loads(composite_solved["blocks_means"].json)
+    result["spec"] |= {"path": "specs/blocks_means.priv", "cwd": str(ROOT)}
+    (tmp_path / "c.json").write_text(json.dumps(result))
     checked = CliRunner().invoke(main, ["verify", str(tmp_path / "c.json")])
     assert checked.exit_code == 0 and "block arith: certificate" in checked.output, checked.output
 

@@ -129,12 +129,14 @@ def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
     assert checked.exit_code == 1 and "FAIL  relative gap" in checked.stdout
 
 
-def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
+def test_an_edited_block_file_or_composite_spec_is_exit_2(results, tmp_path):
+    """blocks_means's result, its spec and block files copied to a folder of their own (the
+    result's recorded path and folder moved with them: the same text, the same SHA-256)."""
     shutil.copy(ROOT / "specs" / "blocks_means.priv", tmp_path)
     shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
-    solved = CliRunner().invoke(main, ["solve", str(tmp_path / "blocks_means.priv"), "--json"])
-    assert solved.exit_code == 0, solved.output
-    (tmp_path / "r.json").write_text(solved.stdout)
+    r = _means(results)
+    r["spec"] |= {"path": str(tmp_path / "blocks_means.priv"), "cwd": str(tmp_path)}
+    (tmp_path / "r.json").write_text(json.dumps(r))
     assert CliRunner().invoke(main, ["verify", str(tmp_path / "r.json")]).exit_code == 0
     block = tmp_path / "blocks" / "harmonic_mean.priv"
     block.write_text(block.read_text() + "\n# edited\n")
@@ -224,29 +226,42 @@ def _certified_point(r: dict) -> tuple[int, int]:
 
 def test_every_certified_point_and_cell_is_re_derived_with_no_note_left(results, tmp_path):
     """blocks_means: each point's bound is proven by its recorded multipliers (exactly), each
-    cell's pieces are recomputed from its ends' multipliers, and the notes name only the points
-    where the block is infeasible (no certificate there)."""
+    point where the block is infeasible by its Farkas ray (exactly), each cell's pieces are
+    recomputed from its ends' multipliers, and no bound is taken as recorded."""
     checked = _verify(results["blocks_means"]["json"], tmp_path)
     assert checked.exit_code == 0, checked.output
     for block in ("arith", "harm"):
         assert f"ok    split 1: block {block}: each point's bound proven by its multipliers" in checked.stdout
+        assert f"ok    split 1: block {block}: each infeasible point proven by its Farkas ray" in checked.stdout
     assert "by weak duality in exact rational arithmetic" in checked.stdout
-    assert "cell_bounds) are taken as recorded" not in checked.stdout
-    assert "(its block certificate at that budget) is taken as recorded" not in checked.stdout
-    notes = [line for line in checked.stdout.splitlines() if "taken as recorded" in line]
-    assert notes and all("where the block is infeasible" in line for line in notes), notes
+    assert "by Farkas rays in exact rational arithmetic" in checked.stdout
+    assert "as recorded" not in checked.stdout
 
 
 def test_a_changed_multiplier_fails_naming_the_block_and_point(results, tmp_path):
     r = _means(results)
     k, j = _certified_point(r)
-    y = r["splits"][0]["certificates"][0]["y"][k]
-    i = next(i for i, v in enumerate(y) if v != 0)
-    y[i] *= 1.5
+    y = r["splits"][0]["certificates"][0]["y"][k]["values"]  # a sparse vector: its nonzero entries
+    y[0] *= 1.5
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1, checked.output
     share = r["splits"][0]["points"][0][j][0]
     assert any("block arith" in line and repr(share) in line for line in _failing(checked)), checked.stdout
+
+
+def test_blocks_means_ray_moved_to_a_feasible_point_fails(results, tmp_path):
+    r = copy.deepcopy(results["blocks_means"]["json"])
+    cert = r["splits"][0]["certificates"][0]
+    assert cert["infeasible"] and cert["rays"]
+    j = cert["infeasible"][-1] + 1  # the first point with a verified value
+    cert["infeasible"][-1] = j
+    checked = _verify(r, tmp_path)
+    assert checked.exit_code == 1, checked.output
+    share = r["splits"][0]["points"][0][j][0]
+    assert any(
+        "block arith" in line and f"share {share!r}" in line and "it has a verified value" in line
+        for line in _failing(checked)
+    ), checked.stdout
 
 
 def test_a_changed_cell_piece_fails_naming_the_block_and_cell(results, tmp_path):
@@ -264,15 +279,18 @@ def test_a_raised_point_bound_fails_naming_the_block_and_point(results, tmp_path
     """A point whose value and bound are both raised: the bound is no longer what its multipliers prove."""
     r = _means(results)
     _, j = _certified_point(r)
+    raised_point_fails(r, j, "split 1: block arith: each point's bound proven", tmp_path)
+
+
+def raised_point_fails(r: dict, j: int, named: str, tmp_path) -> None:
+    """The first term's point ``j`` of split 1 with its value and bound raised by 1%: verify
+    fails, on a check named ``named`` that names the point's share."""
     point = r["splits"][0]["points"][0][j]
     point[1] *= 1.01
     point[2] *= 1.01
     checked = _verify(r, tmp_path)
     assert checked.exit_code == 1, checked.output
-    assert any(
-        "split 1: block arith: each point's bound proven" in line and repr(point[0]) in line
-        for line in _failing(checked)
-    ), checked.stdout
+    assert any(named in line and repr(point[0]) in line for line in _failing(checked)), checked.stdout
 
 
 def test_cell_pieces_without_certificates_fail(results, tmp_path):

@@ -32,8 +32,20 @@ A joint Gaussian group's term (``GroupProofs``: each point's dual record re-prov
 sensitivity bounds and price checked, its cells' linear pieces recomputed, the points below its
 proven least share confirmed; ``composite.groupcells``) and a randomized-response block in
 closed form (``_closed_term``: the theorem re-checked, each point's bound its exact value;
-``composite.closedcells``) are re-derived too. Points without a certificate (a budget where the
-block is infeasible, a non-LP block) keep their recorded bound; the notes name how many and where.
+``composite.closedcells``) are re-derived too, and so are
+
+* **an infeasible point** of an LP block (value and bound +inf): its Farkas ray ``y`` (``rays``,
+  at the indices ``infeasible``) proves the block's t-form LP at ``t_b`` infeasible when
+  ``verification.exact.farkas(lp, y) > 0`` (weak duality with a zero objective: every feasible x
+  has ``0 >= F(y)``), exactly;
+* **a randomized-response term recorded without its closed-form record** (``_closed``; its block
+  meets ``closedform/rr.py``'s theorem, whose conditions do not involve eps): each point's bound
+  at most ``w (k - 1) / (e^eps + k - 1)``.
+
+Every vector of a certificate is recorded sparse (``composite.result.sparse``: ``indices``,
+``values``; ``_dense`` reads it back). Points without any of these (a block of no closed form
+that is not an LP affine in ``e^-eps``) keep their recorded bound; the notes name how many and
+where.
 """
 
 from __future__ import annotations
@@ -53,15 +65,17 @@ from ..composite.parametric import Cell, ParametricLP, TermDual, mechanism_lp
 from ..composite.split import SLACK, CellEnds
 from ..errors import SpecError, UsageError
 from ..verification.checks import Check, compare, condition
-from .proofs import EXACT_MAX_CELLS, exact_lagrangian
+from ..verification.exact import exact_lagrangian
+from .proofs import EXACT_MAX_CELLS
 
 
-def lp_at(fam: ParametricLP, t: float) -> SimpleNamespace:
+def lp_at(fam: ParametricLP, t: float, A=None) -> SimpleNamespace:
     """The block's LP in the t-form at ``t`` (``parametric`` module docstring), as the fields
-    ``methods.lp.lagrangian_bound`` and ``proofs.exact_lagrangian`` read."""
+    ``methods.lp.lagrangian_bound`` and ``verification.exact`` read; ``A``: ``fam.matrix(t)``
+    when the caller has it already."""
     return SimpleNamespace(
         c=fam.c,
-        A=fam.matrix(t),
+        A=fam.matrix(t) if A is None else A,
         row_lower=fam.lo[0] + t * fam.lo[1],
         row_upper=fam.hi[0] + t * fam.hi[1],
         col_lower=fam.col_lower,
@@ -70,13 +84,13 @@ def lp_at(fam: ParametricLP, t: float) -> SimpleNamespace:
     )
 
 
-def point_bound(fam: ParametricLP, eps: float, y: np.ndarray) -> tuple[float, bool]:
+def point_bound(fam: ParametricLP, eps: float, y: np.ndarray, A=None) -> tuple[float, bool]:
     """``(k L(y, t) + const, exact)``: the block's proven bound at ``eps`` in its objective units
     from the t-form multipliers ``y`` (weak duality), exactly in rationals up to
-    ``EXACT_MAX_CELLS`` columns."""
+    ``EXACT_MAX_CELLS`` columns (``A``: the LP's matrix at ``t = e^eps``, when known)."""
     from ..methods.lp import lagrangian_bound
 
-    lp = lp_at(fam, math.exp(eps))
+    lp = lp_at(fam, math.exp(eps), A)
     k, const = fam.units
     if lp.c.size <= EXACT_MAX_CELLS:
         exact = exact_lagrangian(lp, y)
@@ -93,8 +107,8 @@ class PointProofs:
     recorded), ``error`` (why the record cannot be read, else None), ``cell_duals()`` (the
     ``split.CellDual``s ``split.recheck`` re-derives the pieces of)."""
 
-    def __init__(self, model, rec: dict, points: tuple, label: str):
-        self.model, self.rec, self.label = model, rec, label
+    def __init__(self, model, rec: dict, points: tuple, label: str, strict: bool = False):
+        self.model, self.rec, self.label, self.strict = model, rec, label, strict
         self.checks: list[Check] = []
         self.notes: list[str] = []
         self.error: str | None = None
@@ -103,7 +117,10 @@ class PointProofs:
         self.names = [self._name(k, r, len(points)) for k, r in enumerate(records[: len(points)])]
         self.certs: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell below
         self.above: list[list[TermDual | None]] = [[None] * len(p) for p in points]  # toward the cell above
-        self.infeasible: dict[int, set[int]] = {}  # per group term, its points proven infeasible (least share)
+        # points proven without multipliers: infeasible by a Farkas ray (``_rays``) or below a group's
+        # proven least share (``_group_term``), or by a closed form (``_closed``)
+        self.proven: list[set[int]] = [set() for _ in points]
+        self.why: list[str] = ["" for _ in points]  # per term: why its points carry no certificate (``_closed``)
         out = [list(p) for p in points]
         for k, record in enumerate(records[: len(points)]):
             if isinstance(record, dict) and record.get("kind") == GROUP_KIND:
@@ -112,6 +129,8 @@ class PointProofs:
                 out[k] = self._closed_term(k, record, out[k])
             elif record is not None:
                 out[k] = self._term(k, record, out[k])
+            else:
+                out[k] = self._closed(k, out[k])
             if self.error is not None:
                 return
             self._uncertified(k, out[k])
@@ -153,19 +172,27 @@ class PointProofs:
             return pts
         sign = 1.0 if self.model.sense == "minimize" else -1.0
         w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[key]
-        idx, xs, ys = record.get("points"), record.get("x"), record.get("y")
         m, n = fam.A0.shape
         try:
-            idx = [int(j) for j in idx]
-            X = np.array(xs, dtype=float).reshape(len(idx), n)
-            Y = np.array(ys, dtype=float).reshape(len(idx), m)
+            idx, infeasible = ([int(j) for j in record.get(f) or []] for f in ("points", "infeasible"))
+            X = np.array([_dense(v, n) for v in record.get("x") or []], dtype=float).reshape(len(idx), n)
+            Y = np.array([_dense(v, m) for v in record.get("y") or []], dtype=float).reshape(len(idx), m)
             below, above = (_motions(record.get(f), len(idx), m) for f in ("dy_below", "dy_above"))
-        except (TypeError, ValueError):
-            self.error = f"{name}: its certificates are not {n} x, {m} y and {m} dy (or null) per point"
+            rays = [_dense(v, m) for v in record.get("rays") or []]
+        except (TypeError, ValueError, AttributeError):
+            self.error = (
+                f"{name}: its certificates are not sparse vectors (indices, values) of {n} x, {m} y and {m} dy "
+                f"(or null) per point and {m} per ray"
+            )
             return pts
-        if sorted(set(idx)) != idx or (idx and (idx[0] < 0 or idx[-1] >= len(pts))):
-            self.error = f"{name}: its certificates' point indices {idx} are not its points'"
+        for what, at in (("certificates'", idx), ("rays'", infeasible)):
+            if sorted(set(at)) != at or (at and (at[0] < 0 or at[-1] >= len(pts))):
+                self.error = f"{name}: its {what} point indices {at} are not its points'"
+                return pts
+        if len(rays) != len(infeasible):
+            self.error = f"{name}: {len(infeasible)} infeasible point(s) but {len(rays)} ray(s)"
             return pts
+        self._rays(k, fam, var.lo, scale, infeasible, rays, pts)
         if not (np.isfinite(X).all() and np.isfinite(Y).all()):
             self.error = f"{name}: a certificate has a non-finite entry"
             return pts
@@ -173,17 +200,21 @@ class PointProofs:
         for j, x, y, dy_below, dy_above in zip(idx, X, Y, below, above):
             share, value, bound = pts[j]
             eps = var.lo + share / scale
-            self.certs[k][j] = TermDual(Moved(fam, eps, x, y, dy=dy_below), w, var.lo, scale)
-            self.above[k][j] = TermDual(Moved(fam, eps, x, y, dy=dy_above), w, var.lo, scale)
+            toward_below, toward_above = Moved(fam, eps, x, y, dy=dy_below), Moved(fam, eps, x, y, dy=dy_above)
+            toward_above.memo["base"] = base = toward_below.shared()  # A(t_b) built once per point
+            self.certs[k][j] = TermDual(toward_below, w, var.lo, scale)
+            self.above[k][j] = TermDual(toward_above, w, var.lo, scale)
             on_side = not np.any(((y > 0) & ~np.isfinite(fam.lo[0])) | ((y < 0) & ~np.isfinite(fam.hi[0])))
-            proven, ex = point_bound(fam, eps, y) if on_side else (-math.inf, True)
+            proven, ex = point_bound(fam, eps, y, base.Ab) if on_side else (-math.inf, True)
             exact &= ex
             proven *= w
             excess = (bound - proven) / max(1.0, abs(proven)) if bound != proven else 0.0
             if not excess <= worst:
                 worst, where = excess, (share, eps, bound, proven)
             pts[j] = (share, value, min(bound, proven))
-        share, eps, bound, proven = where if where is not None else (math.nan,) * 4
+        if where is None:  # no point with multipliers (every certified point infeasible: ``_rays``)
+            return pts
+        share, eps, bound, proven = where
         how = "exact rational arithmetic" if exact else "floats"
         self.checks.append(
             compare(
@@ -215,7 +246,7 @@ class PointProofs:
         self.checks += proofs.checks
         for j, dual in proofs.duals.items():
             self.certs[k][j] = self.above[k][j] = dual
-        self.infeasible[k] = proofs.infeasible
+        self.proven[k] |= set(proofs.infeasible)
         return proofs.points
 
     def _closed_term(self, k: int, record: dict, pts: list) -> list:
@@ -277,18 +308,120 @@ class PointProofs:
         )
         return pts
 
+    def _closed(self, k: int, pts: list) -> list:
+        """Term ``k`` without LP certificates: where its block meets randomized response's
+        theorem (``closedform/rr.py``: its conditions do not involve eps; the block rebuilt at its
+        range's top, its other params fixed), its value at every budget is ``(k - 1) / (e^eps + k
+        - 1)``, so each point's recorded bound must be at most ``w`` times that (``split.SLACK``
+        relative; floats) and the row's bound is re-derived from the smaller. Other terms (a joint
+        Gaussian group's, a block of no closed form) are left to ``_uncertified``'s note."""
+        from ..closedform.rr import RANDOMIZED_RESPONSE, rr_value
+        from ..composite.result import term_vars
+
+        keys = term_vars(self.model, list(self.rec.get("vars") or []))
+        var = self.model.vars.get(keys[k]) if k < len(keys) else None
+        if var is None or var.block is None or self.model.group_of(var.block) is not None:
+            self.why[k] = "a joint Gaussian group's points carry the joint program's certificates (docs/blocks.md)"
+            return pts
+        block = self.model.blocks[var.block]
+        row = next((r for r in self.model.rows if keys[k] in r.coefs), None)
+        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)
+        try:
+            problem = self.model.load_block(block.spec, dict(block.fixed) | {var.param: eps0})
+        except (SpecError, UsageError):
+            return pts
+        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
+        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
+        if not match or row is None or block.linked:
+            self.why[k] = (
+                f"the block is a {problem.kind} program that is neither an LP affine in e^-eps (whose points "
+                "record multipliers and rays) nor randomized response: a split records no certificate of its "
+                "points, only of its chosen one (blocks.NAME.result)"
+            )
+            return pts
+        sign = 1.0 if self.model.sense == "minimize" else -1.0
+        w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[keys[k]]
+        kk = float(match.data["k"])
+        worst, where = -math.inf, None
+        for j, (share, value, bound) in enumerate(pts):
+            eps = var.lo + share / scale
+            proven = w * rr_value(kk, eps)
+            excess = (bound - proven) / max(1.0, abs(proven)) if bound != proven else 0.0
+            if not excess <= worst:
+                worst, where = excess, (share, eps, bound, proven)
+            pts[j] = (share, value, min(bound, proven))
+            self.proven[k].add(j)
+        if where is None:
+            return pts
+        share, eps, bound, proven = where
+        self.checks.append(
+            compare(
+                f"{self.label}: {self.names[k]}: each point's bound is randomized response's optimum",
+                worst,
+                SLACK,
+                f"the point at share {share!r} (eps {eps!r}): its bound {bound!r} is above the theorem's optimum "
+                f"{proven!r}",
+                f"{len(pts)} point(s): (k - 1) / (e^eps + k - 1) with k = {kk:g} (closedform/rr.py's theorem holds "
+                "for the block), in floats",
+            )
+        )
+        return pts
+
+    def _rays(self, k: int, fam: ParametricLP, lo: float, scale: float, at: list[int], rays: list, pts) -> None:
+        """Term ``k``'s infeasible points proven by their Farkas rays: at the point's budget
+        ``eps = lo + share / scale`` the block's t-form LP at ``t = fl(e^eps)`` (``lp_at``) has
+        ``verification.exact.farkas(lp, ray) > 0``, exactly (no feasible x: its bound +inf holds).
+        A point with a verified value cannot be infeasible; a ray that proves nothing fails,
+        named by its point."""
+        from ..verification.exact import farkas
+
+        worst, where = math.inf, None
+        for j, ray in zip(at, rays):
+            share, value, bound = pts[j]
+            eps = lo + share / scale
+            proven = farkas(lp_at(fam, math.exp(eps)), ray) if value == bound == math.inf else None
+            # the margin: the bound the ray proves on 0 (positive: infeasible), never rounded to 0 when not
+            margin = -math.inf if proven is None else float(proven) if proven > 0 else min(float(proven), -1e-300)
+            if margin <= worst:
+                worst, where = margin, (share, eps, value)
+            if proven is not None and proven > 0:
+                self.proven[k].add(j)
+        if where is None:
+            return
+        share, eps, value = where
+        why = "it has a verified value" if value != math.inf else "the ray proves nothing there"
+        self.checks.append(
+            compare(
+                f"{self.label}: {self.names[k]}: each infeasible point proven by its Farkas ray",
+                -worst,
+                0.0,
+                f"the point at share {share!r} (eps {eps!r}) is not proven infeasible: {why}",
+                f"{len(at)} point(s): no feasible table there, by Farkas rays in exact rational arithmetic",
+            )
+        )
+
     def _uncertified(self, k: int, pts: list) -> None:
-        """A note naming term ``k``'s points whose bounds stay as recorded."""
-        proven = self.infeasible.get(k, set())
-        bare = [p for j, p in enumerate(pts) if self.certs[k][j] is None and j not in proven]
+        """A note naming term ``k``'s points whose bounds stay as recorded; with ``strict``, a
+        recorded bound of +inf among them proves nothing (-inf), and the note says so."""
+        bare = [p for j, p in enumerate(pts) if self.certs[k][j] is None and j not in self.proven[k]]
         if not bare:
             return
+        if self.strict:
+            unproven = [j for j, p in enumerate(pts) if p[2] == math.inf and p in bare]
+            for j in unproven:
+                pts[j] = (pts[j][0], pts[j][1], -math.inf)
+            if unproven:
+                self.notes.append(
+                    f"{self.label}: {self.names[k]}: {len(unproven)} point(s) recorded infeasible without a Farkas "
+                    "ray prove nothing (their bound counts as -inf)"
+                )
         infeasible = sum(1 for _, v, b in bare if v == math.inf and b == math.inf)
         shares = ", ".join(f"{x:.6g}" for x, _, _ in bare[:4]) + (", ..." if len(bare) > 4 else "")
         why = f" ({infeasible} where the block is infeasible)" if infeasible else ""
+        because = f"; {self.why[k]}" if self.why[k] else ""
         self.notes.append(
             f"{self.label}: {self.names[k]}: {len(bare)} of {len(pts)} point(s) have no certificate{why}: "
-            f"their proven bounds are taken as recorded (shares {shares})"
+            f"their proven bounds are taken as recorded (shares {shares}){because}"
         )
 
     def cell_duals(self) -> tuple:
@@ -328,6 +461,11 @@ class Moved(Cell):
 
     dy: np.ndarray | None = None
 
+    def shared(self):
+        """What every bound of this point shares (``Cell._base``: ``A(t_b)``, its transpose, the
+        reduced costs), whichever motion ``dy`` it is moved with."""
+        return self._base()
+
     def _dy(self, base, da: float) -> np.ndarray:  # noqa: ARG002 - the recorded motion replaces the solve's
         if self.dy is None:
             raise ValueError("no motion of the multipliers toward this cell is recorded")
@@ -342,12 +480,26 @@ class Moved(Cell):
         return dy
 
 
+def _dense(record, size: int) -> np.ndarray:
+    """A recorded sparse vector (``composite.result.sparse``: ``indices``, ``values``) of length
+    ``size``, dense; a ``ValueError`` when it is not one (indices out of range or repeated)."""
+    at = np.asarray(record["indices"], dtype=np.int64)
+    values = np.asarray(record["values"], dtype=float)
+    if at.ndim != 1 or at.shape != values.shape or (at.size and (at.min() < 0 or at.max() >= size)):
+        raise ValueError(f"not a sparse vector of length {size}")
+    if np.unique(at).size != at.size:
+        raise ValueError("a sparse vector's index repeats")
+    out = np.zeros(size)
+    out[at] = values
+    return out
+
+
 def _motions(rows, count: int, m: int) -> list[np.ndarray | None]:
-    """A recorded list of motions (one per certified point, each ``m`` floats or null)."""
+    """A recorded list of motions (one per certified point, each a sparse vector of ``m`` or null)."""
     rows = [None] * count if rows is None else list(rows)
     if len(rows) != count:
         raise ValueError("one motion per point")
-    out = [None if r is None else np.array(r, dtype=float).reshape(m) for r in rows]
+    out = [None if r is None else _dense(r, m) for r in rows]
     if any(d is not None and not np.isfinite(d).all() for d in out):
         raise ValueError("a motion has a non-finite entry")
     return out

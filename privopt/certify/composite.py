@@ -35,9 +35,11 @@ change is exit 2, naming the file):
   ``gaussian.proven_bound`` (``_joint_bound``). A design choice: every branch not chosen
   re-checked from its recorded evidence (``_branches``) and the bound at most each branch's.
   Then ``bound <= objective`` and the recorded gap recomputed; "optimal" only with a gap within
-  ``split.RTOL``. Taken as recorded (the notes name them): a point's bound without a certificate
-  (where the block is infeasible; a block that is not an LP affine in ``e^-eps``, a joint group
-  or randomized response: ``cells.PointProofs`` re-derives those), an infeasible branch.
+  ``split.RTOL``. A point where a block is infeasible is proven so by its Farkas ray; a joint
+  group's points, cells and least share and a randomized-response term's points are re-derived
+  (``cells.PointProofs``); an infeasible branch is proven by its splits (``_infeasible_branch``);
+  a method verify does not know fails. Taken as recorded (the notes name them): an infeasible
+  branch without splits (no certificate of its infeasibility is recorded).
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def _branches(model, result: dict, notes: list[str], allow_paths: bool) -> list[
             checks.append(condition(label, False, "the result records no evidence of this branch's bound"))
             continue
         if evidence.get("objective") is None:  # no feasible answer: a bound of +inf (minimize sense)
-            notes.append(f"{label}: infeasible ({'; '.join(evidence.get('reasons') or [])}), taken as recorded")
+            checks += _infeasible_branch(model, evidence, label, sign, notes, allow_paths)
             continue
         inner: list[str] = []
         more = [] if joint else _choice(model, evidence, evidence.get("blocks") or {})
@@ -166,6 +168,36 @@ def _branches(model, result: dict, notes: list[str], allow_paths: bool) -> list[
             )
         )
     return checks
+
+
+def _infeasible_branch(model, evidence: dict, label: str, sign: float, notes: list[str], allow_paths: bool):
+    """A branch recorded infeasible (no answer; its bound infinite on the objective's side)
+    proven so by its recorded splits: every point of one of its terms proven infeasible (a Farkas
+    ray of the block's LP there, ``cells.PointProofs``), so the bound ``_split_bound`` re-derives
+    is infinite. A branch without splits (a block infeasible at fixed params, a target missed at
+    the top of accuracy first's range) records no certificate of it: said so in the notes."""
+    reasons = "; ".join(evidence.get("reasons") or [])
+    if evidence.get("method") != "split" or not evidence.get("splits"):
+        notes.append(
+            f"{label}: infeasible ({reasons}), taken as recorded: its {evidence.get('method')} records no "
+            "certificate of infeasibility (only a split's points carry Farkas rays)"
+        )
+        return []
+    inner: list[str] = []
+    blocks = evidence.get("blocks") or {}
+    derived, more = _split_bound(model, evidence, blocks, sign, allow_paths, inner, strict=True)
+    notes += [f"{label}: {x}" for x in inner]
+    more = [dataclasses.replace(c, name=f"{label}: {c.name}") for c in more if "lower bound" not in c.name]
+    proven = derived is not None and sign * derived == math.inf
+    return [
+        *more,
+        condition(
+            f"{label}: infeasible, proven by its recorded splits",
+            proven,
+            f"its recorded points prove the bound {derived!r}, not that no answer exists ({reasons})",
+            f"no split of its budget is feasible ({reasons})",
+        ),
+    ]
 
 
 def _same_blocks(model, blocks: dict) -> None:
@@ -424,7 +456,14 @@ def _bound(model, result: dict, blocks: dict, notes: list[str], allow_paths: boo
     elif method == "least eps sum":  # composite.solve.METHOD_SUM
         checks += _least_sum(model, opt, bound, notes, choice)
     else:
-        notes.append(f"the {method} method's proven bound is taken as recorded")
+        checks.append(
+            condition(
+                key.replace("_", " "),
+                False,
+                f"the result's method {method!r} is not one whose bound privopt verify re-derives for this spec "
+                f"(split, evaluate, bisection, least eps sum{', joint' if model.joint is not None else ''})",
+            )
+        )
     checks.append(
         _within(
             f"{key.replace('_', ' ')} on the objective's side",
@@ -681,10 +720,11 @@ def _joint_bound(model, opt: dict, bound: float, choice: bool) -> Check:
 
 
 def _split_bound(
-    model, result: dict, blocks: dict, sign: float, allow_paths: bool, notes: list[str]
+    model, result: dict, blocks: dict, sign: float, allow_paths: bool, notes: list[str], strict: bool = False
 ) -> tuple[float | None, list[Check]]:
     """The composite's bound (minimize sense, then signed back): constant + each row's re-derived
-    bound + each block not split's weighted value."""
+    bound + each block not split's weighted value. ``strict``: a point's recorded bound of +inf
+    counts only where a ray proves it (``cells.PointProofs``), as an infeasible branch needs."""
     splits = result.get("splits")
     if not isinstance(splits, list):
         return None, [condition("split", False, "the result records no splits to re-derive its bound from")]
@@ -692,7 +732,7 @@ def _split_bound(
     split_vars = set()
     for k, rec in enumerate(splits):
         split_vars |= set(rec.get("vars") or [])
-        derived, more, said = _row_bound(model, rec, allow_paths, f"split {k + 1}")
+        derived, more, said = _row_bound(model, rec, allow_paths, f"split {k + 1}", strict)
         checks += more
         notes += said
         if isinstance(derived, str):
@@ -708,14 +748,16 @@ def _split_bound(
     return sign * total, checks
 
 
-def _row_bound(model, rec: dict, allow_paths: bool, label: str) -> tuple[float | str, list[Check], list[str]]:
+def _row_bound(
+    model, rec: dict, allow_paths: bool, label: str, strict: bool = False
+) -> tuple[float | str, list[Check], list[str]]:
     """One row's lower bound from its record (or why it cannot be re-derived), the checks of its
     points' certificates and the notes on what stays as recorded."""
     budget = _number(rec.get("budget"))
     pts = rec.get("points") or []
     if pts:
         points = tuple(tuple(tuple(math.inf if x is None else float(x) for x in p) for p in block) for block in pts)
-        proven = PointProofs(model, rec, points, label)
+        proven = PointProofs(model, rec, points, label, strict)
         if proven.error is not None:
             return proven.error, proven.checks, proven.notes
         try:

@@ -8,7 +8,7 @@ where the route's bound feeds the common verifier, the bound it proved:
   multipliers y bound it by weak duality, whatever y is (``methods.lp.lagrangian_bound``: for
   every feasible x, ``c x >= sum_i y_i t_i + min over the column box of (c - A'y) x``). Up to
   ``EXACT_MAX_CELLS`` columns (and no quadratic term) the bound is recomputed in exact rational
-  arithmetic from the floats (``exact_lagrangian``), and so are the rows over the design's
+  arithmetic from the floats (``verification.exact.exact_lagrangian``), and so are the rows over the design's
   cells at the released table (``exact_rows``); the recorded bound must equal the proven one
   within ``RECOMPUTE_RTOL`` relative;
 * ``conic_dual``: a noise placement's dual point (Y, mu): ``ConicProgram.dual_bound`` (Ramon &
@@ -35,6 +35,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..verification.checks import Check, compare, condition
+from ..verification.exact import exact_lagrangian
 from ..verification.tolerances import GAP_TOL, OBJ_RTOL, VERIFY_TOL
 
 EXACT_MAX_CELLS = 20_000  # columns of a lowered LP whose dual bound is recomputed in rationals
@@ -54,34 +55,6 @@ def same(name: str, recorded, recomputed: float, what: str) -> Check:
         f"the recorded {what} {float(recorded)!r} is not the one proven, {recomputed!r} (off by {diff:.3g})",
         f"the proven {what} {recomputed!r} is the recorded one",
     )
-
-
-def exact_lagrangian(lp, y: np.ndarray) -> Fraction | None:
-    """``methods.lp.lagrangian_bound`` of a linear program in exact rational arithmetic: every
-    float (c, A, the row and column bounds, y) taken exactly as a ``Fraction``. None when a
-    needed bound is infinite (no finite bound follows)."""
-    y = np.asarray(y, dtype=float).copy()
-    y[~np.isfinite(y) | ((y > 0) & ~np.isfinite(lp.row_lower)) | ((y < 0) & ~np.isfinite(lp.row_upper))] = 0.0
-    live = np.flatnonzero(y)
-    total = Fraction(0)
-    for i in live.tolist():
-        t = lp.row_lower[i] if y[i] > 0 else lp.row_upper[i]
-        total += Fraction(float(y[i])) * Fraction(float(t))
-    A = lp.A.tocsc()
-    yf = {i: Fraction(float(y[i])) for i in live.tolist()}
-    for j in range(A.shape[1]):
-        r = Fraction(float(lp.c[j]))
-        for k in range(A.indptr[j], A.indptr[j + 1]):
-            i = int(A.indices[k])
-            if i in yf:
-                r -= Fraction(float(A.data[k])) * yf[i]
-        if r == 0:
-            continue
-        end = lp.col_lower[j] if r > 0 else lp.col_upper[j]
-        if not math.isfinite(end):
-            return None
-        total += r * Fraction(float(end))
-    return total
 
 
 def exact_rows(mlp, x: np.ndarray) -> Check:

@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, TextIO
+
+import numpy as np
 
 from ..render import visible
 from .split import RTOL
@@ -121,7 +125,7 @@ class CompositeResult:
                 if n in active and a is not None and a.status == "optimal" and isinstance(a.result, Result)
             },
             composition=c.composition({n: answers.get(n) for n in active}),
-            splits=[split_record(c, row, keys, s) for row, keys, s in splits],
+            splits=[split_record(c, row, keys, s, rays) for row, keys, s, rays in splits],
         )
 
     @property
@@ -171,7 +175,9 @@ class CompositeResult:
         return {k: v for k, v in self.to_dict().items() if k not in drop}
 
     def write_json(self, out: TextIO, tables: bool = True, indent: int | None = 2) -> None:
-        out.write(json.dumps(self.to_dict(tables), indent=indent, allow_nan=False))
+        """The JSON, indented, each list of numbers on one line (a split's points and sparse
+        certificates are most of a composite's result: one number a line doubled its size)."""
+        out.write(one_line_numbers(self.to_dict(tables), indent))
 
     def text_lines(self) -> list[str]:
         lines = [f"composite: {self.spec.get('title') or self.spec.get('path')}"]
@@ -228,7 +234,29 @@ class CompositeResult:
             console.print(visible(line), markup=False)
 
 
-def split_record(c, row, keys: list[str], s) -> dict:
+def one_line_numbers(body: dict, indent: int | None) -> str:
+    """``json.dumps(body, indent=indent, allow_nan=False)`` (strict), each list whose items are
+    all numbers (or null) written on one line: the same JSON value."""
+    if not indent:
+        return json.dumps(body, allow_nan=False)
+    nonce, held = secrets.token_hex(8), []
+
+    def hold(x):
+        if isinstance(x, dict):
+            return {k: hold(v) for k, v in x.items()}
+        if not isinstance(x, list):
+            return x
+        if x and all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in x):
+            held.append(json.dumps(x, allow_nan=False))
+            return f"privopt-{nonce}-{len(held) - 1}"
+        return [hold(v) for v in x]
+
+    text = json.dumps(hold(body), indent=indent, allow_nan=False)
+    parts = re.split(f'"privopt-{nonce}-([0-9]+)"', text)
+    return "".join(held[int(p)] if k % 2 else p for k, p in enumerate(parts))
+
+
+def split_record(c, row, keys: list[str], s, rays: tuple[dict, ...] = ()) -> dict:
     """A row's certified split as ``privopt verify`` re-derives it: its chosen variables
     (``vars``), the budget split (``budget``: the row's right-hand side less the ranges' lower
     ends, ``sum_i coef_i lo_i``), the split's shares, (weighted, minimize-sense) values, objective
@@ -236,8 +264,9 @@ def split_record(c, row, keys: list[str], s) -> dict:
     value, proven bound) per term (``split.Split.points``; none for a closed form), the pieces
     of each cell its ends' LP duals bound (``cell_bounds``, ``split.Split.duals``) with the share
     each cell is cut at (``cell_cuts``), and the points' certificates (``certificates``,
-    ``_certificates``)."""
+    ``_certificates``; ``rays``: per term, its infeasible points' Farkas rays by index)."""
     budget = row.rhs - math.fsum(row.coefs[k] * c.vars[k].lo for k in keys)
+    rays = tuple(rays) or tuple({} for _ in s.points)
     return {
         "vars": list(keys),
         "budget": budget,
@@ -255,10 +284,21 @@ def split_record(c, row, keys: list[str], s) -> dict:
         ],
         "cell_cuts": [[None if cd is None else _finite(cd[1]) for cd in ds] for ds in s.duals],
         "certificates": [
-            _certificates(var, certs, duals, pts)
-            for var, certs, duals, pts in zip(_term_vars(c, keys), s.certs, s.duals, s.points)
+            _certificates(var, certs, duals, pts, ray)
+            for var, certs, duals, pts, ray in zip(
+                term_vars(c, keys), s.certs or [()] * len(s.points), s.duals or [()] * len(s.points), s.points, rays
+            )
         ],
     }
+
+
+def sparse(v) -> dict:
+    """A vector as a result records it (format 2): its nonzero entries' positions (``indices``)
+    and values (``values``, exactly: floats round-trip through JSON). Its length is the
+    program's, which ``privopt verify`` rebuilds."""
+    v = np.asarray(v, dtype=float)
+    at = np.flatnonzero(v)
+    return {"indices": at.tolist(), "values": v[at].tolist()}
 
 
 def branch_records(results: dict, sense: str, chosen: str) -> dict:
@@ -292,7 +332,7 @@ def bracket_record(c, key: str, lo: float, hi: float, answers: dict) -> dict:
     return {"var": key, "lo": lo, "hi": hi, "blocks": failing}
 
 
-def _term_vars(c, keys: list[str]) -> list[str]:
+def term_vars(c, keys: list[str]) -> list[str]:
     """Each term's variable, in the split's order (``gaussian.split_row``: a joint Gaussian
     group is one term, at its first variable)."""
     out, groups = [], set()
@@ -305,18 +345,20 @@ def _term_vars(c, keys: list[str]) -> list[str]:
     return out
 
 
-def _certificates(var: str, certs, duals, points) -> dict | None:
-    """One term's points' LP certificates (``parametric.TermDual``; a joint group's and a closed
-    form's record themselves: ``GroupDual.records``, ``RRDual.records``) as arrays: the points that
-    have one (``points``, indices into the term's points), and per such point the LP's optimum
-    ``x``, its t-form row multipliers ``y`` at the point's budget (``parametric.Cell``: its
-    bound at the point) and the multipliers' motion ``dy`` toward the cell below and the cell
-    above it where their pieces use it (``split.CellEnds.towards``; null where not). None when
-    no point has one."""
+def _certificates(var: str, certs, duals, points, rays: dict) -> dict | None:
+    """One term's points' certificates, each vector sparse (``sparse``; a joint group's and a
+    closed form's points record themselves: ``GroupDual.records``, ``RRDual.records``): the points
+    that have an LP certificate (``parametric.TermDual``; ``points``, indices into the term's
+    points), and per such point the LP's optimum ``x``, its t-form row multipliers ``y`` at the
+    point's budget (``parametric.Cell``: its bound at the point) and the multipliers' motion ``dy``
+    toward the cell below and the cell above it where their pieces use it
+    (``split.CellEnds.towards``; null where not); the points where the block is infeasible with a
+    Farkas ray of its t-form LP there (``infeasible``, indices; ``rays``). None when no point has
+    either."""
     have = [j for j, d in enumerate(certs) if d is not None]
-    if not have:
+    if not have and not rays:
         return None
-    records = getattr(certs[have[0]], "records", None)
+    records = getattr(certs[have[0]], "records", None) if have else None
     if records is not None:  # a joint group's or a closed form's points (``groupcells``, ``closedcells``)
         return records(var, certs)
 
@@ -327,15 +369,17 @@ def _certificates(var: str, certs, duals, points) -> dict | None:
         ends, cut, _ = cd
         share = ends.towards(points[cell - 1][0], points[cell][0], cut)[side]
         d = certs[j]
-        return None if share is None else d.cell_cert.motion(d.lo + share / d.scale).tolist()
+        return None if share is None else sparse(d.cell_cert.motion(d.lo + share / d.scale))
 
     return {
         "var": var,
         "points": have,
-        "x": [certs[j].cell_cert.x.tolist() for j in have],
-        "y": [certs[j].cell_cert.y.tolist() for j in have],
+        "x": [sparse(certs[j].cell_cert.x) for j in have],
+        "y": [sparse(certs[j].cell_cert.y) for j in have],
         "dy_below": [motion(j, j, 1) for j in have],
         "dy_above": [motion(j, j + 1, 0) for j in have],
+        "infeasible": sorted(rays),
+        "rays": [sparse(rays[j]) for j in sorted(rays)],
     }
 
 

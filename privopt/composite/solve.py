@@ -40,7 +40,7 @@ from . import explain, gaussian, least, model
 from .closedcells import RRDual
 from .model import Row
 from .parametric import Cell, ParametricLP, TermDual, mechanism_lp
-from .result import BlockAnswer, CompositeResult, bracket_record, branch_records
+from .result import BlockAnswer, CompositeResult, bracket_record, branch_records, term_vars
 from .split import RTOL, Split, Term, inverse_square_split, oracle_pair, relative_gap, rr_split, split
 
 MAX_CALLS = 160  # block solves per composition row (each is a whole verified solve)
@@ -136,16 +136,7 @@ class _Oracle:
         (``ParametricLP.make``) and the bound at ``eps`` meets the verified value ``a.value``
         (relative ``RTOL``; otherwise the LP is not the block's program as solved and no
         certificate is given); else None."""
-        block = self.composite.blocks[v.block]
-        if block.linked or a.value is None or not (math.isfinite(eps) and eps >= 0):
-            return None
-        if v.block not in self.families:
-            try:
-                self.families[v.block] = ParametricLP.make(lambda e: self._lowered(v, e))
-            except (SpecError, UsageError):
-                self.families[v.block] = None  # a probe budget outside the block's param domain
-        fam = self.families[v.block]
-        if fam is None:
+        if a.value is None or not (math.isfinite(eps) and eps >= 0) or (fam := self._family(v)) is None:
             return None
         from ..backends import get_backend
 
@@ -156,6 +147,34 @@ class _Oracle:
             if cell is not None and abs(cell.bounds(eps)[1] - a.value) <= RTOL * max(1.0, abs(a.value)):
                 return cell
         return None
+
+    def _family(self, v) -> ParametricLP | None:
+        """Block ``v.block``'s LP family in its chosen budget (``ParametricLP.make``), memoized;
+        None when it is not one (or the block's budget is linked to others)."""
+        if v.block not in self.families:
+            try:
+                linked = self.composite.blocks[v.block].linked
+                self.families[v.block] = None if linked else ParametricLP.make(lambda e: self._lowered(v, e))
+            except (SpecError, UsageError):
+                self.families[v.block] = None  # a probe budget outside the block's param domain
+        return self.families[v.block]
+
+    def ray(self, v, eps: float) -> np.ndarray | None:
+        """A Farkas ray (``methods.farkas.ray``) of block ``v.block``'s LP in the t-form at
+        ``t = e^eps`` (``parametric``: the program ``privopt verify`` rebuilds at the point),
+        where the block is infeasible; None when it is not an LP family or no ray is proven."""
+        if not (math.isfinite(eps) and eps >= 0) or (fam := self._family(v)) is None:
+            return None
+        from ..backends import get_backend
+        from ..backends.base import LinearProgram
+        from ..methods.farkas import ray
+
+        t = math.exp(eps)
+        lp = LinearProgram(
+            fam.c, fam.matrix(t).tocsc(), fam.lo[0] + t * fam.lo[1], fam.hi[0] + t * fam.hi[1], fam.col_lower,
+            fam.col_upper,
+        )  # fmt: skip
+        return ray(lp, get_backend("highs"))
 
     def _lowered(self, v, eps: float):
         """The block's LP at budget ``eps`` of its chosen ``v`` (its other params fixed), memoized;
@@ -630,7 +649,7 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
         for k, x in zip(keys, result.shares):
             values[k] = active_vars[k].lo + x / row.coefs[k]
         bound += result.lower_bound
-        splits.append((row, keys, result))
+        splits.append((row, keys, result, _rays(c, oracle, row, keys, result)))
     # the answer: every block solved at its budget (a closed form's point is solved here)
     answers = {n: oracle.answer(n, {k: v for k, v in values.items() if k.startswith(n + ".")}) for n in active}
     fixed = [n for n in active if not any(v.block == n for v in active_vars.values())]
@@ -644,6 +663,19 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     found = [p for (key, _), p in oracle.leasts.items() if key in active_vars]
     bracket = least.record(None, math.nan, math.nan, found, lambda p: _failing(c, None, p)) if found else None
     return _Outcome(value, min(bound, value), answers, active, _reasons(answers), splits, bracket)
+
+
+def _rays(c: Composite, oracle: _Oracle, row: Row, keys: list[str], s: Split) -> tuple[dict, ...]:
+    """Per term of the split ``s`` (a joint Gaussian group's: none), its points where the block
+    is infeasible (value +inf) with the Farkas ray that proves it (``_Oracle.ray``): ``{index
+    into the term's points: ray}``, the points without a proven ray left out."""
+    out = []
+    for var, pts in zip(term_vars(c, keys), s.points):
+        v = c.vars[var]
+        solo = c.group_of(v.block) is None
+        rays = {j: oracle.ray(v, v.lo + x / row.coefs[var]) for j, (x, value, _) in enumerate(pts) if value == math.inf}
+        out.append({j: y for j, y in rays.items() if y is not None} if solo else {})
+    return tuple(out)
 
 
 def _active_row(row: Row, active_vars: dict) -> Row:
