@@ -662,7 +662,7 @@ def _fails_at(model, label: str, params: dict, n: str, entry: dict, notes: list[
     problem = model.load_block(block.spec, params)
     cert = entry.get("certificate") or {}
     value: list[float] = []
-    if cert.get("kind") == "dual-bound" and getattr(problem, "noise", None) is not None:
+    if cert.get("kind") == "dual-bound" and "dual_point" in (cert.get("data") or {}):  # a conic program's
         checks, proven = _noise_bound(problem, cert)
         value += [] if proven is None else [proven]
     elif cert.get("kind") == "dual-bound":

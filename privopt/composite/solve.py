@@ -712,7 +712,7 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
         if forms == {RANDOMIZED_RESPONSE} and all(s == 1 for s in scales):
             return rr_split([cv.a for cv in curves], ws, [cv.cap for cv in curves], room)
 
-    terms = [_value_term(c, oracle, v, s_, w, cv, row.rhs) for v, s_, w, cv in zip(row_vars, scales, ws, curves)]
+    terms = [_row_term(c, oracle, v, s_, w, cv, row.rhs) for v, s_, w, cv in zip(row_vars, scales, ws, curves)]
     if room == 0:
         pairs = [oracle_pair(t.oracle(0.0), 0.0) for t in terms]
         values = tuple(value for value, _ in pairs)
@@ -723,19 +723,23 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
 
 def _term(c: Composite, oracle: _Oracle, v, row: Row, weights: dict) -> Term:
     """One variable's term of its row (``_value_term`` with its coefficient, weight and curve)."""
-    return _value_term(c, oracle, v, row.coefs[v.key], weights.get(v.block, 0.0), _curve(c, oracle, v), row.rhs)
+    return _row_term(c, oracle, v, row.coefs[v.key], weights.get(v.block, 0.0), _curve(c, oracle, v), row.rhs)
 
 
-def _value_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float) -> Term:
-    """The block's value on its share ``y = scale (eps - lo)`` (``rhs``: its row's right-hand
-    side): its closed curve (exact: its own bound; randomized response's with its
-    ``closedcells.RRDual``, its second-order bound inside the cells beside it), else its verified
-    solves as (weighted value, weighted proven bound, the point's dual ``parametric.TermDual`` or
-    None: its second-order bound inside the cell below). With targets on the block,
-    ``_target_term``."""
+def _row_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float) -> Term:
+    """The block's term of its row (``rhs``: the row's right-hand side): ``_target_term`` when
+    targets bound it, else ``_value_term``."""
     targets = [t for t in c.targets if t.block == v.block]
     if targets:
         return _target_term(c, oracle, v, scale, w, cv, rhs, targets)
+    return _value_term(oracle, v, scale, w, cv)
+
+
+def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
+    """The block's value on its share ``y = scale (eps - lo)``: its closed curve (exact: its own
+    bound; randomized response's with its ``closedcells.RRDual``, its second-order bound inside
+    the cells beside it), else its verified solves as (weighted value, weighted proven bound, the
+    point's dual ``parametric.TermDual`` or None: its second-order bound inside the cell below)."""
     if cv is not None and cv.form == RANDOMIZED_RESPONSE and w >= 0:
 
         def closed(y: float) -> tuple:
