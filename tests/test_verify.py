@@ -237,6 +237,7 @@ def test_unreadable_result_is_exit_2(tmp_path):
     assert checked.exit_code == 2 and "cannot read" in checked.output
 
 
+@pytest.mark.slow  # its own solve of blocks_means (8 s); test_verify_composite verifies the run's one solve of it
 def test_a_composite_result_verifies(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     solved = CliRunner().invoke(main, ["solve", "specs/blocks_means.priv", "--json"])

@@ -126,6 +126,7 @@ def test_a_block_of_a_composite_status_must_match_its_gap(results, tmp_path):
     assert checked.exit_code == 1 and "FAIL  status" in checked.stdout
 
 
+@pytest.mark.slow  # its own solve of blocks_means (8 s); test_verify_edited_files runs the same edits on blocks_choice
 def test_an_edited_block_file_or_composite_spec_is_exit_2(tmp_path):
     shutil.copy(ROOT / "specs" / "blocks_means.priv", tmp_path)
     shutil.copytree(ROOT / "specs" / "blocks", tmp_path / "blocks")
