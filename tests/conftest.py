@@ -23,7 +23,8 @@ COMPOSITE_SPECS = sorted(SPECS.glob("blocks_*.priv"))
 # The specs whose solve or check takes minutes (blocks_joint_mixed and _target: a joint Gaussian group
 # inside a certified split, 20 s to solve and about 80 block solves for its check): every test that reads their answer is
 # marked slow, so it runs in CI's slow step (.ci/run), not in the default run, where the other
-# specs still reach each construct.
+# specs still reach each construct. A test not marked slow that asks ``composite_solved``,
+# ``composite_written`` or ``composite_checked`` for them fails saying so (``_slow_only``).
 SLOW_SPECS = {"blocks_joint_mixed", "blocks_joint_mixed_target"}
 # `check` of a choice between joint Gaussian programs and of a target on a joint member: 10-20 s
 # each (every branch and grid split is a joint program); blocks_joint_gaussian and _target keep
