@@ -23,7 +23,8 @@ COMPOSITE_SPECS = sorted(SPECS.glob("blocks_*.priv"))
 # The specs whose solve or check takes minutes (blocks_joint_mixed and _target: a joint Gaussian group
 # inside a certified split, 20 s to solve and about 80 block solves for its check): every test that reads their answer is
 # marked slow, so it runs in CI's slow step (.ci/run), not in the default run, where the other
-# specs still reach each construct.
+# specs still reach each construct. A test not marked slow that asks ``composite_solved``,
+# ``composite_written`` or ``composite_checked`` for them fails saying so (``_slow_only``).
 SLOW_SPECS = {"blocks_joint_mixed", "blocks_joint_mixed_target"}
 # `check` of a choice between joint Gaussian programs and of a target on a joint member: 10-20 s
 # each (every branch and grid split is a joint program); blocks_joint_gaussian and _target keep
@@ -181,6 +182,21 @@ def _run_folder(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+_RUNNING: dict[str, pytest.Item] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _RUNNING["item"] = item  # the test whose fixtures and body run now (``_slow_only``)
+
+
+def _slow_only(stem: str, slow: set[str], what: str) -> None:
+    """A test not marked slow that asks for a slow spec's ``what`` fails, naming the mark to add:
+    the default run never spends the minutes (``SLOW_SPECS``, ``SLOW_CHECKS``)."""
+    item = _RUNNING.get("item")
+    if stem in slow and item is not None and item.get_closest_marker("slow") is None:
+        pytest.fail(f"{item.nodeid} reads the {what} of {stem} (conftest.SLOW_SPECS/SLOW_CHECKS): mark it slow")
+
+
 def _once_per_run(folder: Path, make) -> dict:
     """``make(folder)`` (a JSON-able dict) run by the first process of this test run to ask, under
     a file lock, and kept in ``folder``; every process reads the kept value."""
@@ -214,9 +230,28 @@ def composite_solved(tmp_path_factory) -> Lazy:
         return {"json": r.stdout, "out": out and str(out), "refusal": refusal, "leaked": leaked.hex()}
 
     def read(stem: str) -> Solved:
+        _slow_only(stem, SLOW_SPECS, "solve")
         kept = _once_per_run(base / stem, solve)
         out = kept["out"] and Path(kept["out"])
         return Solved(kept["json"], out, kept["refusal"], bytes.fromhex(kept["leaked"]))
+
+    return Lazy(read)
+
+
+@pytest.fixture(scope="session")
+def composite_written(tmp_path_factory) -> Lazy:
+    """stem -> (what ``privopt solve specs/STEM.priv --out DIR`` printed: its text summary and the
+    files it wrote; DIR), run once per test run (read only: a test that writes there copies it first)."""
+    base = _run_folder(tmp_path_factory) / "composites-written"
+
+    def write(out: Path) -> dict:
+        r = invoke("solve", SPECS / f"{out.name}.priv", "--out", out)
+        assert r.exit_code == 0, r.output
+        return {"output": r.output}
+
+    def read(stem: str) -> tuple[str, Path]:
+        _slow_only(stem, SLOW_SPECS, "solve")
+        return _once_per_run(base / stem, write)["output"], base / stem
 
     return Lazy(read)
 
@@ -232,6 +267,7 @@ def composite_checked(tmp_path_factory) -> Lazy:
         return {"code": r.exit_code, "text": r.stdout if r.exit_code in (0, 4) else r.output}
 
     def read(stem: str):
+        _slow_only(stem, SLOW_CHECKS, "check")
         kept = _once_per_run(base / stem, check)
         return kept["code"], strict_json(kept["text"]) if kept["code"] in (0, 4) else kept["text"]
 

@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -156,20 +157,20 @@ def test_min_plus_is_the_best_split_of_the_grid(seed):
 # ---------------------------------------------------------------- solve --out
 
 
-def test_out_writes_the_composite_and_each_block(tmp_path):
-    out = tmp_path / "res"
-    r = invoke("solve", SPECS / "blocks_means.priv", "--out", out)
-    assert r.exit_code == 0, r.output
+def test_out_writes_the_composite_and_each_block(tmp_path, composite_written):
+    output, written = composite_written["blocks_means"]  # solve SPEC --out DIR, once per run (conftest)
     files = ["arith/f.csv", "arith/result.json", "harm/f.csv", "harm/result.json", "result.json"]
-    assert (out / ".privopt-files").read_text().split() == files
-    assert f"wrote 6 files to {out}" in r.output
-    top = strict((out / "result.json").read_text())
+    assert (written / ".privopt-files").read_text().split() == files
+    assert f"wrote 6 files to {written}" in output
+    top = strict((written / "result.json").read_text())
     for name in ("arith", "harm"):
-        block = strict((out / name / "result.json").read_text())
+        block = strict((written / name / "result.json").read_text())
         assert block["spec"]["params"]["eps"] == pytest.approx(top["blocks"][name]["params"]["eps"], rel=1e-15)
         assert block["objective"] == pytest.approx(top["blocks"][name]["objective"], rel=1e-12)
         assert block["verification"]["passed"]
     # an earlier composite result is replaced; a block not chosen writes no folder
+    out = tmp_path / "res"
+    shutil.copytree(written, out)
     r = invoke("solve", SPECS / "blocks_choice.priv", "--out", out)
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "ordered", "result.json"]

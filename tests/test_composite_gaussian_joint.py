@@ -52,6 +52,7 @@ def mixed(composite_solved):
     return json.loads(composite_solved[SPEC.stem].json)  # solve SPEC --json, once per session (conftest)
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed_target (conftest.SLOW_SPECS)
 def test_a_target_beside_other_blocks_against_a_split_of_reference_programs(mixed):
     """The composite's optimum over the group's share y: J(y) + 1000 rr(2.5 - y), J the joint
     program with the target as a constraint, minimized by Brent on a bracket around the answer."""
@@ -75,6 +76,7 @@ def test_a_target_beside_other_blocks_against_a_split_of_reference_programs(mixe
     assert mixed["blocks"]["rr"]["objective"] == pytest.approx(_rr(mixed["blocks"]["rr"]["params"]["eps"]), rel=1e-9)
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed_target (conftest.SLOW_SPECS)
 def test_the_target_makes_the_group_costlier_than_without_it(mixed):
     """Without the target the group's split is cheaper: the target is a real constraint here."""
     free = minimize_scalar(
@@ -88,6 +90,7 @@ def test_the_target_makes_the_group_costlier_than_without_it(mixed):
     assert free.fun < mixed["objective"] * (1 - 1e-4)
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed_target (conftest.SLOW_SPECS)
 def test_a_mixed_target_result_verifies_and_a_tampered_variance_fails(mixed, tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(mixed))

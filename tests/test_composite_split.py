@@ -26,7 +26,7 @@ from privopt.composite.split import (
     recheck,
     split,
 )
-from tests.conftest import SPECS, examples
+from tests.conftest import SPECS, examples, strict_json
 
 # ------------------------------------------------------------------ random monotone curves
 
@@ -285,11 +285,11 @@ def test_randomized_response_beside_an_lp_block_uses_its_curve(tmp_path):
 # ------------------------------------------------------------------ blocks_means against its value curves
 
 
-def test_blocks_means_against_dense_value_curves():
+def test_blocks_means_against_dense_value_curves(composite_solved):
     """The two blocks' value curves solved on a grid of eps (a feasible split at each grid pair
     with eps_a + eps_h = 1): the certified bound is below every grid split and the split found is
     at least as good as the best of them."""
-    r = privopt.load(SPECS / "blocks_means.priv").solve()
+    r = strict_json(composite_solved["blocks_means"].json)  # the run's one solve of it (conftest)
     grid = np.linspace(0.30, 0.80, 11)
 
     def value(file, e):
@@ -298,9 +298,9 @@ def test_blocks_means_against_dense_value_curves():
     pairs = [(value("arithmetic_mean", e), value("harmonic_mean", 1.0 - e)) for e in grid]
     totals = [a + h for a, h in pairs if a is not None and h is not None]  # None: no release at that eps
     assert len(totals) >= 5
-    assert r.optimality["lower_bound"] <= min(totals)
-    assert r.objective <= min(totals) * (1 + 1e-12)
-    assert r.optimality["gap"] <= 2e-4
+    assert r["optimality"]["lower_bound"] <= min(totals)
+    assert r["objective"] <= min(totals) * (1 + 1e-12)
+    assert r["optimality"]["gap"] <= 2e-4
 
 
 def test_warm_block_programs_equal_fresh_loads():

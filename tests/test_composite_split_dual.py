@@ -78,17 +78,25 @@ def test_the_cell_bound_is_second_order(family):
     assert errors[1] < errors[0] / 3 and errors[2] < errors[1] / 3
 
 
-@pytest.fixture(scope="module")
-def means():
-    """The split of specs/blocks_means.priv's row with dual bounds, and its terms."""
+def _means_split(rtol: float):
+    """The split of specs/blocks_means.priv's row with dual bounds to ``rtol``, and its terms."""
     c = privopt.load(SPECS / "blocks_means.priv")
     oracle = _Oracle(c, {})
     terms = [_value_term(oracle, v, 1.0, 1.0, None) for v in c.vars.values()]
-    return split(terms, 1.0, rtol=1e-6, max_calls=400), terms, oracle, c
+    return split(terms, 1.0, rtol=rtol, max_calls=400), terms, oracle, c
 
 
-def test_the_split_with_dual_bounds_matches_a_dense_reference(means):
-    s, terms, _, _ = means
+@pytest.fixture(scope="module")
+def means():
+    """The split stopped at rtol 1e-3 (13 cells with dual certificates, 1.5 s against 8 s at
+    1e-6): what the recheck and tamper tests read."""
+    return _means_split(1e-3)
+
+
+@pytest.mark.slow  # the split to 1e-6 (8 s) and its reference (3 s); by default the run's one solve of
+# blocks_means is certified optimal at gap 1e-6 (test_composite_specs) and below a grid of splits (test_composite_split)
+def test_the_split_with_dual_bounds_matches_a_dense_reference():
+    s, terms, _, _ = _means_split(1e-6)
     assert s.gap <= 1e-6 and s.duals  # certified, with dual certificates recorded
 
     def total(x: float) -> float:

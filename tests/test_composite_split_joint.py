@@ -20,6 +20,7 @@ def answer(composite_solved):
     return json.loads(composite_solved[SPEC.stem].json)  # solve SPEC --json, once per session (conftest)
 
 
+@pytest.mark.slow  # reads the solve of blocks_joint_mixed (conftest.SLOW_SPECS)
 def test_the_mixed_split_is_optimal_against_a_dense_reference(answer):
     assert answer["status"] == "optimal" and answer["optimality"]["gap"] <= 1e-6
     # the pair's value at eps: the cvxpy program at eps = 1, scaled by (D(1) / D(eps))^2 (every

@@ -375,10 +375,16 @@ _FOUND = [doc_commands(page) for page in DOCS]
 COMMANDS = [c for cmds, _ in _FOUND for c in cmds if runnable(c)]
 INPUTS = {page: inputs for page, (_, inputs) in zip(DOCS, _FOUND)}
 # the longest commands, about 4 s each in-process on 2 cores (a 101-point and a 60-point sweep
-# with --plot), run only with -m slow, to keep this file's default run under ~30 s
+# with --plot), run only with -m slow, to keep this file's default run under ~30 s; and commands whose
+# run the default run already makes elsewhere, where the page shows no output of them: the
+# blocks_gaussian sweep (3-5 s; test_plot runs every figures.md command and compares its figure)
+# and blocks_means' solve --json (8 s; test_cli and test_outputs read its one solve per run, strict JSON)
 SLOW = {
     "figures.md: privopt sweep specs/atr_table4.priv delta=0:1:101 --plot docs/figures/atr_table4_delta.svg",
     "figures.md: privopt sweep specs/shaped_noise_sweep.priv eps=0.05:3:60 --plot docs/figures/shaped_noise_eps.svg",
+    "figures.md: privopt sweep specs/blocks_gaussian.priv eps=0.3:0.95:14 --plot docs/figures/blocks_gaussian_eps.svg",
+    "blocks.md: privopt sweep specs/blocks_gaussian.priv eps=0.3:0.95:14 --plot docs/figures/blocks_gaussian_eps.svg",
+    "verification.md: privopt solve specs/blocks_means.priv --json",
 }
 
 

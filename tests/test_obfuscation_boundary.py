@@ -73,7 +73,14 @@ def test_boundary_search_equals_the_outer_approximation(inst):
 
 
 @pytest.mark.parametrize(
-    "px1,F", [(0.5, BSC01), (0.9, BSC01), (0.7, SKEWED_F), (0.5, NOISELESS_ROW), (0.3, [[0.8, 0.2], [0.05, 0.95]])]
+    "px1,F",
+    [
+        pytest.param(0.5, BSC01, marks=pytest.mark.slow),  # 9 s: the outer approximation's hundreds of cuts
+        (0.9, BSC01),
+        (0.7, SKEWED_F),
+        (0.5, NOISELESS_ROW),
+        (0.3, [[0.8, 0.2], [0.05, 0.95]]),
+    ],
 )
 def test_tiny_eps_matches_the_outer_approximation_with_far_fewer_evaluations(px1, F):
     """eps = 1e-6 I(X; F): every boundary channel has nearly the same Q (I ~ C rho^2), the case

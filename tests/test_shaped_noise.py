@@ -231,6 +231,9 @@ def test_sweep_command_rows_and_json():
     assert bad.exit_code == 2
 
 
+# 11 s, HiGHS's own QP solve of the instance; by default test_structure pins Clarabel as a QP's
+# backend and test_backends that an unbounded status is never an answer
+@pytest.mark.slow
 def test_a_bounded_qp_is_never_reported_unbounded():
     """HiGHS 1.15's QP solver calls this bounded QP (30 x 120, soft moments) unbounded
     (ERGO-Code/HiGHS#1363). The highs backend reports that as a failure, not an answer, and

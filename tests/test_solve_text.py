@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SPECS
+from tests.conftest import SPECS, invoke
 
-PRIVOPT = str(Path(sys.executable).parent / "privopt")
 GOLDEN = Path(__file__).parent / "golden" / "text"
 UPDATE = os.environ.get("PRIVOPT_UPDATE_GOLDEN") == "1"
 TIMING = re.compile(r"\d+\.\d{3}s")
@@ -45,12 +42,14 @@ CASES = [  # (spec, COLUMNS, --no-tables)
 
 
 @pytest.mark.parametrize(("spec", "columns", "no_tables"), CASES, ids=lambda c: str(c))
-def test_solve_prints_what_it_printed(spec, columns, no_tables):
+def test_solve_prints_what_it_printed(spec, columns, no_tables, monkeypatch):
+    """In this process (the CLI reads COLUMNS per command; the console script's own start is
+    tested in test_hostile_cli and test_outputs)."""
     path = GOLDEN / f"{spec}.{columns}{'.no-tables' if no_tables else ''}.txt"
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {"COLUMNS": str(columns)}
-    args = [PRIVOPT, "solve", f"specs/{spec}.priv", "--quiet"] + (["--no-tables"] if no_tables else [])
-    run = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=SPECS.parent)
-    assert run.returncode == 0, run.stderr
+    monkeypatch.chdir(SPECS.parent)
+    args = ["solve", f"specs/{spec}.priv", "--quiet"] + (["--no-tables"] if no_tables else [])
+    run = invoke(*args, env={"COLUMNS": str(columns)})
+    assert run.exit_code == 0, run.output
     text = TIMING.sub("T.TTTs", run.stdout)
     if UPDATE:
         path.parent.mkdir(exist_ok=True)
