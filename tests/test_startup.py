@@ -4,6 +4,7 @@ measured by a benchmark, not here). The API imports them when a spec is first lo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privopt.records import Identity, Record
 from tests.conftest import examples
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark")
@@ -213,3 +215,55 @@ def test_the_wide_table_printed_without_pandas_is_pandas_pivot_table(rows):
         want_rows = [i if isinstance(i, tuple) else (i,) for i in want.index]
         assert got_rows == want_rows and got_outcomes == [str(c) for c in want.columns]
         np.testing.assert_allclose(got, want.to_numpy(), rtol=1e-12, atol=1e-9)
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    x: int
+    y: str = "d"
+    z: tuple = dataclasses.field(default_factory=tuple)
+    w: int = dataclasses.field(default=3, repr=False, compare=False)
+
+
+class Shared(Record):
+    x: int
+    y: str = "d"
+    z: tuple = dataclasses.field(default_factory=tuple)
+    w: int = dataclasses.field(default=3, repr=False, compare=False)
+
+
+class Made(Identity):
+    a: int
+    seen: bool = dataclasses.field(default=False, init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "seen", True)
+
+
+def test_a_record_behaves_as_the_frozen_dataclass_it_replaces():
+    """``privopt.records.Record`` (the syntax tree's and the sets' classes, made without
+    generating code per class) against ``@dataclass(frozen=True)`` of the same fields: the same
+    constructor, defaults, repr, equality, hash, ``replace``, ``asdict``, pickling and
+    ``FrozenInstanceError``; ``Identity`` against ``eq=False``."""
+    import copy
+    import pickle
+
+    for args, kwargs in [((1,), {}), ((1, "q"), {"z": (2,)}), ((), {"x": 5, "w": 9}), ((1, "a", (), 4), {})]:
+        g, s = Generated(*args, **kwargs), Shared(*args, **kwargs)
+        assert repr(s) == repr(g).replace("Generated(", "Shared(", 1)
+        assert hash(s) == hash(g) and s == Shared(*args, **kwargs) and s != g
+        assert dataclasses.asdict(s) == dataclasses.asdict(g) and vars(s) == vars(g)
+        assert dataclasses.replace(s, y="k") == Shared(s.x, "k", s.z, s.w)
+        assert pickle.loads(pickle.dumps(s)) == s == copy.deepcopy(s)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            s.x = 2  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del s.y
+    assert Shared(1, w=1) == Shared(1, w=2)  # compare=False, as the dataclass
+    assert Shared.__match_args__ == Generated.__match_args__ and dataclasses.is_dataclass(Shared)
+    for bad in (lambda: Shared(), lambda: Shared(1, 2, 3, 4, 5), lambda: Shared(1, x=2), lambda: Shared(q=1)):
+        with pytest.raises(TypeError):
+            bad()
+
+    m = Made(1)
+    assert m.seen and m == m and m != Made(1) and hash(m) == object.__hash__(m) and repr(m) == "Made(a=1, seen=True)"
