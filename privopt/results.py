@@ -25,7 +25,6 @@ import io
 import json
 import math
 import platform
-import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -472,6 +471,8 @@ def _lift(body: dict, indent: int | None) -> tuple[str, list]:
     """``json.dumps(body, indent=indent)`` with a placeholder string in place of each long list
     of objects and each ``LabelRows`` (a short one, with an indent, as its list of dicts: laid
     out as before), and what each placeholder stands for (``_write_lifted``)."""
+    import secrets
+
     nonce, lifted = secrets.token_hex(8), []
 
     def hold(x) -> str:
