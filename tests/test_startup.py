@@ -267,3 +267,52 @@ def test_a_record_behaves_as_the_frozen_dataclass_it_replaces():
 
     m = Made(1)
     assert m.seen and m == m and m != Made(1) and hash(m) == object.__hash__(m) and repr(m) == "Made(a=1, seen=True)"
+
+
+CREDIT_JSON = """
+import sys
+from click.testing import CliRunner
+from privopt.cli import main
+r = CliRunner().invoke(main, ["solve", sys.argv[1], "--json", "--no-tables"])
+assert r.exit_code == 0 and '"status": "optimal"' in r.output, r.output
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[2:] or m == "importlib.metadata")))
+"""
+
+
+def test_solving_the_record_level_credit_spec_as_json_imports_only_what_it_uses():
+    """``privopt solve --json`` of a spec that reads a record-level CSV (the data path of issue
+    23, goal 2, whose fixed cost at 2 million records is mostly start-up): numpy and pyarrow's
+    CSV reader, no pandas, no solver for its closed form, no lark, no ``pyarrow.compute``; the
+    result's package versions are read without ``importlib.metadata`` (and the ``email``
+    package it imports), and the composite's model and the LFP method are not imported."""
+    spec = Path(__file__).resolve().parents[1] / "specs" / "atr_credit_records.priv"
+    names = (*HEAVY, "email", "privopt")
+    r = subprocess.run(
+        [sys.executable, "-c", CREDIT_JSON, str(spec), *names], capture_output=True, text=True, timeout=180
+    )
+    assert r.returncode == 0, r.stderr
+    loaded = set(r.stdout.split())
+    assert {"numpy", "pyarrow", "pyarrow.csv"} <= loaded
+    top = {m.split(".")[0] for m in loaded}
+    assert top & {"pandas", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark", "email"} == set()
+    unused = {"importlib.metadata", "pyarrow.compute", "privopt.composite.model", "privopt.methods.lfp"}
+    assert loaded & unused == set()
+
+
+def test_the_versions_a_result_records_are_importlib_metadatas():
+    """``results.installed_versions`` (read from the installed metadata without
+    ``importlib.metadata``) gives what ``importlib.metadata.version`` gives, for every package a
+    result records, privopt itself, a name spelled with other case and separators, and one that
+    is not installed (left out)."""
+    import importlib.metadata
+
+    from privopt.results import VERSIONED_PACKAGES, installed_versions
+
+    names = (*VERSIONED_PACKAGES, "privopt", "Lark", "dp_accounting", "no-such-package-here")
+    want = {}
+    for name in names:
+        try:
+            want[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    assert installed_versions(names) == want and "no-such-package-here" not in want and "numpy" in want
