@@ -8,15 +8,15 @@ with ``exec``: about half a millisecond a class, and a solve imports more than a
 A subclass of ``Record`` (a value: equal and hashed by its fields) or of ``Identity`` (equal
 only to itself) is the same class as ``@dataclass(frozen=True)`` or ``@dataclass(frozen=True,
 eq=False)`` makes, with the methods inherited from ``Record``, which reads the class's fields
-(``dataclasses.fields``) once, when its first instance is made. What a
-caller sees is the same: the constructor's positional and keyword arguments, defaults and
-default factories, ``__post_init__``; the repr ``Name(field=value, ...)`` (fields with
-``repr=False`` left out); ``==`` and ``hash`` over the fields with ``compare=True`` (the same
-tuple a dataclass compares), an instance of another class never equal; assigning or deleting
-a field raises ``dataclasses.FrozenInstanceError``. ``dataclasses.fields``, ``replace`` and
-``asdict`` work on them, as they are dataclasses. The class itself is made in microseconds;
-each instance costs about a microsecond more to build, which is why ``Span`` (one per token)
-stays a generated dataclass.
+(``dataclasses.fields``) once, when its first instance is made. What a caller sees is the same:
+the constructor's positional and keyword arguments, defaults and default factories,
+``__post_init__``; the repr ``Name(field=value, ...)`` (fields with ``repr=False`` left out);
+``==`` and ``hash`` over the fields with ``compare=True`` (the same tuple a dataclass
+compares), an instance of another class never equal; assigning or deleting a field raises
+``dataclasses.FrozenInstanceError``. ``dataclasses.fields``, ``replace`` and ``asdict`` work on
+them, as they are dataclasses. The class itself is made in microseconds; each instance costs
+about a microsecond more to build, which is why ``Span`` (one per token) stays a generated
+dataclass.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class _Shape:
         self.shown = tuple(f.name for f in fields if f.repr)
         self.compared = tuple(f.name for f in fields if f.compare)
         self.hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
-        self.post_init = getattr(cls, "__post_init__", None)
+        self.post_init = hasattr(cls, "__post_init__")
 
 
 def _default(f: dataclasses.Field):
@@ -80,32 +80,32 @@ class Record:
 
     def __init__(self, *args, **kwargs) -> None:
         shape = self._shape()
+        if kwargs or len(args) != len(shape.names):
+            args = self._arguments(shape, args, kwargs)
+        self.__dict__.update(zip(shape.names, args))  # in the fields' order, as a dataclass's __init__ sets them
+        for f in shape.late:
+            self.__dict__[f.name] = _default(f)
+        if shape.post_init:
+            self.__post_init__()
+
+    @classmethod
+    def _arguments(cls, shape: _Shape, args: tuple, kwargs: dict) -> list:
+        """Every init field's value, in order, from positional and keyword arguments and the
+        defaults; a ``TypeError`` as a dataclass's ``__init__`` raises for a wrong call."""
         names = shape.names
         if len(args) > len(names):
-            raise TypeError(
-                f"{type(self).__qualname__}() takes {len(names)} positional arguments but {len(args)} were given"
-            )
+            raise TypeError(f"{cls.__qualname__}() takes {len(names)} positional arguments but {len(args)} were given")
         values = dict(zip(names, args))
         for key in kwargs:
             if key in values:
-                raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {key!r}")
+                raise TypeError(f"{cls.__qualname__}() got multiple values for argument {key!r}")
             if key not in shape.slots:
-                raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument {key!r}")
+                raise TypeError(f"{cls.__qualname__}() got an unexpected keyword argument {key!r}")
         values.update(kwargs)
-        if len(values) < len(names):
-            missing = [n for n in names if n not in values and n not in shape.defaults]
-            if missing:
-                raise TypeError(f"{type(self).__qualname__}() missing required arguments: {', '.join(missing)}")
-            for n in names:
-                if n not in values:
-                    values[n] = _default(shape.defaults[n])
-        state = self.__dict__
-        for n in names:  # in the fields' order, as a dataclass's __init__ sets them
-            state[n] = values[n]
-        for f in shape.late:
-            state[f.name] = _default(f)
-        if shape.post_init is not None:
-            self.__post_init__()
+        missing = [n for n in names if n not in values and n not in shape.defaults]
+        if missing:
+            raise TypeError(f"{cls.__qualname__}() missing required arguments: {', '.join(missing)}")
+        return [values[n] if n in values else _default(shape.defaults[n]) for n in names]
 
     @reprlib.recursive_repr()
     def __repr__(self) -> str:
