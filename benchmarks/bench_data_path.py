@@ -26,6 +26,7 @@ benchmarks/data/ (git-ignored) on the first run: about 60 MB and 300 MB for ``cr
 One JSON object per line, also appended to benchmarks/results/data_path.jsonl.
 
     .venv/bin/python benchmarks/bench_data_path.py [--records 2000000 10000000] [--case credit wide] [--repeat 2]
+        [--label TEXT]
 """
 
 from __future__ import annotations
@@ -145,10 +146,11 @@ def main() -> None:
     ap.add_argument("--records", type=int, nargs="+", default=[2_000_000, 10_000_000])
     ap.add_argument("--case", nargs="+", choices=["credit", "wide"], default=["credit", "wide"])
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--label", default="", help="what was measured (a checkout, the load)")
     args = ap.parse_args()
     for n in args.records:
         for case in args.case:
-            row = measure(case, n, args.repeat)
+            row = {"label": args.label, **measure(case, n, args.repeat)}
             print(json.dumps(row), flush=True)
             with RESULTS.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")

@@ -23,10 +23,9 @@ from .model import problem as model
 from .results import Result
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
 class Problem(model.Problem):
     """A loaded spec: the validated model (``privopt.model.problem.Problem``) plus ``solve`` and
-    ``explain``."""
+    ``explain`` (a frozen dataclass as its base is: ``privopt.records.Identity``)."""
 
     def solve(
         self,

@@ -24,8 +24,9 @@ import functools
 import io
 import json
 import math
+import os
 import platform
-import secrets
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,20 +68,14 @@ VERSIONED_PACKAGES = (
 class Versions(Mapping[str, str]):
     """{"privopt", "python", package: version} for privopt, the running Python and every
     installed package of ``VERSIONED_PACKAGES`` (packages that are not installed are left out),
-    read from ``importlib.metadata`` when first looked at: a solve that only prints its text
-    never does (the look-ups take longer than solving a small spec)."""
+    read when first looked at: a solve that only prints its text never does. Each version is
+    the ``Version:`` line of the package's installed metadata (``installed_versions``), what
+    ``importlib.metadata.version`` answers, without importing ``importlib.metadata`` and with it
+    the ``email`` package (issue 23, goal 2: together longer than reading a small data file)."""
 
     @functools.cached_property
     def _read(self) -> dict[str, str]:
-        import importlib.metadata
-
-        out = {"privopt": __version__, "python": platform.python_version()}
-        for name in VERSIONED_PACKAGES:
-            try:
-                out[name] = importlib.metadata.version(name)
-            except importlib.metadata.PackageNotFoundError:
-                continue
-        return out
+        return {"privopt": __version__, "python": platform.python_version(), **installed_versions(VERSIONED_PACKAGES)}
 
     def __getitem__(self, name: str) -> str:
         return self._read[name]
@@ -93,6 +88,52 @@ class Versions(Mapping[str, str]):
 
     def __repr__(self) -> str:
         return repr(self._read)
+
+
+def _normalized(name: str) -> str:
+    """A distribution's name as installers write it in a metadata folder's name (PEP 503
+    normalised, with ``_``): ``Foo.Bar-baz`` -> ``foo_bar_baz``."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def installed_versions(names: Sequence[str]) -> dict[str, str]:
+    """{name: version} of the installed distributions among ``names``, found as
+    ``importlib.metadata`` finds them: the first ``NAME-*.dist-info`` (or ``.egg-info``) folder
+    or file along ``sys.path``, its ``Version:`` header (``METADATA``, or ``PKG-INFO``). A name
+    with no such entry is not installed, and is left out."""
+    wanted = {_normalized(n) for n in names}
+    found: dict[str, str] = {}
+    for folder in sys.path:
+        try:
+            entries = sorted(os.listdir(folder or "."))
+        except OSError:  # a zip file on the path, or a folder that is gone
+            continue
+        for entry in entries:
+            stem, _, kind = entry.rpartition(".")
+            name = _normalized(stem.split("-", 1)[0])
+            if kind not in ("dist-info", "egg-info") or name not in wanted or name in found:
+                continue
+            version = _version_header(os.path.join(folder or ".", entry))
+            if version is not None:
+                found[name] = version
+    return {n: found[_normalized(n)] for n in names if _normalized(n) in found}
+
+
+def _version_header(path: str) -> str | None:
+    """The ``Version:`` header of a metadata folder (its ``METADATA`` or ``PKG-INFO``) or file,
+    None when there is none. Headers end at the first empty line."""
+    files = [os.path.join(path, "METADATA"), os.path.join(path, "PKG-INFO")] if os.path.isdir(path) else [path]
+    for file in files:
+        try:
+            with open(file, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if not line.strip():
+                        break
+                    if line[:8].lower() == "version:":
+                        return line[8:].strip()
+        except OSError:
+            continue
+    return None
 
 
 @functools.cache
@@ -473,6 +514,8 @@ def _lift(body: dict, indent: int | None) -> tuple[str, list]:
     """``json.dumps(body, indent=indent)`` with a placeholder string in place of each long list
     of objects and each ``LabelRows`` (a short one, with an indent, as its list of dicts: laid
     out as before), and what each placeholder stands for (``_write_lifted``)."""
+    import secrets
+
     nonce, lifted = secrets.token_hex(8), []
 
     def hold(x) -> str:

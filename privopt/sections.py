@@ -30,7 +30,6 @@ HTML, so a label ``<script>`` is shown, never run.
 
 from __future__ import annotations
 
-import html
 import io
 import re
 from collections.abc import Callable, Mapping
@@ -565,4 +564,6 @@ def html_table(title: str, frame: pd.DataFrame, index: bool = False, max_rows: i
         if len(frame) > max_rows
         else ""
     )
+    import html  # for a notebook, not at start-up
+
     return f"<h4>{html.escape(title)}</h4>" + shown.to_html(index=index, escape=True, na_rep="-") + more

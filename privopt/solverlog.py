@@ -21,7 +21,6 @@ without a cancel hook is left to finish in its daemon thread (the CLI exits at o
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import os
 import sys
@@ -58,6 +57,8 @@ def verbose() -> bool:
 
 def _flush_c_stdio() -> None:
     """Flush C's stdio buffers, so nothing a solver printed lands on the restored stdout."""
+    import ctypes  # when a solver ran, not at start-up
+
     try:
         ctypes.CDLL(None).fflush(None)
     except (OSError, AttributeError):  # pragma: no cover - no libc symbol table (not Linux/macOS)

@@ -5,7 +5,8 @@ functions, under ``if TYPE_CHECKING:``), relative imports are resolved, and ``fr
 NAME`` is an edge to ``PKG.NAME`` when that is a module, else to ``PKG``. The layers, lowest
 first::
 
-    0  privopt._version, privopt.errors, privopt.render, privopt.solverlog, privopt.outdir, privopt.results, privopt.files
+    0  privopt._version, privopt.errors, privopt.render, privopt.solverlog, privopt.outdir, privopt.results, privopt.files,
+       privopt.records
     1  privopt.language
     2  privopt.model, privopt.core
     3  privopt.measures, privopt.backends, privopt.verification
@@ -42,6 +43,7 @@ LAYERS = {
     "privopt.results": 0,
     "privopt.sections": 0,
     "privopt.files": 0,
+    "privopt.records": 0,
     "privopt.language": 1,
     "privopt.model": 2,
     "privopt.core": 2,

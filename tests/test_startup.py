@@ -4,6 +4,7 @@ measured by a benchmark, not here). The API imports them when a spec is first lo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privopt.records import Identity, Record
 from tests.conftest import examples
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark")
@@ -39,6 +41,19 @@ def test_help_and_version_import_no_numerical_package():
     assert _heavy_after(PROBE) == set()
 
 
+# modules a small solve's text does not need: the LFP method and the report's other routes (a
+# closed form answers), the composite's model (asked only whether the spec is one), the
+# package versions' reader and numpy's polynomials (a Gaussian accountant's quadrature)
+NOT_USED = (
+    "privopt.methods.lfp",
+    "privopt.blocks.routes_report",
+    "privopt.composite.model",
+    "importlib.metadata",
+    "email",
+    "numpy.polynomial",
+    "multiprocessing",
+)
+
 SOLVE = """
 import sys
 from click.testing import CliRunner
@@ -49,6 +64,8 @@ print(r.output.splitlines()[1])
 print(" ".join(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[2:]))))
 print(" ".join(sorted(m for m in sys.modules if m.count(".") == 1 and m.startswith("scipy.") and m[6] != "_")))
 """
+SOLVE += f"print(' '.join(sorted(set(sys.modules) & {set(NOT_USED)!r})))\n"
+
 
 # both specs are answered by a closed form: the default backend (highs) is named, not imported
 UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matplotlib", "lark", "highspy")
@@ -71,8 +88,11 @@ def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status, scip
     path = Path(__file__).resolve().parents[1] / "specs" / spec
     r = subprocess.run([sys.executable, "-c", SOLVE, str(path), *HEAVY], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
-    line, heavy, scipy_parts = (r.stdout.splitlines() + ["", ""])[:3]
+    line, heavy, scipy_parts, unused = (r.stdout.splitlines() + ["", "", ""])[:4]
     assert status in line
+    assert [m for m in unused.split() if m.startswith("privopt.")] == []
+    if not scipy:  # scipy itself imports importlib.metadata and numpy.polynomial
+        assert unused == ""
     assert set(heavy.split()) & set(UNUSED_BY_A_SMALL_SOLVE) == set()
     assert "numpy" in heavy.split() and set(scipy_parts.split()) == scipy
     assert ("scipy" in heavy.split()) == bool(scipy)
@@ -213,3 +233,106 @@ def test_the_wide_table_printed_without_pandas_is_pandas_pivot_table(rows):
         want_rows = [i if isinstance(i, tuple) else (i,) for i in want.index]
         assert got_rows == want_rows and got_outcomes == [str(c) for c in want.columns]
         np.testing.assert_allclose(got, want.to_numpy(), rtol=1e-12, atol=1e-9)
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    x: int
+    y: str = "d"
+    z: tuple = dataclasses.field(default_factory=tuple)
+    w: int = dataclasses.field(default=3, repr=False, compare=False)
+
+
+class Shared(Record):
+    x: int
+    y: str = "d"
+    z: tuple = dataclasses.field(default_factory=tuple)
+    w: int = dataclasses.field(default=3, repr=False, compare=False)
+
+
+class Made(Identity):
+    a: int
+    seen: bool = dataclasses.field(default=False, init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "seen", True)
+
+
+def test_a_record_behaves_as_the_frozen_dataclass_it_replaces():
+    """``privopt.records.Record`` (the syntax tree's and the sets' classes, made without
+    generating code per class) against ``@dataclass(frozen=True)`` of the same fields: the same
+    constructor, defaults, repr, equality, hash, ``replace``, ``asdict``, pickling and
+    ``FrozenInstanceError``; ``Identity`` against ``eq=False``."""
+    import copy
+    import pickle
+
+    for args, kwargs in [((1,), {}), ((1, "q"), {"z": (2,)}), ((), {"x": 5, "w": 9}), ((1, "a", (), 4), {})]:
+        g, s = Generated(*args, **kwargs), Shared(*args, **kwargs)
+        assert repr(s) == repr(g).replace("Generated(", "Shared(", 1)
+        assert hash(s) == hash(g) and s == Shared(*args, **kwargs) and s != g
+        assert dataclasses.asdict(s) == dataclasses.asdict(g) and vars(s) == vars(g)
+        assert dataclasses.replace(s, y="k") == Shared(s.x, "k", s.z, s.w)
+        assert pickle.loads(pickle.dumps(s)) == s == copy.deepcopy(s)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            s.x = 2  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del s.y
+    assert Shared(1, w=1) == Shared(1, w=2)  # compare=False, as the dataclass
+    assert Shared.__match_args__ == Generated.__match_args__ and dataclasses.is_dataclass(Shared)
+    for bad in (lambda: Shared(), lambda: Shared(1, 2, 3, 4, 5), lambda: Shared(1, x=2), lambda: Shared(q=1)):
+        with pytest.raises(TypeError):
+            bad()
+
+    m = Made(1)
+    assert m.seen and m == m and m != Made(1) and hash(m) == object.__hash__(m) and repr(m) == "Made(a=1, seen=True)"
+
+
+CREDIT_JSON = (
+    f"NOT_USED = {NOT_USED!r}\n"
+    + """
+import sys
+from click.testing import CliRunner
+from privopt.cli import main
+r = CliRunner().invoke(main, ["solve", sys.argv[1], "--json", "--no-tables"])
+assert r.exit_code == 0 and '"status": "optimal"' in r.output, r.output
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[2:] or m in NOT_USED)))
+"""
+)
+
+
+def test_solving_the_record_level_credit_spec_as_json_imports_only_what_it_uses():
+    """``privopt solve --json`` of a spec that reads a record-level CSV (the data path of issue
+    23, goal 2, whose fixed cost at 2 million records is mostly start-up): numpy and pyarrow's
+    CSV reader, no pandas, no solver for its closed form, no lark, no ``pyarrow.compute``; the
+    result's package versions are read without ``importlib.metadata`` (and the ``email``
+    package it imports), and the composite's model and the LFP method are not imported."""
+    spec = Path(__file__).resolve().parents[1] / "specs" / "atr_credit_records.priv"
+    names = (*HEAVY, "email", "privopt")
+    r = subprocess.run(
+        [sys.executable, "-c", CREDIT_JSON, str(spec), *names], capture_output=True, text=True, timeout=180
+    )
+    assert r.returncode == 0, r.stderr
+    loaded = set(r.stdout.split())
+    assert {"numpy", "pyarrow", "pyarrow.csv"} <= loaded
+    top = {m.split(".")[0] for m in loaded}
+    assert top & {"pandas", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark", "email"} == set()
+    assert loaded & {"pyarrow.compute", *NOT_USED} == set()
+
+
+def test_the_versions_a_result_records_are_importlib_metadatas():
+    """``results.installed_versions`` (read from the installed metadata without
+    ``importlib.metadata``) gives what ``importlib.metadata.version`` gives, for every package a
+    result records, privopt itself, a name spelled with other case and separators, and one that
+    is not installed (left out)."""
+    import importlib.metadata
+
+    from privopt.results import VERSIONED_PACKAGES, installed_versions
+
+    names = (*VERSIONED_PACKAGES, "privopt", "Lark", "dp_accounting", "no-such-package-here")
+    want = {}
+    for name in names:
+        try:
+            want[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    assert installed_versions(names) == want and "no-such-package-here" not in want and "numpy" in want

@@ -31,12 +31,10 @@ from ..errors import VerificationError
 from ..lower.atr import ATRInstance, lower_atr
 from ..lower.reductions import QIDGroups
 from ..measures.confidence import beta_min, c_star, conditional_prior
-from ..measures.reduce import gmax, gsum, osum, shift_onto_sum, worst
-from ..methods.lfp import repair_rows
+from ..measures.reduce import gmax, gsum, osum, repair_rows, shift_onto_sum, worst
 from ..model.problem import Problem
 from ..results import Columns, Labels, LazyTables
 from ..verification.problems import transparency_constraints, verify_transparency
-from . import routes_report
 from .common import (
     CONF_RTOL,
     CONS_RTOL,
@@ -192,6 +190,8 @@ def routes(problem: Problem, analysis: Analysis, tol: float) -> list[Route]:
     applies, the LFP on every backend, DQCP (cvxpy:HIGHS) and the Pyomo bisection, each
     measured by ``measure``. Raises ``InfeasibleError`` when the bounds are empty. A route's
     runner is looked up when it runs, so a test can replace it in ``routes_report``."""
+    from . import routes_report  # the LFP, cvxpy and Pyomo routes: not imported by a solve
+
     inst = lower_atr(problem)
 
     def measured(table, accuracy):

@@ -51,8 +51,8 @@ from pathlib import Path
 from ..builder.build import build
 from ..composite.model import branch, branched
 from ..composite.model import build as build_composite
-from ..composite.model import is_composite as is_composite_spec
 from ..composite.split import RTOL, SLACK, Split, recheck, relative_gap
+from ..composite.syntax import is_composite as is_composite_spec
 from ..errors import UsageError
 from ..language.parser import parse
 from ..verification.checks import Check, compare, condition

@@ -1,8 +1,9 @@
 """Composite specs (issue 21; Ramon & Basu Sec. 3.4; docs/blocks.md): whole specs as blocks that
 share a privacy budget privopt splits with a certificate, design choices, accuracy first.
 
-``model`` builds the composite from its syntax tree (located errors), ``split`` is the certified
-split core over abstract value oracles, ``solve`` runs the program, ``result`` is its answer.
+``syntax`` tells a composite spec from a single program, ``model`` builds the composite from its
+syntax tree (located errors), ``split`` is the certified split core over abstract value oracles,
+``solve`` runs the program, ``result`` is its answer.
 The names below are imported when first used (PEP 562): loading a single-program spec asks only
 ``is_composite``, and must not pay for the solvers' imports behind ``solve``.
 """
@@ -10,8 +11,8 @@ The names below are imported when first used (PEP 562): loading a single-program
 from importlib import import_module
 
 _LAZY = {
-    "is_composite": "model",
-    "refuse_attrs": "model",
+    "is_composite": "syntax",
+    "refuse_attrs": "syntax",
     "CompositeResult": "result",
     "Composite": "solve",
     "build": "solve",

@@ -39,23 +39,6 @@ NOT_DP = {  # a block's privacy measure that is not a DP budget, by the call its
 }
 
 
-def is_composite(spec: ast.SpecFile) -> bool:
-    """The spec uses blocks or chooses variables (the statements only composites have)."""
-    return any(isinstance(s, ast.UseDecl | ast.ChooseDecl | ast.ChooseOneDecl) for s in spec.statements)
-
-
-def refuse_attrs(spec: ast.SpecFile) -> None:
-    """``a.eps`` outside a composite: a located error (only composites have blocks)."""
-    found = ast.nodes_in(*spec.statements, kind=ast.Attr)
-    if found:
-        a = found[0]
-        raise SpecError(
-            f"'{a.block.name}.{a.attr.name}' names a block, and this spec uses none",
-            a.span,
-            f'declare the block first: use "FILE.priv" as {a.block.name}',
-        )
-
-
 @dataclass(frozen=True)
 class Linear:
     """``const + sum coefs[k] * k`` over keys: chosen variables (``a.eps``, ``t``) and block

@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..records import Record
+
 STEP_KINDS = ("recognizer", "reduction", "method", "backend")
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Record):
     """One step of a plan: ``name`` (e.g. "theorem-1", "budget-rows", "lfp", "highs"), its
     ``kind`` (one of ``STEP_KINDS``) and ``why`` it is taken (a sentence for the user)."""
 
@@ -36,8 +37,7 @@ class Step:
         return {"step": self.name, "kind": self.kind, "why": self.why}
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(Record):
     """Whether a recognizer or reduction applies: truthy when it does (``data`` holds what it
     read from the program), falsy with ``why`` it does not."""
 
@@ -118,8 +118,7 @@ class Reduction(Protocol):
     def invert(self, solution, inverse_data) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Chain:
+class Chain(Record):
     """Reductions applied in order; ``invert`` maps a solution back through them in reverse."""
 
     reductions: tuple[Reduction, ...]
@@ -145,8 +144,7 @@ class Chain:
         return solution
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
     """What ``explain --json`` prints: the problem class, the steps, and the census of the
     canonical program the chain ends in (None when a recognizer answers)."""
 

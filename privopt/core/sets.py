@@ -29,12 +29,12 @@ set (membership of a returned point, with the tolerances privopt verifies at).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
+from ..records import Record
 
-@dataclass(frozen=True)
-class Bridge:
+
+class Bridge(Record):
     """A rewrite of a set into canonical ones: ``name`` (what a plan prints), the canonical
     sets it yields (``into``) and ``why``, one sentence."""
 
@@ -46,8 +46,7 @@ class Bridge:
         return {"bridge": self.name, "into": list(self.into), "why": self.why}
 
 
-@dataclass(frozen=True)
-class ConstraintSet:
+class ConstraintSet(Record):
     """A set of the program: ``kind`` (a short name), whether it is ``canonical`` (a backend
     takes it as it is), its ``bridges`` to canonical sets and ``unbridged``, why a set without
     bridges has none. ``text`` is the constraint as the spec wrote it (for messages)."""
@@ -70,7 +69,6 @@ class ConstraintSet:
 # ------------------------------------------------------------------ canonical sets
 
 
-@dataclass(frozen=True)
 class Zero(ConstraintSet):
     """``f(x) = 0`` (an equality row)."""
 
@@ -79,7 +77,6 @@ class Zero(ConstraintSet):
     text: str = ""
 
 
-@dataclass(frozen=True)
 class Nonnegative(ConstraintSet):
     """``f(x) >= 0`` (an inequality row, or a bound)."""
 
@@ -88,7 +85,6 @@ class Nonnegative(ConstraintSet):
     text: str = ""
 
 
-@dataclass(frozen=True)
 class SecondOrderCone(ConstraintSet):
     """``{(t, u) : |u|_2 <= t}`` of dimension ``size``."""
 
@@ -98,7 +94,6 @@ class SecondOrderCone(ConstraintSet):
     text: str = ""
 
 
-@dataclass(frozen=True)
 class PSD(ConstraintSet):
     """Symmetric ``order x order`` matrices with every eigenvalue >= 0 (a covariance)."""
 
@@ -113,7 +108,6 @@ class PSD(ConstraintSet):
 _ROWS = Bridge("rows", ("zero", "nonnegative"), "each row's sum is an equality row; each cell a bound [0, 1]")
 
 
-@dataclass(frozen=True)
 class SimplexRows(ConstraintSet):
     """Each row of a conditional table (``width`` cells, over its targets) sums to 1 and every
     cell lies in [0, 1]. ``atol``: the absolute row tolerance of a table built from its free
@@ -127,7 +121,6 @@ class SimplexRows(ConstraintSet):
     table: str = ""
 
 
-@dataclass(frozen=True)
 class Fidelity(ConstraintSet):
     """A transparency table's cell bound ``coef * Dt + const <= 0`` (or ``== 0``), cell by
     cell (Chen et al. eqs. 9-10)."""
@@ -152,7 +145,6 @@ _ENVELOPE = Bridge(
 )
 
 
-@dataclass(frozen=True)
 class Budget(ConstraintSet):
     """A ``dp`` or ``ldp`` budget: every pair (s, s') of source cells (all pairs, or the
     adjacent ``pairs`` given) has ``P(y | s) <= e^eps P(y | s') + delta / |Y|`` (Ding et al.
@@ -167,7 +159,6 @@ class Budget(ConstraintSet):
     text: str = ""
 
 
-@dataclass(frozen=True)
 class LogLift(ConstraintSet):
     """``e^-eps <= P(y | s) / P(y) <= e^eps`` for every live s and y (Ding et al. eq. 5)."""
 
@@ -183,7 +174,6 @@ class LogLift(ConstraintSet):
     text: str = ""
 
 
-@dataclass(frozen=True)
 class GaussianDP(ConstraintSet):
     """A Gaussian release ``F x + G z``, ``z ~ N(0, S)``, is (eps, delta)-DP when every input's
     Mahalanobis sensitivity ``w_j sqrt(f_j' Sigma^+ f_j)`` (Sigma = G S G') is at most the
@@ -201,7 +191,6 @@ class GaussianDP(ConstraintSet):
     text: str = ""
 
 
-@dataclass(frozen=True)
 class Leakage(ConstraintSet):
     """``I(Y; F) <= eps`` bits of a channel W(Y | X) (Shariatnasab et al. eq. 3)."""
 

@@ -1,4 +1,5 @@
-"""Syntax tree of a spec file: plain dataclasses, each carrying the ``Span`` it was read from.
+"""Syntax tree of a spec file: frozen dataclasses (``privopt.records.Record``: their methods
+shared, not generated per class, for start-up), each carrying the ``Span`` it was read from.
 
 The tree says only what was written. Meaning (which variable a name is, whether a table
 is valid, what a constraint bounds) is decided in ``build.py``.
@@ -6,21 +7,20 @@ is valid, what a constraint bounds) is decided in ``build.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..records import Record
 from .source import Source, Span
 
 # ---------------------------------------------------------------- leaves
 
 
-@dataclass(frozen=True)
-class Ident:
+class Ident(Record):
     name: str
     span: Span
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(Record):
     """A domain label as written: identifier, string or number. ``value`` is numeric or None."""
 
     text: str
@@ -31,26 +31,22 @@ class Label:
 # ---------------------------------------------------------------- expressions
 
 
-@dataclass(frozen=True)
-class Number:
+class Number(Record):
     value: float
     span: Span
 
 
-@dataclass(frozen=True)
-class Name:
+class Name(Record):
     name: str
     span: Span
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Record):
     var: Ident
     label: Label | None
 
 
-@dataclass(frozen=True)
-class Prob:
+class Prob(Record):
     """``P(t1, t2 = v | c1, c2 = w)``: ``given_labels`` holds each condition's label (None
     where the condition is a whole variable; empty when none has one)."""
 
@@ -73,8 +69,7 @@ class Prob:
         return next((g for g in self.given_labels if g is not None), None)
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(Record):
     """``f(a, b)``; for channel measures ``f(a, b -> c)``; for information measures between
     two groups ``f(a; b)`` (``semi_args`` holds the group after the semicolon)."""
 
@@ -85,8 +80,7 @@ class Call:
     semi_args: tuple[Expr, ...] | None = None
 
 
-@dataclass(frozen=True)
-class KwArg:
+class KwArg(Record):
     """``name: value`` or ``name: value OP bound`` inside a call (``adjacent: |x - x'| <= 1``,
     the body of ``sum(x, y: ...)``)."""
 
@@ -97,8 +91,7 @@ class KwArg:
     span: Span
 
 
-@dataclass(frozen=True)
-class Expect:
+class Expect(Record):
     """``E[body]`` or ``E[body | given...]``."""
 
     func: Ident
@@ -107,34 +100,29 @@ class Expect:
     span: Span
 
 
-@dataclass(frozen=True)
-class BinOp:
+class BinOp(Record):
     op: str  # one of + - * / ^ @
     left: Expr
     right: Expr
     span: Span
 
 
-@dataclass(frozen=True)
-class Neg:
+class Neg(Record):
     operand: Expr
     span: Span
 
 
-@dataclass(frozen=True)
-class Abs:
+class Abs(Record):
     operand: Expr
     span: Span
 
 
-@dataclass(frozen=True)
-class TupleExpr:
+class TupleExpr(Record):
     items: tuple[Expr, ...]
     span: Span
 
 
-@dataclass(frozen=True)
-class Attr:
+class Attr(Record):
     """``block.name`` in a composite spec: a block's param (``age.eps``) or its optimal value
     (``age.objective``)."""
 
@@ -149,35 +137,30 @@ Expr = Number | Name | Prob | Call | KwArg | Expect | BinOp | Neg | Abs | TupleE
 # ---------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True)
-class DomainSet:
+class DomainSet(Record):
     labels: tuple[Label, ...]
     span: Span
 
 
-@dataclass(frozen=True)
-class DomainOver:
+class DomainOver(Record):
     other: Ident
     span: Span
 
 
-@dataclass(frozen=True)
-class DomainRange:
+class DomainRange(Record):
     lo: int
     hi: int
     span: Span
 
 
-@dataclass(frozen=True)
-class DomainFile:
+class DomainFile(Record):
     path: str
     path_span: Span
     column: Ident | None
     span: Span
 
 
-@dataclass(frozen=True)
-class DomainReal:
+class DomainReal(Record):
     """``real[n] in [lo, hi]``: a vector of n continuous values, each in [lo, hi]."""
 
     size: Expr
@@ -189,37 +172,32 @@ class DomainReal:
 Domain = DomainSet | DomainOver | DomainRange | DomainFile | DomainReal
 
 
-@dataclass(frozen=True)
-class SpecTitle:
+class SpecTitle(Record):
     title: str
     span: Span
 
 
-@dataclass(frozen=True)
-class VarDecl:
+class VarDecl(Record):
     name: Ident
     role: Ident
     domain: Domain
     span: Span
 
 
-@dataclass(frozen=True)
-class ParamDecl:
+class ParamDecl(Record):
     name: Ident
     expr: Expr
     span: Span
 
 
-@dataclass(frozen=True)
-class InlineTable:
+class InlineTable(Record):
     counts: bool
     body: str
     body_span: Span
     span: Span
 
 
-@dataclass(frozen=True)
-class FileTable:
+class FileTable(Record):
     counts: bool
     path: str
     path_span: Span
@@ -227,8 +205,7 @@ class FileTable:
     span: Span
 
 
-@dataclass(frozen=True)
-class BuiltinTable:
+class BuiltinTable(Record):
     func: Ident
     args: tuple[Expr, ...]
     span: Span
@@ -237,16 +214,14 @@ class BuiltinTable:
 TableSource = InlineTable | FileTable | BuiltinTable
 
 
-@dataclass(frozen=True)
-class KnownDecl:
+class KnownDecl(Record):
     name: Ident | None
     prob: Prob
     source: TableSource
     span: Span
 
 
-@dataclass(frozen=True)
-class ConstDecl:
+class ConstDecl(Record):
     """``const d(X, Y) = TABLE``: a table of numbers (not a distribution) over the variables."""
 
     name: Ident
@@ -255,8 +230,7 @@ class ConstDecl:
     span: Span
 
 
-@dataclass(frozen=True)
-class MatrixDecl:
+class MatrixDecl(Record):
     """``const A = matrix { rows }`` or ``const A = matrix from "file.csv"``: a matrix of numbers,
     one row per line (``body``) or per CSV record (``path``), no header."""
 
@@ -268,8 +242,7 @@ class MatrixDecl:
     span: Span
 
 
-@dataclass(frozen=True)
-class NoiseDecl:
+class NoiseDecl(Record):
     """``noise eta : gaussian[k] [correlated]``: k zero-mean Gaussian noise terms whose
     variances (or, correlated, whose covariance matrix) the program chooses."""
 
@@ -280,8 +253,7 @@ class NoiseDecl:
     span: Span
 
 
-@dataclass(frozen=True)
-class LetDecl:
+class LetDecl(Record):
     """``let NAME = expr``: a name for an expression (the released answers, for instance)."""
 
     name: Ident
@@ -289,15 +261,13 @@ class LetDecl:
     span: Span
 
 
-@dataclass(frozen=True)
-class DesignDecl:
+class DesignDecl(Record):
     name: Ident
     prob: Prob
     span: Span
 
 
-@dataclass(frozen=True)
-class ConstraintDecl:
+class ConstraintDecl(Record):
     """``subject to e0 op1 e1 [op2 e2 ...]`` (a chain: every adjacent pair must hold)."""
 
     exprs: tuple[Expr, ...]
@@ -305,15 +275,13 @@ class ConstraintDecl:
     span: Span
 
 
-@dataclass(frozen=True)
-class ObjectiveDecl:
+class ObjectiveDecl(Record):
     sense: str  # "minimize" | "maximize"
     expr: Expr
     span: Span
 
 
-@dataclass(frozen=True)
-class WithItem:
+class WithItem(Record):
     """``P = expr`` after ``with`` in a ``use`` statement: the block's param P set to expr."""
 
     name: Ident
@@ -321,8 +289,7 @@ class WithItem:
     span: Span
 
 
-@dataclass(frozen=True)
-class UseDecl:
+class UseDecl(Record):
     """``use "FILE.priv" as NAME [with P = EXPR, ...]``: a block, a whole spec solved as part of
     a composite (docs/blocks.md)."""
 
@@ -333,8 +300,7 @@ class UseDecl:
     span: Span
 
 
-@dataclass(frozen=True)
-class ChooseItem:
+class ChooseItem(Record):
     """``NAME.P [in [lo, hi]]`` (a block's param as a decision variable) or ``t [in [lo, hi]]``
     (a variable of the composite itself: ``block`` is None)."""
 
@@ -349,14 +315,12 @@ class ChooseItem:
         return f"{self.block.name}.{self.name.name}" if self.block is not None else self.name.name
 
 
-@dataclass(frozen=True)
-class ChooseDecl:
+class ChooseDecl(Record):
     items: tuple[ChooseItem, ...]
     span: Span
 
 
-@dataclass(frozen=True)
-class ChooseOneDecl:
+class ChooseOneDecl(Record):
     """``choose one of a, b``: the design choice (Ramon & Basu Sec. 3.4's pi): one block is released."""
 
     blocks: tuple[Ident, ...]
@@ -381,8 +345,7 @@ Statement = (
 )
 
 
-@dataclass(frozen=True)
-class SpecFile:
+class SpecFile(Record):
     source: Source
     statements: tuple[Statement, ...] = field(default_factory=tuple)
 

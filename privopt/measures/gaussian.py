@@ -15,6 +15,7 @@ the mechanism's privacy depends on ``Delta = max_j Delta_j`` alone:
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 
@@ -55,7 +56,7 @@ def log_analytic_delta(sensitivity: float, eps: float) -> float:
         # the two terms agree to three digits (a short step Delta, or a tiny eps): their
         # difference as delta = int_b^a phi - (e^eps - 1) Phi(b), the integral by Gauss-Legendre
         # on [b, a] (phi varies there by a factor e^(|a| Delta) <= e^0.01: exact to rounding)
-        nodes, weights = _GAUSS_LEGENDRE
+        nodes, weights = _gauss_legendre()
         mid, half = -eps / d, d / 2  # (a + b) / 2 and (a - b) / 2, without their rounding
         z = mid + half * nodes
         integral = half * float(weights @ np.exp(-z * z / 2)) / math.sqrt(2 * math.pi)
@@ -67,7 +68,11 @@ def log_analytic_delta(sensitivity: float, eps: float) -> float:
     return la + math.log(-math.expm1(x))
 
 
-_GAUSS_LEGENDRE = np.polynomial.legendre.leggauss(12)
+@functools.cache
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    """The 12-point Gauss-Legendre nodes and weights on [-1, 1], made when first needed
+    (``numpy.polynomial`` is not imported at start-up)."""
+    return np.polynomial.legendre.leggauss(12)
 
 
 def _log_scaled_tail(z: float) -> float:

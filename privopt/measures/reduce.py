@@ -60,6 +60,11 @@ def shift_onto_sum(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, target, 
     return x + np.sign(gap) * room * np.minimum(frac, 1.0)
 
 
+def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Clip to the bounds, then move each row onto sum 1 within its bounds (proportionally)."""
+    return shift_onto_sum(X, lower, upper, np.ones(X.shape[:-1]), axis=-1)
+
+
 def worst(a: float, b: float) -> float:
     """The larger of two errors, NaN if either is NaN (``max`` would drop a NaN second
     argument, so an error that is not a number could read as 0)."""

@@ -54,7 +54,7 @@ from ..core.certificate import Certificate
 from ..core.plan import Outcome
 from ..errors import SolverError
 from ..measures.confidence import conditional_prior, group_max_confidence
-from ..measures.reduce import shift_onto_sum
+from ..measures.reduce import repair_rows, shift_onto_sum
 from ..verification.brackets import proven_lower
 from ..verification.tolerances import GAP_TOL
 
@@ -87,11 +87,6 @@ class LFPSolution:
     ray: np.ndarray  # (G, m, A) that ray: the multipliers of the ratio rows (zeros where level is NaN)
     chunks: int = 1  # independent chunks of open groups solved
     workers: int = 1  # processes that solved them (1: this one)
-
-
-def repair_rows(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Clip to the bounds, then move each row onto sum 1 within its bounds (proportionally)."""
-    return shift_onto_sum(X, lower, upper, np.ones(X.shape[:-1]), axis=-1)
 
 
 def _best_rounding(

@@ -15,15 +15,15 @@ matrix. So ``O - F x - c ~ N(0, Sigma)`` with ``Sigma = sum_k G_k S_k G_k'``, an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from ..language.source import Span
+from ..records import Identity
 
 
-@dataclass(frozen=True, eq=False)
-class Continuous:
+class Continuous(Identity):
     """``var x : ROLE real[n] in [lo, hi]``: n continuous values, coordinate j in [lo[j], hi[j]]."""
 
     name: str
@@ -42,8 +42,7 @@ class Continuous:
         return self.hi - self.lo
 
 
-@dataclass(frozen=True, eq=False)
-class Noise:
+class Noise(Identity):
     """``noise NAME : gaussian[k] [correlated]``: its map into the release ``G`` (m x k) and
     whether its covariance is a full matrix (else a variance per coordinate)."""
 
@@ -54,8 +53,7 @@ class Noise:
     span: Span | None = field(default=None, repr=False)
 
 
-@dataclass(frozen=True, eq=False)
-class DPRequirement:
+class DPRequirement(Identity):
     """``dp(x -> O) <= (eps, delta)`` under ``calibration`` (analytic | classic)."""
 
     source: str
@@ -67,8 +65,7 @@ class DPRequirement:
     text: str = ""
 
 
-@dataclass(frozen=True, eq=False)
-class NoiseObjective:
+class NoiseObjective(Identity):
     """``minimize E[sum((O - F x)^2)]``: the expected squared error ``tr(Sigma) + |c|^2``."""
 
     sense: str
@@ -86,8 +83,7 @@ class NoiseObjective:
         return False
 
 
-@dataclass(frozen=True, eq=False)
-class NoiseModel:
+class NoiseModel(Identity):
     """Everything the noise family's stages need: the input, the release's linear map, the noise
     variables in declaration order and the privacy requirement."""
 

@@ -16,15 +16,15 @@ changes no pair's concordance: Q and the leakage do not depend on the choice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from ..language.source import Span
+from ..records import Identity
 
 
-@dataclass(frozen=True, eq=False)
-class LeakageBound:
+class LeakageBound(Identity):
     """``mutual_info(release; other) <= eps`` in bits; ``other`` is the fingerprint F (or X)."""
 
     release: str
@@ -34,8 +34,7 @@ class LeakageBound:
     text: str = ""
 
 
-@dataclass(frozen=True, eq=False)
-class RankObjective:
+class RankObjective(Identity):
     """``minimize krcc(data, release)``: Q(P_X, W) of Theorem 1 (eq. 2's covariance)."""
 
     data: str
@@ -52,8 +51,7 @@ class RankObjective:
     curvature = "nonconvex"
 
 
-@dataclass(frozen=True, eq=False)
-class ObfuscationModel:
+class ObfuscationModel(Identity):
     """Everything the global method needs: ``px1 = P(X = second label)``, the fingerprint
     channel ``F_given_X`` (2 x 2, rows X, columns F; the identity when the leakage is measured
     against X itself), the leakage bound (None: no privacy requirement) and whether W is

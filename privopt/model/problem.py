@@ -8,7 +8,7 @@ to point errors found later (infeasibility, unsupported constructs) back at the 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 
 import numpy as np
@@ -16,6 +16,7 @@ import numpy as np
 from ..core.sets import Budget as BudgetSet
 from ..core.sets import Fidelity, GaussianDP, Leakage, LogLift, Nonnegative, SimplexRows, Zero
 from ..language.source import Span
+from ..records import Identity
 from ..results import LabelRows
 from .linear import LinTable
 from .noise import NoiseModel, NoiseObjective
@@ -31,8 +32,7 @@ class Role(StrEnum):
     OBSERVED = "observed"  # an adversary's side observation
 
 
-@dataclass(frozen=True, eq=False)
-class Variable:
+class Variable(Identity):
     """A finite random variable. ``labels`` are the written labels; ``values`` their numbers
     when every label is numeric (else None)."""
 
@@ -68,8 +68,7 @@ class Variable:
         return cache
 
 
-@dataclass(frozen=True, eq=False)
-class Table:
+class Table(Identity):
     """A known table ``P(targets | given)`` as an array with one axis per variable in ``axes``.
 
     For a joint table (``given`` empty) the entries sum to 1; for a conditional table every
@@ -92,8 +91,7 @@ class Table:
         return np.transpose(self.data, [self.axes.index(a) for a in axes])
 
 
-@dataclass(frozen=True, eq=False)
-class Design:
+class Design(Identity):
     """The mechanism to choose: the conditional table ``P(targets | given)``.
 
     Its cells are the decision variables; ``axes`` is ``given + targets``.
@@ -109,8 +107,7 @@ class Design:
         return self.given + self.targets
 
 
-@dataclass(frozen=True, eq=False)
-class CellConstraint:
+class CellConstraint(Identity):
     """An elementwise linear constraint on the design: ``coef * X + const  (<= | ==)  0`` for
     every cell X, with ``coef`` and ``const`` arrays broadcast over the design's axes."""
 
@@ -121,8 +118,7 @@ class CellConstraint:
     text: str = ""
 
 
-@dataclass(frozen=True, eq=False)
-class MaxConfidence:
+class MaxConfidence(Identity):
     """Chen et al. Def. 3: the adversary's largest posterior P(x_S | x_U, a) over groups, outcomes
     and private values, when it knows the joint ``prior`` of (public, private) and the design."""
 
@@ -134,8 +130,7 @@ class MaxConfidence:
     span: Span | None = field(default=None, repr=False)
 
 
-@dataclass(frozen=True, eq=False)
-class Objective:
+class Objective(Identity):
     """``minimize max_confidence`` (value beta) or ``maximize min_uncertainty`` (value -log beta,
     Chen et al. App. C, Def. 12). Both have the same minimizers."""
 
@@ -159,8 +154,7 @@ class Objective:
         return float(beta)
 
 
-@dataclass(frozen=True, eq=False)
-class LinearConstraint:
+class LinearConstraint(Identity):
     """``expr (<= | ==) 0`` for every defined cell of ``expr``, a table affine in the design.
 
     ``induced`` is set when the constraint's math fixes a distribution induced by the design,
@@ -178,15 +172,13 @@ class LinearConstraint:
     induced: InducedEquality | None = None
 
 
-@dataclass(frozen=True, eq=False)
-class InducedEquality:
+class InducedEquality(Identity):
     targets: tuple[str, ...]
     given: tuple[str, ...]
     value: np.ndarray = field(repr=False)  # over given + targets
 
 
-@dataclass(frozen=True, eq=False)
-class Budget:
+class Budget(Identity):
     """A pairwise privacy budget on the conditional ``cond = P(target | source)`` induced by the
     design, over the axes ``source + (target,)``:
 
@@ -212,8 +204,7 @@ class Budget:
         return self.cond.cells // self.cond.shape[-1]
 
 
-@dataclass(frozen=True, eq=False)
-class SquaredTerms:
+class SquaredTerms(Identity):
     """``sum_k w_k (A_k x + b_k)^2`` with every ``w_k >= 0``: the convex quadratic part of an
     objective (soft moment matching, Ramon & Basu Sec. 3.3)."""
 
@@ -226,8 +217,7 @@ class SquaredTerms:
         return float(self.w @ (r * r))
 
 
-@dataclass(frozen=True, eq=False)
-class MechanismObjective:
+class MechanismObjective(Identity):
     """A scalar affine in the design, plus optionally a convex quadratic part: ``tv(X, Y)``
     (Ding et al. App. B), an expected distortion ``E[d(X, Y)]``, a sum such as
     ``sum(x, y: f * (x - y)^2)`` (Ramon & Basu Sec. 3.3), and any nonnegative combination of
@@ -268,8 +258,7 @@ class MechanismObjective:
         return float(v)
 
 
-@dataclass(frozen=True, eq=False)
-class NoRecords:
+class NoRecords(Identity):
     """A known table estimated from a file of records (``from FILE`` without ``column``) with
     combinations of its conditioning labels that no record has. Their rate is undefined: the
     constraints that read it do not hold at those cells, the table holds the rate over all the
@@ -323,8 +312,7 @@ class NoRecords:
 KINDS = ("atr", "mechanism", "noise", "obfuscation")
 
 
-@dataclass(frozen=True, eq=False)
-class Problem:
+class Problem(Identity):
     """A validated privacy-design problem. ``kind`` is set by the builder that reads the spec
     (``KINDS``); what the program is (its objective's atom and curvature, ``objective.atom`` and
     ``objective.curvature``, and its constraints' ``sets``) is read from its parts."""
