@@ -245,6 +245,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         hint = _arrow_hint(source, e.pos_in_stream)
         if ch == "'" or ch == "\u201c" or ch == "\u201d":
             hint = 'strings use straight double quotes: "like this"'
+        hint = hint or _comparison_hint(source, e.pos_in_stream)
         return SpecError(f"unexpected character {ch!r}", span, hint)
     if isinstance(e, UnexpectedEOF):
         span = source.span(max(0, len(source.text) - 1))
@@ -258,6 +259,11 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
     arrow = _arrow_hint(source, tok.start_pos)
     if arrow:
         return SpecError(f"unexpected '{tok}'", span, arrow)
+    if str(tok) == "{" and _never_closed(source.text, tok.end_pos):
+        return SpecError("this '{' is never closed", span, "end the table with '}' on the line after its last row")
+    comparison = _comparison_hint(source, tok.start_pos)
+    if str(tok) == "=" and comparison:
+        return SpecError("unexpected '='", span, comparison)
     statement_start = {"VAR", "SPEC", "PARAM", "KNOWN", "CONST", "DESIGN", "SUBJECT"} & set(e.expected)
     if statement_start and tok.type == "NAME":
         close = difflib.get_close_matches(str(tok), [k.split()[0] for k in STATEMENT_KEYWORDS], n=1, cutoff=0.6)
@@ -286,6 +292,33 @@ def _arrow_hint(source: Source, pos: int) -> str | None:
                 return f"write '->' pointing from the source to the target: 'A {m.group()} B' is written 'B -> A'"
             return f"write '->' (a hyphen and '>') instead of '{m.group()}'"
     return None
+
+
+def _comparison_hint(source: Source, pos: int) -> str | None:
+    """The hint for a comparison privopt does not have, at ``pos``: a strict ``<``/``>`` (a
+    strict bound has no attained optimum, so bounds are ``<=``/``>=``), ``=<``/``=>``-style
+    reversals, ``!=``, and ``=`` where a constraint's ``==`` was meant."""
+    text = source.text
+    ch, after = text[pos], text[pos + 1 : pos + 2]
+    if ch in "<>":
+        return f"write '{ch}=': a bound holds with equality allowed (a strict bound has no attained optimum)"
+    if ch == "!":
+        return "privopt has no '!=': a constraint compares with '==', '<=' or '>='"
+    if ch == "=" and after in ("<", ">"):
+        return f"write '{after}=' (the '=' comes second)"
+    if ch == "=" and text[text.rfind("\n", 0, pos) + 1 :].lstrip().startswith("subject"):
+        return "a constraint compares with '==', '<=' or '>='; a single '=' only names (param, known, let, with)"
+    return None
+
+
+_STATEMENT_LINE = re.compile(r"\n[\t ]*(?:" + "|".join(k.split()[0] for k in STATEMENT_KEYWORDS) + r")[\t ]+\S")
+
+
+def _never_closed(text: str, after: int) -> bool:
+    """Whether the table ``{`` just before ``after`` is never closed: no ``}`` follows, or the
+    next statement starts before the first ``}`` that does."""
+    close = text.find("}", after)
+    return close < 0 or _STATEMENT_LINE.search(text, after, close) is not None
 
 
 # ---------------------------------------------------------------- tree -> AST
