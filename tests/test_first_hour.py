@@ -319,3 +319,16 @@ def test_the_readmes_common_options_are_every_commands_but_verifys():
         options = {o for p in command.params for o in p.opts}
         common = {"--log", "--verbose", "--quiet"}
         assert (common <= options) == (name != "verify"), name
+
+
+def test_a_misspelt_spec_path_names_where_it_looked_and_the_close_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sanitize.priv").write_text(SANITIZE)
+    r = invoke("solve", "sanitise.priv")
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr.splitlines() == [
+        "sanitise.priv: error: the spec file does not exist",
+        f"hint: did you mean 'sanitize.priv'? (looked for {tmp_path / 'sanitise.priv'})",
+    ]
+    r = invoke("solve", "nothing/like/it.priv")
+    assert r.exit_code == 2 and r.stderr.splitlines()[1] == f"hint: looked for {tmp_path / 'nothing/like/it.priv'}"

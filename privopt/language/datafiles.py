@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import files
 from ..errors import SpecError
+from .parser import missing_file_hint
 from .source import Span
 from .tables import Domain, parse_number
 
@@ -104,7 +105,7 @@ class DataFiles:
         try:
             fd = files.open_regular(target)
         except FileNotFoundError:
-            raise SpecError(f"data file '{text}' does not exist", span, _missing_hint(text, target)) from None
+            raise SpecError(f"data file '{text}' does not exist", span, missing_file_hint(text, target)) from None
         except (IsADirectoryError, files.NotRegularFile) as e:
             if isinstance(e, IsADirectoryError) or e.kind == "a folder":
                 raise SpecError(f"'{text}' is a folder, not a data file", span) from None
@@ -425,22 +426,6 @@ def _empty_cell(where: str, column: str, what: str, span: Span) -> SpecError:
         span,
         f"give every row a value in column '{column}'; privopt reads a file as written and does not fill a missing value",
     )
-
-
-def _missing_hint(text: str, target: Path) -> str:
-    """Where a missing file was looked for (the absolute path), and a file of the same kind in that
-    folder whose name is close to it, written as the spec would write it."""
-    import difflib
-    import itertools
-
-    where = f"looked for {os.path.abspath(target)}"
-    try:
-        with os.scandir(target.parent) as entries:
-            names = [e.name for e in itertools.islice(entries, 10_000) if e.name.endswith(target.suffix)]
-    except OSError:
-        return where
-    close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.8)
-    return f"did you mean '{text[: len(text) - len(target.name)]}{close[0]}'? ({where})" if close else where
 
 
 def _literal_brackets(pattern: str) -> str:

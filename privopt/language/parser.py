@@ -15,6 +15,7 @@ Python's recursion limit.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import os
 import re
@@ -160,7 +161,7 @@ def _read_spec_bytes(p: Path) -> bytes:
     try:
         fd = files.open_regular(p)
     except FileNotFoundError:
-        raise SpecError("the spec file does not exist", hint="check the path", file=name) from None
+        raise SpecError("the spec file does not exist", hint=missing_file_hint(name, p), file=name) from None
     except (IsADirectoryError, files.NotRegularFile) as e:
         if isinstance(e, IsADirectoryError) or e.kind == "a folder":
             raise SpecError(
@@ -188,6 +189,19 @@ def _read_spec_bytes(p: Path) -> bytes:
         raise SpecError(f"cannot read the spec file: {e.strerror or e}", file=name) from None
     finally:
         os.close(fd)
+
+
+def missing_file_hint(text: str, target: Path) -> str:
+    """Where a missing file was looked for (the absolute path), and a file of the same kind in that
+    folder whose name is close to it, written as the spec would write it."""
+    where = f"looked for {os.path.abspath(target)}"
+    try:
+        with os.scandir(target.parent) as entries:
+            names = [e.name for e in itertools.islice(entries, 10_000) if e.name.endswith(target.suffix)]
+    except OSError:
+        return where
+    close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.8)
+    return f"did you mean '{text[: len(text) - len(target.name)]}{close[0]}'? ({where})" if close else where
 
 
 def _not_utf8(p: Path, raw: bytes, e: UnicodeDecodeError) -> SpecError:
