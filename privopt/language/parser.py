@@ -289,6 +289,12 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
         return SpecError("the line ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}")
+    if tok.type in ("NAME", "NUMBER") and "STAR" in e.expected:
+        return SpecError(
+            f"unexpected '{tok}' right after a complete term",
+            span,
+            "join two terms with an operator ('2 * x', not '2x'); a spec writes no units",
+        )
     what = f"'{tok}'" if tok.type != "TABLE_BODY" else "a table"
     return SpecError(f"unexpected {what}", span, f"expected {_expected_list(e.expected)}")
 
