@@ -959,13 +959,19 @@ class ParamContext(Context):
         raise SpecError(f"'{e.name}' is not defined", e.span, hint)
 
     def refuse(self, name: str, node):
-        raise SpecError("expected a number", node.span)
+        what = f"{name}(...)" if name.isidentifier() else f"'{name}'"
+        raise SpecError(f"expected a number: {what} is not read in a param", node.span, PARAM_HINT)
 
     def unknown(self, e: ast.Call):
-        raise SpecError("expected a number", e.span)
+        name = e.func.name
+        close = "did you mean 'log'? (log is the natural logarithm); " if name in ("ln", "log10", "log2") else ""
+        raise SpecError(f"expected a number: '{name}' is not a function of a param", e.func.span, close + PARAM_HINT)
 
     def unexpected(self, e: ast.Expr):
-        raise SpecError("expected a number", e.span)
+        raise SpecError("expected a number", e.span, PARAM_HINT)
+
+
+PARAM_HINT = "a param is a number: numbers, earlier params, + - * / ^, exp, log, sqrt and abs (or |e|)"
 
 
 class ReportContext(Context):

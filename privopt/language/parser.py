@@ -259,7 +259,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         hint = _arrow_hint(source, e.pos_in_stream)
         if ch == "'" or ch == "\u201c" or ch == "\u201d":
             hint = 'strings use straight double quotes: "like this"'
-        hint = hint or _comparison_hint(source, e.pos_in_stream)
+        hint = hint or _comparison_hint(source, e.pos_in_stream) or _name_hint(ch)
         return SpecError(f"unexpected character {ch!r}", span, hint)
     if isinstance(e, UnexpectedEOF):
         span = source.span(max(0, len(source.text) - 1))
@@ -275,6 +275,20 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         return SpecError(f"unexpected '{tok}'", span, arrow)
     if str(tok) == "{" and _never_closed(source.text, tok.end_pos):
         return SpecError("this '{' is never closed", span, "end the table with '}' on the line after its last row")
+    text = source.text
+    if (
+        str(tok) == ","
+        and text[tok.start_pos - 1 : tok.start_pos].isdigit()
+        and text[tok.end_pos : tok.end_pos + 1].isdigit()
+    ):
+        if "COMMA" not in e.expected:
+            return SpecError("unexpected ','", span, "a decimal number takes a point: 0.5, not 0,5")
+    if str(tok) == "-" and "RBRACE" in e.expected:
+        return SpecError(
+            "unexpected '-' in a list of labels",
+            span,
+            'a label with a hyphen, a space or a symbol is quoted: "low-income"',
+        )
     comparison = _comparison_hint(source, tok.start_pos)
     if str(tok) == "=" and comparison:
         return SpecError("unexpected '='", span, comparison)
@@ -286,6 +300,8 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             if close
             else "a statement starts with one of: " + ", ".join(STATEMENT_KEYWORDS)
         )
+        if re.match(r"[\t ]*=(?!=)", source.text[tok.end_pos :]):
+            hint = f"a number is declared with param: param {tok} = ..."
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
         return SpecError("the line ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}")
@@ -332,6 +348,17 @@ def _comparison_hint(source: Source, pos: int) -> str | None:
 
 
 _STATEMENT_LINE = re.compile(r"\n[\t ]*(?:" + "|".join(k.split()[0] for k in STATEMENT_KEYWORDS) + r")[\t ]+\S")
+
+
+_GREEK = {"α": "alpha", "β": "beta", "δ": "delta", "ε": "eps", "η": "eta", "λ": "lam", "μ": "mu", "σ": "sigma"}
+
+
+def _name_hint(ch: str) -> str | None:
+    """The hint for a letter outside ASCII: names are ASCII (``eps`` for ``ε``)."""
+    if not ch.isalpha() or ch.isascii():
+        return None
+    spelled = f" (write {_GREEK[ch.lower()]} for {ch})" if ch.lower() in _GREEK else ""
+    return f'names use the letters A-Z and a-z, digits and _{spelled}; a label with other letters is quoted: "{ch}"'
 
 
 def _never_closed(text: str, after: int) -> bool:
