@@ -317,6 +317,15 @@ MISTAKES = [
         {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
     ),
     Mistake(
+        "a design choice of one block",
+        edit(COMPOSITE, "param eps = 2", "choose one of san"),
+        4,
+        18,
+        "the line ends in the middle of a statement",
+        "choose one of a, b",
+        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+    ),
+    Mistake(
         "'use' without 'as'",
         edit(COMPOSITE, "as san", "san"),
         2,

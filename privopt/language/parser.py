@@ -304,6 +304,12 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             hint = f"a number is declared with param: param {tok} = ..."
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
+        if re.match(r"[\t ]*choose[\t ]+one[\t ]+of\b", source.text[source.text.rfind("\n", 0, tok.start_pos) + 1 :]):
+            return SpecError(
+                "the line ends in the middle of a statement",
+                span,
+                "a design choice names two or more blocks: choose one of a, b",
+            )
         return SpecError("the line ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}")
     if tok.type in ("NAME", "NUMBER") and "STAR" in e.expected:
         return SpecError(
