@@ -41,7 +41,7 @@ from . import functions
 from .evaluate import Context, Evaluator
 from .obfuscation import ObfuscationBuilder, is_obfuscation, refuse_family_syntax
 from .params import ConstraintDomains, given_as
-from .values import AbsOf, suggest, undefined_hint
+from .values import AbsOf, second_objective, suggest, undefined_hint
 
 PROB_TOL = 1e-9
 MEASURES = ("max_confidence", "min_uncertainty")
@@ -145,7 +145,7 @@ class Builder:
         if not objectives:
             raise SpecError("the spec has no objective", None, self._objective_hint(), file=self.source.name)
         if len(objectives) > 1:
-            raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
+            raise second_objective(objectives)
         constraint_decls = [s for s in st if isinstance(s, ast.ConstraintDecl)]
         self._check_objective_class(objectives[0], is_obfuscation(objectives[0], constraint_decls))
         if is_obfuscation(objectives[0], constraint_decls):
@@ -316,7 +316,11 @@ class Builder:
         for d in pending:
             other = d.domain.other
             if other.name not in self.variables:
-                raise SpecError(f"'{other.name}' is not a variable", other.span, suggest(other.name, self.variables))
+                raise SpecError(
+                    f"'{other.name}' is not a variable",
+                    other.span,
+                    suggest(other.name, self.variables) or f"variables: {', '.join(self.variables) or 'none yet'}",
+                )
             base = self.variables[other.name]
             self.variables[d.name.name] = Variable(
                 d.name.name, Role(d.role.name), base.labels, base.values, d.span, over=other.name
@@ -955,13 +959,19 @@ class ParamContext(Context):
         raise SpecError(f"'{e.name}' is not defined", e.span, hint)
 
     def refuse(self, name: str, node):
-        raise SpecError("expected a number", node.span)
+        what = f"{name}(...)" if name.isidentifier() else f"'{name}'"
+        raise SpecError(f"expected a number: {what} is not read in a param", node.span, PARAM_HINT)
 
     def unknown(self, e: ast.Call):
-        raise SpecError("expected a number", e.span)
+        name = e.func.name
+        close = "did you mean 'log'? (log is the natural logarithm); " if name in ("ln", "log10", "log2") else ""
+        raise SpecError(f"expected a number: '{name}' is not a function of a param", e.func.span, close + PARAM_HINT)
 
     def unexpected(self, e: ast.Expr):
-        raise SpecError("expected a number", e.span)
+        raise SpecError("expected a number", e.span, PARAM_HINT)
+
+
+PARAM_HINT = "a param is a number: numbers, earlier params, + - * / ^, exp, log, sqrt and abs (or |e|)"
 
 
 class ReportContext(Context):

@@ -33,6 +33,7 @@ from ..model.problem import (
     Table,
 )
 from . import functions
+from .atoms.dp import budget_terms
 from .evaluate import Context, Evaluator
 from .quadratic import QuadraticTerms, _Quad
 from .values import AbsOf, suggest, undefined_hint
@@ -632,9 +633,7 @@ class MechanismBuilder(QuadraticTerms, Context):
         """``eps`` or ``(eps, delta)``: a privacy budget eps >= 0 and a DP delta in [0, 1) (delta = 1
         bounds nothing), each checked at the param that sets it (builder/params.py)."""
         domains = self.b.domains
-        if isinstance(bound, ast.TupleExpr):
-            if kind != "dp" or len(bound.items) != 2:
-                raise SpecError(f"(eps, delta) bounds dp only; {kind} takes one number", bound.span)
+        if len(budget_terms(bound, kind)) == 2:
             eps_e, delta_e = bound.items
             domains.require(
                 delta_e,

@@ -39,9 +39,10 @@ from ..model.linear import LinTable
 from ..model.noise import Continuous, DPRequirement, Noise, NoiseModel, NoiseObjective
 from ..model.problem import Problem
 from . import functions
+from .atoms.dp import budget_terms
 from .atoms.matmul import Matrix, same
 from .evaluate import Context, Evaluator
-from .values import suggest, undefined_hint
+from .values import second_objective, suggest, undefined_hint
 
 ROLES = ("private", "data")
 MAX_MATRIX_BYTES = 1 << 30  # a matrix file larger than this is refused, not truncated
@@ -134,7 +135,7 @@ class NoiseBuilder(Context):
                 "the spec has no objective", None, "add e.g. minimize E[sum((O - A @ x)^2)]", file=self.b.source.name
             )
         if len(objectives) > 1:
-            raise SpecError("a spec has exactly one objective; this is a second one", objectives[1].span)
+            raise second_objective(objectives)
         if not constraints:
             raise SpecError(
                 "the spec has no privacy requirement",
@@ -392,7 +393,7 @@ class NoiseBuilder(Context):
                 )
             calibration, cal_span = a.value.name, a.span
         bound = c.exprs[1]
-        items = bound.items if isinstance(bound, ast.TupleExpr) else (bound,)
+        items = budget_terms(bound)
         if len(items) != 2:
             raise SpecError(
                 "Gaussian noise needs a delta > 0: the bound is (eps, delta)",

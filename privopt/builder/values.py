@@ -51,6 +51,16 @@ def undefined_hint(name: str, options, in_use=frozenset()) -> str:
     return f"declare it first (param {name} = ..., or known {name} = P(...) = ...){listed}"
 
 
+def second_objective(objectives) -> SpecError:
+    """The error for a spec with more than one ``minimize``/``maximize``: at the second, naming the first."""
+    first, second = objectives[0], objectives[1]
+    return SpecError(
+        f"a spec has exactly one objective; this is a second one (the first is on line {first.span.line})",
+        second.span,
+        "keep one objective; to limit the other quantity, bound it in a constraint (subject to ... <= ...)",
+    )
+
+
 def real_values(values, span: Span, what: str = "this value"):
     """``values`` (a number or an array) if every entry is a finite real number; otherwise a
     located error saying whether it overflowed or left the reals (``(-1)^0.5``, ``log(-1)``)."""

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..builder.atoms.dp import budget_terms
 from ..errors import SpecError, UsageError, did_you_mean
 from ..language import ast
 from ..language.parser import parse
@@ -578,9 +579,14 @@ class _Builder:
                 )
             self._choosable(b, b.budget.eps, a.span)
         if isinstance(bound, ast.TupleExpr):
-            if len(bound.items) != 2:
-                raise SpecError("the bound of dp(...) is eps or (eps, delta)", bound.span)
+            budget_terms(bound)  # eps first: three numbers, or a pair written (delta, eps), is an error
             eps_form, delta = self._linear(bound.items[0]), self._constant(bound.items[1])
+            if not 0 <= delta < 1:
+                raise SpecError(
+                    f"dp's delta must lie in [0, 1) (it is {delta:g})",
+                    bound.items[1].span,
+                    "delta is the probability that the e^eps bound fails; 1 bounds nothing",
+                )
         else:
             eps_form, delta = self._linear(bound), 0.0
         units = self._units(blocks, delta, span)

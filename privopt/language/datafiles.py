@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import files
 from ..errors import SpecError
+from .parser import missing_file_hint
 from .source import Span
 from .tables import Domain, parse_number
 
@@ -104,7 +105,7 @@ class DataFiles:
         try:
             fd = files.open_regular(target)
         except FileNotFoundError:
-            raise SpecError(f"data file '{text}' does not exist", span, f"looked for {target}") from None
+            raise SpecError(f"data file '{text}' does not exist", span, missing_file_hint(text, target)) from None
         except (IsADirectoryError, files.NotRegularFile) as e:
             if isinstance(e, IsADirectoryError) or e.kind == "a folder":
                 raise SpecError(f"'{text}' is a folder, not a data file", span) from None

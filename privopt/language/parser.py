@@ -15,6 +15,7 @@ Python's recursion limit.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import os
 import re
@@ -160,7 +161,7 @@ def _read_spec_bytes(p: Path) -> bytes:
     try:
         fd = files.open_regular(p)
     except FileNotFoundError:
-        raise SpecError("the spec file does not exist", hint="check the path", file=name) from None
+        raise SpecError("the spec file does not exist", hint=missing_file_hint(name, p), file=name) from None
     except (IsADirectoryError, files.NotRegularFile) as e:
         if isinstance(e, IsADirectoryError) or e.kind == "a folder":
             raise SpecError(
@@ -188,6 +189,19 @@ def _read_spec_bytes(p: Path) -> bytes:
         raise SpecError(f"cannot read the spec file: {e.strerror or e}", file=name) from None
     finally:
         os.close(fd)
+
+
+def missing_file_hint(text: str, target: Path) -> str:
+    """Where a missing file was looked for (the absolute path), and a file of the same kind in that
+    folder whose name is close to it, written as the spec would write it."""
+    where = f"looked for {os.path.abspath(target)}"
+    try:
+        with os.scandir(target.parent) as entries:
+            names = [e.name for e in itertools.islice(entries, 10_000) if e.name.endswith(target.suffix)]
+    except OSError:
+        return where
+    close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.8)
+    return f"did you mean '{text[: len(text) - len(target.name)]}{close[0]}'? ({where})" if close else where
 
 
 def _not_utf8(p: Path, raw: bytes, e: UnicodeDecodeError) -> SpecError:
@@ -245,6 +259,7 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         hint = _arrow_hint(source, e.pos_in_stream)
         if ch == "'" or ch == "\u201c" or ch == "\u201d":
             hint = 'strings use straight double quotes: "like this"'
+        hint = hint or _comparison_hint(source, e.pos_in_stream) or _name_hint(ch)
         return SpecError(f"unexpected character {ch!r}", span, hint)
     if isinstance(e, UnexpectedEOF):
         span = source.span(max(0, len(source.text) - 1))
@@ -258,6 +273,25 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
     arrow = _arrow_hint(source, tok.start_pos)
     if arrow:
         return SpecError(f"unexpected '{tok}'", span, arrow)
+    if str(tok) == "{" and _never_closed(source.text, tok.end_pos):
+        return SpecError("this '{' is never closed", span, "end the table with '}' on the line after its last row")
+    text = source.text
+    if (
+        str(tok) == ","
+        and text[tok.start_pos - 1 : tok.start_pos].isdigit()
+        and text[tok.end_pos : tok.end_pos + 1].isdigit()
+    ):
+        if "COMMA" not in e.expected:
+            return SpecError("unexpected ','", span, "a decimal number takes a point: 0.5, not 0,5")
+    if str(tok) == "-" and "RBRACE" in e.expected:
+        return SpecError(
+            "unexpected '-' in a list of labels",
+            span,
+            'a label with a hyphen, a space or a symbol is quoted: "low-income"',
+        )
+    comparison = _comparison_hint(source, tok.start_pos)
+    if str(tok) == "=" and comparison:
+        return SpecError("unexpected '='", span, comparison)
     statement_start = {"VAR", "SPEC", "PARAM", "KNOWN", "CONST", "DESIGN", "SUBJECT"} & set(e.expected)
     if statement_start and tok.type == "NAME":
         close = difflib.get_close_matches(str(tok), [k.split()[0] for k in STATEMENT_KEYWORDS], n=1, cutoff=0.6)
@@ -266,9 +300,23 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             if close
             else "a statement starts with one of: " + ", ".join(STATEMENT_KEYWORDS)
         )
+        if re.match(r"[\t ]*=(?!=)", source.text[tok.end_pos :]):
+            hint = f"a number is declared with param: param {tok} = ..."
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
+        if re.match(r"[\t ]*choose[\t ]+one[\t ]+of\b", source.text[source.text.rfind("\n", 0, tok.start_pos) + 1 :]):
+            return SpecError(
+                "the line ends in the middle of a statement",
+                span,
+                "a design choice names two or more blocks: choose one of a, b",
+            )
         return SpecError("the line ends in the middle of a statement", span, f"expected {_expected_list(e.expected)}")
+    if tok.type in ("NAME", "NUMBER") and "STAR" in e.expected:
+        return SpecError(
+            f"unexpected '{tok}' right after a complete term",
+            span,
+            "join two terms with an operator ('2 * x', not '2x'); a spec writes no units",
+        )
     what = f"'{tok}'" if tok.type != "TABLE_BODY" else "a table"
     return SpecError(f"unexpected {what}", span, f"expected {_expected_list(e.expected)}")
 
@@ -286,6 +334,44 @@ def _arrow_hint(source: Source, pos: int) -> str | None:
                 return f"write '->' pointing from the source to the target: 'A {m.group()} B' is written 'B -> A'"
             return f"write '->' (a hyphen and '>') instead of '{m.group()}'"
     return None
+
+
+def _comparison_hint(source: Source, pos: int) -> str | None:
+    """The hint for a comparison privopt does not have, at ``pos``: a strict ``<``/``>`` (a
+    strict bound has no attained optimum, so bounds are ``<=``/``>=``), ``=<``/``=>``-style
+    reversals, ``!=``, and ``=`` where a constraint's ``==`` was meant."""
+    text = source.text
+    ch, after = text[pos], text[pos + 1 : pos + 2]
+    if ch in "<>":
+        return f"write '{ch}=': a bound holds with equality allowed (a strict bound has no attained optimum)"
+    if ch == "!":
+        return "privopt has no '!=': a constraint compares with '==', '<=' or '>='"
+    if ch == "=" and after in ("<", ">"):
+        return f"write '{after}=' (the '=' comes second)"
+    if ch == "=" and text[text.rfind("\n", 0, pos) + 1 :].lstrip().startswith("subject"):
+        return "a constraint compares with '==', '<=' or '>='; a single '=' only names (param, known, let, with)"
+    return None
+
+
+_STATEMENT_LINE = re.compile(r"\n[\t ]*(?:" + "|".join(k.split()[0] for k in STATEMENT_KEYWORDS) + r")[\t ]+\S")
+
+
+_GREEK = {"α": "alpha", "β": "beta", "δ": "delta", "ε": "eps", "η": "eta", "λ": "lam", "μ": "mu", "σ": "sigma"}
+
+
+def _name_hint(ch: str) -> str | None:
+    """The hint for a letter outside ASCII: names are ASCII (``eps`` for ``ε``)."""
+    if not ch.isalpha() or ch.isascii():
+        return None
+    spelled = f" (write {_GREEK[ch.lower()]} for {ch})" if ch.lower() in _GREEK else ""
+    return f'names use the letters A-Z and a-z, digits and _{spelled}; a label with other letters is quoted: "{ch}"'
+
+
+def _never_closed(text: str, after: int) -> bool:
+    """Whether the table ``{`` just before ``after`` is never closed: no ``}`` follows, or the
+    next statement starts before the first ``}`` that does."""
+    close = text.find("}", after)
+    return close < 0 or _STATEMENT_LINE.search(text, after, close) is not None
 
 
 # ---------------------------------------------------------------- tree -> AST
