@@ -70,7 +70,7 @@ def test_an_infeasible_branch_and_a_closed_form_term_are_proven(three, tmp_path)
     assert "as recorded" not in out
     assert "ok    branch arith: infeasible, proven by its recorded splits" in out
     assert "ok    branch arith: split 1: block arith: each infeasible point proven by its Farkas ray" in out
-    assert "ok    split 1: block rr: each point's bound is randomized response's optimum" in out
+    assert "ok    split 1: block rr: randomized response in closed form: each point's bound its exact value" in out
     cert = _arith_rays(three)
     points = three["optimality"]["branches"]["arith"]["result"]["splits"][0]["points"][1]
     assert cert["infeasible"] == list(range(len(points))) and cert["points"] == []  # every point, none feasible
@@ -113,7 +113,7 @@ def test_an_infeasible_branch_without_rays_is_not_proven(three, tmp_path):
 
 def test_a_raised_closed_form_point_fails_naming_it(three, tmp_path):
     raised_point_fails(
-        copy.deepcopy(three), 3, "block rr: each point's bound is randomized response's optimum", tmp_path
+        copy.deepcopy(three), 3, "block rr: randomized response in closed form: each point's bound its exact value", tmp_path
     )
 
 

@@ -313,9 +313,12 @@ class PointProofs:
         theorem (``closedform/rr.py``: its conditions do not involve eps; the block rebuilt at its
         range's top, its other params fixed), its value at every budget is ``(k - 1) / (e^eps + k
         - 1)``, so each point's recorded bound must be at most ``w`` times that (``split.SLACK``
-        relative; floats) and the row's bound is re-derived from the smaller. Other terms (a joint
-        Gaussian group's, a block of no closed form) are left to ``_uncertified``'s note."""
+        relative; floats) and the row's bound is re-derived from the smaller; a point recorded +inf
+        is proven so where a target on the block fails at the theorem's optimum there
+        (``composite.least``). Other terms (a joint Gaussian group's, a block of no closed form) are
+        left to ``_uncertified``'s note."""
         from ..closedform.rr import RANDOMIZED_RESPONSE, rr_value
+        from ..composite.least import meets
         from ..composite.result import term_vars
 
         keys = term_vars(self.model, list(self.rec.get("vars") or []))
@@ -343,8 +346,13 @@ class PointProofs:
         w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[keys[k]]
         kk = float(match.data["k"])
         worst, where = -math.inf, None
+        targets = [t for t in self.model.targets if t.block == var.block]
         for j, (share, value, bound) in enumerate(pts):
             eps = var.lo + share / scale
+            if value == bound == math.inf:  # +inf where a target fails at the theorem's optimum (``least``)
+                if any(not meets(t.op, t.bound, rr_value(kk, eps)) for t in targets):
+                    self.proven[k].add(j)
+                continue
             proven = w * rr_value(kk, eps)
             excess = (bound - proven) / max(1.0, abs(proven)) if bound != proven else 0.0
             if not excess <= worst:
