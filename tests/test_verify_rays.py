@@ -113,7 +113,10 @@ def test_an_infeasible_branch_without_rays_is_not_proven(three, tmp_path):
 
 def test_a_raised_closed_form_point_fails_naming_it(three, tmp_path):
     raised_point_fails(
-        copy.deepcopy(three), 3, "block rr: randomized response in closed form: each point's bound its exact value", tmp_path
+        copy.deepcopy(three),
+        3,
+        "block rr: randomized response in closed form: each point's bound its exact value",
+        tmp_path,
     )
 
 
