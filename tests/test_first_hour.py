@@ -60,6 +60,7 @@ param eps = 2
 subject to dp(san, shp) <= eps
 minimize san.objective + shp.objective
 """
+BLOCK_FILES = {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED}  # COMPOSITE's blocks, beside it
 
 
 def edit(text: str, old: str, new: str) -> str:
@@ -287,7 +288,7 @@ MISTAKES = [
         5,
         "block file 'sanitise.priv' does not exist",
         "did you mean 'sanitize.priv'?",
-        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+        BLOCK_FILES,
     ),
     Mistake(
         "a block not declared",
@@ -296,7 +297,7 @@ MISTAKES = [
         20,
         "no block 'shx'",
         'use "FILE.priv" as shx',
-        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+        BLOCK_FILES,
     ),
     Mistake(
         "(delta, eps) over blocks",
@@ -305,7 +306,7 @@ MISTAKES = [
         28,
         "reads as (delta, eps)",
         "write (eps, delta)",
-        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+        BLOCK_FILES,
     ),
     Mistake(
         "a delta of 3 over blocks",
@@ -314,7 +315,7 @@ MISTAKES = [
         34,
         "dp's delta must lie in [0, 1) (it is 3)",
         "1 bounds nothing",
-        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+        BLOCK_FILES,
     ),
     Mistake(
         "a design choice of one block",
@@ -323,7 +324,7 @@ MISTAKES = [
         18,
         "the line ends in the middle of a statement",
         "choose one of a, b",
-        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+        BLOCK_FILES,
     ),
     Mistake(
         "'use' without 'as'",
@@ -332,7 +333,7 @@ MISTAKES = [
         21,
         "unexpected 'san'",
         "'as'",
-        {"sanitize.priv": SANITIZE, "shaped.priv": SHAPED},
+        BLOCK_FILES,
     ),
 ]
 
