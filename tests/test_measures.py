@@ -39,10 +39,6 @@ def test_randomized_response_measures_do_not_depend_on_the_role(labels, prior):
     _same_measures(_rr("data", labels, prior=prior).solve(), _rr("private", labels, prior=prior).solve())
 
 
-@pytest.mark.xfail(
-    reason="builder/mechanism.py reads E[|X - Y|] as an expected distortion (kind, pair, distance) only "
-    "when X is data; on a private X it is a plain linear objective, so E[d(X, Y)] is not shown"
-)
 @pytest.mark.parametrize("objective", ["E[|X - Y|]", "E[(X - Y)^2]"])
 def test_distortion_measures_do_not_depend_on_the_role(objective):
     data = _rr("data", "{1, 2, 3, 4, 5}", objective).solve()

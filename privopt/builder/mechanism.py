@@ -59,6 +59,9 @@ def _row_absmax(M: sp.csr_array) -> np.ndarray:
 
 
 MULTIPLE_RTOL = 1e-9  # |A_expr - c A_ref| per row, relative to the row's scale
+# A mechanism's input may be spelled ``data`` or ``private``: E[d(X, Y)] is a distortion either way
+_INPUTS = (Role.DATA, Role.PRIVATE)
+_INPUT_RELEASE = ({Role.DATA, Role.RELEASE}, {Role.PRIVATE, Role.RELEASE})
 
 
 def induced_multiple(expr: LinTable, ref: LinTable, sense: str = "=="):
@@ -715,8 +718,8 @@ class MechanismBuilder(QuadraticTerms, Context):
             body = self._plain(e.body)
             if len(body.axes) == 2:
                 a, b = (self.vars.get(x) for x in body.axes)
-                if a is not None and b is not None and {a.role, b.role} == {Role.DATA, Role.RELEASE}:
-                    x, y = (a, b) if a.role is Role.DATA else (b, a)
+                if a is not None and b is not None and {a.role, b.role} in _INPUT_RELEASE:
+                    x, y = (a, b) if a.role is not Role.RELEASE else (b, a)
                     if x.labels == y.labels:
                         kind, pair = "expected_distortion", (x.name, y.name)
                         dist = body.align((x.name, y.name), (x.size, y.size)).array()
@@ -746,7 +749,7 @@ class MechanismBuilder(QuadraticTerms, Context):
         y = self.vars[d.targets[0]]
         if y.role is not Role.RELEASE:
             return None
-        cands = [self.vars[a] for a in d.given if self.vars[a].role is Role.DATA and self.vars[a].labels == y.labels]
+        cands = [self.vars[a] for a in d.given if self.vars[a].role in _INPUTS and self.vars[a].labels == y.labels]
         cands.sort(key=lambda x: x.name != y.over)
         a = np.asarray(v.matrix().toarray()).ravel() if cands else None
         for x in cands:
