@@ -5,11 +5,13 @@ nothing written to ``--out``. A budget that leaves no mechanism is exit 3, sayin
 which constraints collide.
 """
 
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pytest
 
-from tests.conftest import ROOT, invoke
+from tests.conftest import ROOT, as_a_shell_starts_it, invoke
 
 SANITIZE = """spec "sanitize a survey answer"
 var S : private {smoker, nonsmoker}
@@ -393,16 +395,55 @@ def test_a_budget_too_small_for_the_moment_constraints_names_both(tmp_path, monk
     )
 
 
-def test_the_readmes_common_options_are_every_commands_but_verifys():
-    """README: `every command but verify: [--log FILE] [--verbose] [--quiet]`."""
+def test_the_common_options_are_the_same_on_every_command_that_can_use_them():
+    """README: `every command: [--quiet]; every command but verify (which runs no solver): [--log
+    FILE] [--verbose]`; and every command that solves takes the same solve options."""
     from privopt.cli import main
 
     readme = (ROOT / "README.md").read_text()
-    assert "every command but verify: [--log FILE] [--verbose] [--quiet]" in readme
+    assert (
+        "every command: [--quiet]; every command but verify (which runs no solver): [--log FILE] [--verbose]" in readme
+    )
+    solving = {"--method", "--backend", "--solver", "--time-limit"}
     for name, command in main.commands.items():
         options = {o for p in command.params for o in p.opts}
-        common = {"--log", "--verbose", "--quiet"}
-        assert (common <= options) == (name != "verify"), name
+        assert "--quiet" in options, name
+        assert ({"--log", "--verbose"} <= options) == (name != "verify"), name
+        if name in ("solve", "sweep", "apply"):
+            assert solving <= options, (name, solving - options)
+
+
+def test_verify_takes_quiet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.priv").write_text(SANITIZE)
+    solved = invoke("solve", "a.priv", "--json", "--quiet")
+    assert solved.exit_code == 0, solved.output
+    (tmp_path / "r.json").write_text(solved.stdout)
+    r = invoke("verify", "r.json", "--quiet")
+    assert r.exit_code == 0 and r.stderr == "" and "verified: every check holds" in r.stdout, r.output
+
+
+@pytest.mark.parametrize("options", [["--quiet"], ["--quiet", "--json"], ["--quiet", "--json", "verify"]])
+def test_a_reader_that_stops_reading_ends_the_run_quietly_as_ls_does(options, tmp_path):
+    """`privopt solve SPEC | head -2`: stdout's pipe is closed before the result is printed. As
+    `ls` and `git` (stopped by SIGPIPE: the shell's 141), no message, no traceback, exit 141."""
+    (tmp_path / "a.priv").write_text(SANITIZE)
+    args = ["solve", "a.priv", *options]
+    if "verify" in options:  # verify's own printing
+        solved = invoke("solve", tmp_path / "a.priv", "--json", "--quiet")
+        (tmp_path / "r.json").write_text(solved.stdout)
+        args = ["verify", "r.json", "--quiet"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "privopt", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_shell_starts_it,
+    )
+    p.stdout.close()  # the reader is gone before a line is printed (start-up alone takes longer)
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 141 and err == "", err
 
 
 def test_a_misspelt_spec_path_names_where_it_looked_and_the_close_file(tmp_path, monkeypatch):
