@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..builder.atoms.dp import budget_terms
+from ..builder.params import UseParams
 from ..errors import SpecError, UsageError, did_you_mean
 from ..language import ast
 from ..language.parser import parse
@@ -426,7 +427,9 @@ class _Builder:
                 )
         # the block must load on its own (its data, its params; a composite block pushes its own
         # file on LOADING): its errors show here, once
-        self.load_block(block_spec, {**fixed, **{p: _probe(self.vars, f) for p, f in linked.items()}})
+        # (an error about a value set here is located at it: ``UseParams``)
+        spans = {w.name.name: w.expr.span for w in s.withs if w.name.name in fixed}
+        self.load_block(block_spec, UseParams({**fixed, **{p: _probe(self.vars, f) for p, f in linked.items()}}, spans))
         self.blocks[name] = block
 
     def _read_block(self, s: ast.UseDecl) -> tuple[str, Path, bytes]:
