@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.conftest import ROOT, as_a_shell_starts_it, invoke
+from tests.conftest import ROOT, as_a_shell_starts_it, invoke, strict_json
 
 SANITIZE = """spec "sanitize a survey answer"
 var S : private {smoker, nonsmoker}
@@ -475,3 +475,41 @@ def test_a_misspelt_spec_path_names_where_it_looked_and_the_close_file(tmp_path,
     ]
     r = invoke("solve", "nothing/like/it.priv")
     assert r.exit_code == 2 and r.stderr.splitlines()[1] == f"hint: looked for {tmp_path / 'nothing/like/it.priv'}"
+
+
+def test_an_infeasible_composite_shows_no_block_as_solved_nor_a_passed_verification(tmp_path, monkeypatch):
+    """The shaped-noise block has no mechanism below eps 1.5 or so: one budget of 0.1 shared by the
+    two blocks leaves the composite infeasible. No block is shown at a budget as if solved, the
+    verification is not "passed" for a point that does not exist, and the output says why (the
+    block and its constraints) and what to change (the row's budget, the block's constraints);
+    the same in --json, strict."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in BLOCK_FILES.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "spec.priv").write_text(edit(COMPOSITE, "param eps = 2", "choose san.eps, shp.eps\nparam eps = 0.1"))
+    r = invoke("solve", "spec.priv", "--quiet")
+    assert r.exit_code == 3, r.output
+    lines = r.stdout.splitlines()
+    assert "status: infeasible   objective: none   method: split" in lines, r.stdout
+    assert "  block san (sanitize.priv): no answer" in lines and "  block shp (shaped.priv): infeasible" in lines
+    assert not any(line.startswith("  block") and "budget" in line for line in lines), r.stdout
+    assert "verification: none (no point to verify: the composite is infeasible)" in lines
+    assert "passed" not in r.stdout
+    assert any(line.startswith("why: block shp: the constraints cannot hold together") for line in lines), r.stdout
+    assert (
+        "hint: raise the budget of 'dp(san, shp) <= eps' (line 6); or loosen block shp's own constraints (shaped.priv)"
+        in lines
+    )
+    r = invoke("solve", "spec.priv", "--quiet", "--json")
+    assert r.exit_code == 3
+    data = strict_json(r.stdout)
+    assert data["status"] == "infeasible" and data["objective"] is None
+    assert data["verification"] == {
+        "passed": False,
+        "checks": [],
+        "note": "no point to verify: the composite is infeasible",
+    }
+    assert {n: b["status"] for n, b in data["blocks"].items()} == {"san": "no answer", "shp": "infeasible"}
+    assert not any("result" in b for b in data["blocks"].values())  # no block's own solved result
+    assert data["reasons"] and data["reasons"][0].startswith("block shp: the constraints cannot hold together")
+    assert data["hint"].startswith("raise the budget of 'dp(san, shp) <= eps' (line 6)")
