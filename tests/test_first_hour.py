@@ -513,3 +513,31 @@ def test_an_infeasible_composite_shows_no_block_as_solved_nor_a_passed_verificat
     assert not any("result" in b for b in data["blocks"].values())  # no block's own solved result
     assert data["reasons"] and data["reasons"][0].startswith("block shp: the constraints cannot hold together")
     assert data["hint"].startswith("raise the budget of 'dp(san, shp) <= eps' (line 6)")
+
+
+def test_verify_explains_its_margins_and_lists_each_check_once(tmp_path):
+    """`privopt verify`: the margin's sign convention on its own line, a comparison written as
+    `measured <= allowed` (a negative measured value never reads as "within"), and the two sides
+    of `|Dt - D| <= 1 - delta` as one line; a failing side is shown, numbered, beside its twin."""
+    from privopt.certify.check import Report
+    from privopt.verification.checks import compare
+
+    solved = invoke("solve", ROOT / "specs" / "atr_table4.priv", "--json", "--quiet")
+    (tmp_path / "r.json").write_text(solved.stdout)
+    r = invoke("verify", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert "each check: measured <= allowed; margin = allowed - measured (>= 0: holds; negative: violated)" in lines
+    fidelity = [line for line in lines if "fidelity" in line]
+    assert fidelity == [
+        "ok    fidelity '|Dt - D| <= 1 - delta' (2 checks of this name, the tightest shown)  (margin 3.55e-15)  "
+        "0 <= 3.55e-15"
+    ], fidelity
+    assert "ok    certificate Lemma 5 floor  (margin 0.075)  -0.075 <= 1e-09" in lines
+    assert not any(" within " in line for line in lines if line.startswith(("ok", "FAIL")))
+    twins = [compare("side", 0.0, 1e-9, "violated"), compare("side", 0.5, 1e-9, "violated by 0.5")]
+    report = Report("r.json", "a.priv", "file", "mechanism-lp", None, checks=twins)
+    assert report.text_lines()[4:6] == [
+        "ok    side [1 of 2]  (margin 1e-09)  0 <= 1e-09",
+        "FAIL  side [2 of 2]  (margin -0.5)  violated by 0.5",
+    ]
