@@ -541,3 +541,16 @@ def test_verify_explains_its_margins_and_lists_each_check_once(tmp_path):
         "ok    side [1 of 2]  (margin 1e-09)  0 <= 1e-09",
         "FAIL  side [2 of 2]  (margin -0.5)  violated by 0.5",
     ]
+
+
+def test_a_restricted_placement_is_never_printed_below_the_optimum():
+    """The optimum 37.1136331262 is certified by the bound 37.1136330001; diagonal noise only came
+    out at 37.1136330569, inside that gap: printed as the optimum, equal within the gap. A loss
+    below the proven bound (a placement outside the program) and one above the optimum are
+    printed as they are."""
+    from privopt.sections import versus
+
+    assert versus(37.1136330569, 37.1136331262, 37.1136330001) == ("37.1136331262", "x1 (equal within the gap 1.3e-07)")
+    assert versus(55.6704495788, 37.1136331262, 37.1136330001) == ("55.6704495788", "x1.5")
+    assert versus(30.0, 37.1136331262, 37.1136330001) == ("30", "x0.8083")
+    assert versus(37.1136330569, 37.1136331262, None) == ("37.1136330569", "x1")
