@@ -1006,8 +1006,14 @@ def audit(spec, sets, allow_paths, release, protected, given, as_json):
 
 
 def _print_audit(problem, spec, report) -> None:
-    """The audit as a person reads it: the attack per group, then the measures side by side."""
+    """The audit as a person reads it: the attack per group, then the measures side by side, each
+    figure rounded at the verification tolerance (``audit.at_tolerance``; --json keeps them whole)."""
     import numpy as np
+
+    from .audit import at_tolerance
+
+    def _fmt_audit(x) -> str:
+        return _fmt(at_tolerance(x))
 
     where = "the solved release" if report.release_from == "solved" else f"the release {report.release_from}"
     out.print(
@@ -1030,10 +1036,10 @@ def _print_audit(problem, spec, report) -> None:
         key = ", ".join(f"{k}={d[k]}" for k in keys) or "(all)"
         t.add_row(
             escape(key),
-            _fmt(d["prior"]),
-            _fmt(d["max_confidence"]),
+            _fmt_audit(d["prior"]),
+            _fmt_audit(d["max_confidence"]),
             escape(f"{d['outcome']} -> {d['private']}"),
-            _fmt(r["max_confidence"]),
+            _fmt_audit(r["max_confidence"]),
             escape(f"{r['outcome']} -> {r['private']}"),
         )
     _print_table(t)
@@ -1042,7 +1048,9 @@ def _print_audit(problem, spec, report) -> None:
             f"(the first {MAX_ROWS} of {len(gD):,} groups in spec order, {len(gD) - MAX_ROWS:,} not shown; "
             "--json lists every group and inference)"
         )
-    out.print(f"max confidence: D {_fmt(gD['max_confidence'].max())}, release {_fmt(gT['max_confidence'].max())}")
+    out.print(
+        f"max confidence: D {_fmt_audit(gD['max_confidence'].max())}, release {_fmt_audit(gT['max_confidence'].max())}"
+    )
 
     f = report.fairness
     lemma = f["lemma2"]
@@ -1064,14 +1072,14 @@ def _print_audit(problem, spec, report) -> None:
             shown_bound, ok = "none (alpha = 0)", "-"
         else:
             shown_bound, ok = (
-                _fmt(bound),
+                _fmt_audit(bound),
                 "-" if c is None else ("yes" if c <= bound + 1e-12 * max(1.0, bound) else "NO"),
             )
-        t.add_row(label, _fmt(f["D"][key]), _fmt(f["release"][key]), _fmt(c), shown_bound, ok)
+        t.add_row(label, _fmt_audit(f["D"][key]), _fmt_audit(f["release"][key]), _fmt_audit(c), shown_bound, ok)
     _print_table(t)
     for which in ("D", "release"):
         rates = "; ".join(
-            f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items()
+            f"{z}: " + ", ".join(f"{o} {_fmt_audit(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items()
         )
         out.print(visible(f"rates on {which}: {rates}"), markup=False)
     shown = 8
@@ -1088,7 +1096,7 @@ def _print_audit(problem, spec, report) -> None:
         else:  # many cells: those where each table's CSP is attained
             picked = sorted({int(np.argmax(pD.bias)), int(np.argmax(pT.bias))})
             more = f" (the largest of {pD.cells.size:,} cells; --json lists them all)"
-        items = [f"{cell(pD.cells[i])}: {_fmt(pD.bias[i])} -> {_fmt(pT.bias[i])}" for i in picked]
+        items = [f"{cell(pD.cells[i])}: {_fmt_audit(pD.bias[i])} -> {_fmt_audit(pT.bias[i])}" for i in picked]
         z1, z2 = (problem.variables[f["protected"]].labels[k] for k in (pD.z1, pD.z2))
         out.print(
             visible(f"CSP cells, {z1} vs {z2} (D -> release): {'; '.join(items) or 'none populated in both'}{more}"),
@@ -1096,7 +1104,7 @@ def _print_audit(problem, spec, report) -> None:
         )
     verdict = "hold" if lemma["holds"] else "DO NOT hold"
     out.print(
-        f"Lemma 2: the release achieves delta = {_fmt(lemma['delta'])}, alpha = {_fmt(lemma['alpha'])}; "
+        f"Lemma 2: the release achieves delta = {_fmt_audit(lemma['delta'])}, alpha = {_fmt_audit(lemma['alpha'])}; "
         f"its bounds {verdict} (tv bound min(2 (1 - delta), 1), rm bound -2 log alpha; docs/audit.md)"
     )
 

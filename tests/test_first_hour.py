@@ -554,3 +554,19 @@ def test_a_restricted_placement_is_never_printed_below_the_optimum():
     assert versus(55.6704495788, 37.1136331262, 37.1136330001) == ("55.6704495788", "x1.5")
     assert versus(30.0, 37.1136331262, 37.1136330001) == ("30", "x0.8083")
     assert versus(37.1136330569, 37.1136331262, None) == ("37.1136330569", "x1")
+
+
+def test_audit_prints_no_float_noise_and_its_json_keeps_every_digit():
+    """Table 4's CSP cell income=low: both groups' approval rates are 0 on the release, whose
+    difference float arithmetic leaves at about 2e-17. The text rounds at the verification
+    tolerance (0); the JSON keeps the number as computed."""
+    spec = ROOT / "specs" / "atr_table4.priv"
+    r = invoke("audit", spec, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert (
+        "CSP cells, F vs M (D -> release): income=low: 0 -> 0; income=mid: 0.5 -> 0.38; income=high: 0 -> 0" in r.stdout
+    )
+    assert "e-1" not in r.stdout, r.stdout
+    data = strict_json(invoke("audit", spec, "--quiet", "--json").stdout)
+    low = data["fairness"]["release"]["pairs"][0]["csp_cells"][0]
+    assert low["given"] == {"income": "low"} and 0 < abs(low["bias"]) < 1e-15, low  # the float noise, kept
