@@ -1261,8 +1261,12 @@ def _write_out(out_dir: Path, result) -> list[str]:
 
 
 def _wrote(out_dir: Path, names: list[str]) -> str:
-    """The line that names exactly the files ``--out`` wrote."""
-    return visible(f"wrote {len(names)} files to {out_dir}: {', '.join(names)}")
+    """The line that names exactly the files ``--out`` wrote: the count is of the files a reader
+    asked for, and the hidden manifest is named apart, with what it is for."""
+    files = [n for n in names if n != outdir.MANIFEST]
+    count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+    index = f"(and {outdir.MANIFEST}, the hidden list of them that marks the folder as privopt's)"
+    return visible(f"wrote {count} to {out_dir}: {', '.join(files)} {index}")
 
 
 @main.command(name="verify")
