@@ -304,6 +304,13 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             hint = f"a number is declared with param: param {tok} = ..."
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
+        line = source.text[source.text.rfind("\n", 0, tok.start_pos) + 1 : tok.start_pos]
+        if re.match(r"[\t ]*var[\t ]+\w+[\t ]*:[\t ]*private[\t ]+real[\t ]*\[[^\]]*\][\t ]*$", line):
+            return SpecError(
+                "a private real vector needs its range",
+                span,
+                "write real[n] in [lo, hi]: the range's width is one entry's sensitivity (Ramon & Basu Sec. 3.2)",
+            )
         if re.match(r"[\t ]*choose[\t ]+one[\t ]+of\b", source.text[source.text.rfind("\n", 0, tok.start_pos) + 1 :]):
             return SpecError(
                 "the line ends in the middle of a statement",
