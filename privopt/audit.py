@@ -39,6 +39,19 @@ from .measures import fairness as fm
 from .model.problem import Problem
 from .render import visible
 from .results import JSON_ROWS, json_values, plain
+from .verification.tolerances import VERIFY_TOL
+
+
+def at_tolerance(x):
+    """``x`` as the audit's text prints it: 0 where ``|x| <= VERIFY_TOL`` (1e-9). Every figure of
+    the audit is a probability, a difference of two (SP, CSP, a CSP cell's bias) or a log-ratio of
+    two (rm), of magnitude at most 1 or so: a difference of equal rates that float arithmetic
+    leaves at 2.08e-17 is 0 at the verification tolerance relative to the data. The JSON keeps
+    every figure at full precision. None and non-numbers pass through."""
+    if isinstance(x, (int, float, np.integer, np.floating)) and abs(float(x)) <= VERIFY_TOL:
+        return 0.0
+    return x
+
 
 ROW_SUM_TOL = 1e-6  # a release record's values must sum to 1 within this (the contract)
 RANGE_TOL = 1e-9  # a value this far outside [0, 1] is rounding (privopt's own tables) and is clipped

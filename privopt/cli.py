@@ -3,7 +3,9 @@
 Exit codes: 0 solved (check: all paths agree; verify: every check holds), 1 internal or
 solver error (sweep: a value failed; verify: a check fails), 2 spec or usage error (verify: an
 unreadable result, an unknown format, a changed spec or data file), 3 infeasible, 4 (check) a
-path disagrees or fails, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+path disagrees or fails, 130 interrupted (Ctrl-C), 141 stdout's reader went away (a closed
+pipe, as in ``privopt solve SPEC | head -2``: no message, the status a shell reports for ``ls``
+or ``git`` stopped by SIGPIPE), 143 terminated (SIGTERM).
 A user error prints ``FILE:LINE:COL``, the line, a caret and a hint; never a traceback
 (set PRIVOPT_DEBUG=1 to see one for an internal error).
 
@@ -42,6 +44,7 @@ from .sections import MAX_ROWS
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_DISAGREE = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE  # 141: what a shell reports for `ls | head -1` when ls is stopped by SIGPIPE
 
 MIN_WIDTH = 40  # narrower than this, a line may be wider than the terminal (which wraps it) rather than cut
 
@@ -70,7 +73,16 @@ def _text_width() -> tuple[int, bool]:
     return 160, False
 
 
-out = Console(highlight=False)
+class _Stdout(Console):
+    """stdout's console. A reader that went away (a closed pipe) raises ``BrokenPipeError``, which
+    ends the run quietly with exit 141 (``_reader_gone``), where rich would exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+out = _Stdout(highlight=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -113,8 +125,21 @@ def _say(text: str) -> None:
     err.print(visible_lines(text), markup=False)
 
 
+def _reader_gone() -> None:
+    """stdout's reader went away (``privopt solve SPEC | head -2``): end as ``ls`` and ``git`` do
+    there, with no message and exit 141 (the shell's status for SIGPIPE), descriptor 1 led to
+    /dev/null so that nothing more is written to the closed pipe."""
+    with contextlib.suppress(OSError):  # no descriptor 1 to replace: nothing more can reach it anyway
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    sys.exit(EXIT_CLOSED_PIPE)
+
+
 def _fail(e: BaseException, stopped: str = "nothing was written") -> None:
     """Print an error for a person and exit with its code (``stopped``: what an interrupt left)."""
+    if isinstance(e, BrokenPipeError):  # printing the result, inside a command's own handler
+        _reader_gone()
 
     if isinstance(e, (KeyboardInterrupt, Terminated)):
         _say(("interrupted" if isinstance(e, KeyboardInterrupt) else "terminated") + f": {stopped}")
@@ -172,6 +197,7 @@ def _number_or_nan(text: str) -> float:
     return math.nan if value is None else value
 
 
+_QUIET = click.option("--quiet", is_flag=True, help="No progress display on stderr.")
 _common = [
     click.argument("spec", type=click.Path(dir_okay=False, path_type=Path)),
     click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a param of the spec."),
@@ -184,16 +210,16 @@ _common = [
         help="Append the solvers' own logs to this file.",
     ),
     click.option("--verbose", is_flag=True, help="Show the solvers' own logs on stderr."),
-    click.option("--quiet", is_flag=True, help="No progress display on stderr."),
 ]
 
 
 def _with_common(f):
-    """The options every command takes; --log/--verbose configure the solver log before it runs."""
+    """The options every command that reads a spec takes; --log/--verbose configure the solver
+    log before it runs (and ``_with_quiet``'s --quiet)."""
     import functools
 
     @functools.wraps(f)
-    def wrapper(*args, log_file=None, verbose=False, quiet=False, **kwargs):
+    def wrapper(*args, log_file=None, verbose=False, **kwargs):
         try:
             solverlog.configure(log_file if log_file is not None else ("stderr" if verbose else None))
         except OSError as e:
@@ -201,16 +227,31 @@ def _with_common(f):
                 hint = "name a regular file to append to (--verbose shows the log on stderr)"
                 _fail(UsageError(f"--log {visible(log_file)}: {describe(e)}; {hint}"))
             _fail(UsageError(f"--log {visible(log_file)}: cannot write there ({describe(e)})"))
+        return f(*args, **kwargs)
+
+    wrapper = _with_quiet(wrapper)
+    for deco in reversed(_common):
+        wrapper = deco(wrapper)
+    return wrapper
+
+
+def _with_quiet(f):
+    """--quiet (no progress display), which every command takes, and the end of a run stopped
+    while it printed: Ctrl-C or SIGTERM (``_stopped_printing``), or a reader gone (exit 141)."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, quiet=False, **kwargs):
         global _quiet
         _quiet = quiet
         try:
             return f(*args, **kwargs)
         except (KeyboardInterrupt, Terminated) as e:  # a command's own handler covers all but its printing
             _stopped_printing(e, "JSON" if kwargs.get("as_json") else "output")
+        except BrokenPipeError:
+            _reader_gone()
 
-    for deco in reversed(_common):
-        wrapper = deco(wrapper)
-    return wrapper
+    return _QUIET(wrapper)
 
 
 _quiet = False
@@ -233,6 +274,12 @@ def _stopped_printing(e: BaseException, what: str) -> None:
 def _load_with_progress(spec, params, allow_paths):
     """``api.load`` with a bar over the data files read (bytes of a CSV, parts of a dataset)."""
     from . import api
+
+    return _reading(lambda: api.load(spec, params, allow_paths))
+
+
+def _reading(call):
+    """``call()`` with a bar over the data files it reads (``language.datafiles.READING``)."""
     from .language.datafiles import READING
 
     with _progress() as bar:
@@ -245,7 +292,7 @@ def _load_with_progress(spec, params, allow_paths):
 
         token = READING.set(report)
         try:
-            return api.load(spec, params, allow_paths)
+            return call()
         finally:
             READING.reset(token)
 
@@ -562,6 +609,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @click.argument("over", metavar="NAME=VALUES")
 @click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
+@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
 @click.option(
     "--time-limit",
     type=str,
@@ -579,7 +627,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
     metavar="FILE",
     help="Also draw the trade-off curve: FILE.png, FILE.svg or FILE.pdf (matplotlib).",
 )
-def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, plot_file):
+def sweep(spec, sets, allow_paths, over, method, backend, solver, time_limit, as_json, plot_file):
     """Solve SPEC once per value of a param: NAME=V1,V2,... or NAME=START:STOP:COUNT.
 
     Each value is a full solve with verification and gets its own row and status: optimal,
@@ -604,13 +652,13 @@ def sweep(spec, sets, allow_paths, over, method, backend, time_limit, as_json, p
             declared = ", ".join(sorted(problem.params)) or "none"
             raise UsageError(f"the spec has no param '{visible(name)}' to sweep; its params: {declared}")
         if not _is_composite(problem):  # a composite's blocks plan their own routes
-            plan(problem, method, backend)  # a bad --method or --backend fails once, before any value
+            plan(problem, method, backend, solver)  # a bad option fails once, before any value
         with _progress() as progress:
             task = progress.add_task(f"sweep {visible(name)}", total=len(values))
             for v in values:
                 try:
                     p = api.load(spec, base.sweeping(name, v), allow_paths)
-                    rows.append((v, p.solve(method=method, backend=backend, time_limit=time_limit)))
+                    rows.append((v, p.solve(method=method, backend=backend, time_limit=time_limit, solver=solver)))
                 except (PrivoptError, Exception) as e:  # noqa: BLE001 - one value's failure is its row
                     rows.append((v, e))
                 progress.advance(task)
@@ -958,8 +1006,14 @@ def audit(spec, sets, allow_paths, release, protected, given, as_json):
 
 
 def _print_audit(problem, spec, report) -> None:
-    """The audit as a person reads it: the attack per group, then the measures side by side."""
+    """The audit as a person reads it: the attack per group, then the measures side by side, each
+    figure rounded at the verification tolerance (``audit.at_tolerance``; --json keeps them whole)."""
     import numpy as np
+
+    from .audit import at_tolerance
+
+    def _fmt_audit(x) -> str:
+        return _fmt(at_tolerance(x))
 
     where = "the solved release" if report.release_from == "solved" else f"the release {report.release_from}"
     out.print(
@@ -982,10 +1036,10 @@ def _print_audit(problem, spec, report) -> None:
         key = ", ".join(f"{k}={d[k]}" for k in keys) or "(all)"
         t.add_row(
             escape(key),
-            _fmt(d["prior"]),
-            _fmt(d["max_confidence"]),
+            _fmt_audit(d["prior"]),
+            _fmt_audit(d["max_confidence"]),
             escape(f"{d['outcome']} -> {d['private']}"),
-            _fmt(r["max_confidence"]),
+            _fmt_audit(r["max_confidence"]),
             escape(f"{r['outcome']} -> {r['private']}"),
         )
     _print_table(t)
@@ -994,7 +1048,9 @@ def _print_audit(problem, spec, report) -> None:
             f"(the first {MAX_ROWS} of {len(gD):,} groups in spec order, {len(gD) - MAX_ROWS:,} not shown; "
             "--json lists every group and inference)"
         )
-    out.print(f"max confidence: D {_fmt(gD['max_confidence'].max())}, release {_fmt(gT['max_confidence'].max())}")
+    out.print(
+        f"max confidence: D {_fmt_audit(gD['max_confidence'].max())}, release {_fmt_audit(gT['max_confidence'].max())}"
+    )
 
     f = report.fairness
     lemma = f["lemma2"]
@@ -1016,14 +1072,14 @@ def _print_audit(problem, spec, report) -> None:
             shown_bound, ok = "none (alpha = 0)", "-"
         else:
             shown_bound, ok = (
-                _fmt(bound),
+                _fmt_audit(bound),
                 "-" if c is None else ("yes" if c <= bound + 1e-12 * max(1.0, bound) else "NO"),
             )
-        t.add_row(label, _fmt(f["D"][key]), _fmt(f["release"][key]), _fmt(c), shown_bound, ok)
+        t.add_row(label, _fmt_audit(f["D"][key]), _fmt_audit(f["release"][key]), _fmt_audit(c), shown_bound, ok)
     _print_table(t)
     for which in ("D", "release"):
         rates = "; ".join(
-            f"{z}: " + ", ".join(f"{o} {_fmt(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items()
+            f"{z}: " + ", ".join(f"{o} {_fmt_audit(r)}" for o, r in rs.items()) for z, rs in f[which]["rates"].items()
         )
         out.print(visible(f"rates on {which}: {rates}"), markup=False)
     shown = 8
@@ -1040,7 +1096,7 @@ def _print_audit(problem, spec, report) -> None:
         else:  # many cells: those where each table's CSP is attained
             picked = sorted({int(np.argmax(pD.bias)), int(np.argmax(pT.bias))})
             more = f" (the largest of {pD.cells.size:,} cells; --json lists them all)"
-        items = [f"{cell(pD.cells[i])}: {_fmt(pD.bias[i])} -> {_fmt(pT.bias[i])}" for i in picked]
+        items = [f"{cell(pD.cells[i])}: {_fmt_audit(pD.bias[i])} -> {_fmt_audit(pT.bias[i])}" for i in picked]
         z1, z2 = (problem.variables[f["protected"]].labels[k] for k in (pD.z1, pD.z2))
         out.print(
             visible(f"CSP cells, {z1} vs {z2} (D -> release): {'; '.join(items) or 'none populated in both'}{more}"),
@@ -1048,7 +1104,7 @@ def _print_audit(problem, spec, report) -> None:
         )
     verdict = "hold" if lemma["holds"] else "DO NOT hold"
     out.print(
-        f"Lemma 2: the release achieves delta = {_fmt(lemma['delta'])}, alpha = {_fmt(lemma['alpha'])}; "
+        f"Lemma 2: the release achieves delta = {_fmt_audit(lemma['delta'])}, alpha = {_fmt_audit(lemma['alpha'])}; "
         f"its bounds {verdict} (tv bound min(2 (1 - delta), 1), rm bound -2 log alpha; docs/audit.md)"
     )
 
@@ -1079,7 +1135,16 @@ def _print_audit(problem, spec, report) -> None:
 )
 @click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
 @click.option("--backend", default="auto", show_default=True)
-def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
+@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
+@click.option(
+    "--time-limit",
+    type=str,
+    default=None,
+    metavar="SECONDS",
+    callback=_positive,
+    help="Limit for the solver calls (positive).",
+)
+def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend, solver, time_limit):
     """Solve SPEC, then draw each record's released value from the design's row for it.
 
     Every field of RECORDS.csv is kept as text, byte for byte; one column named after the
@@ -1094,9 +1159,9 @@ def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend):
         problem = _load_with_progress(spec, _params(sets), allow_paths)
         if _is_composite(problem):  # issue 21: a composite has no one design to draw from
             raise UsageError("apply draws from one design: run it on the spec of one of the composite's blocks")
-        plan(problem, method, backend)  # before reading or solving: a bad --method or --backend fails fast
+        plan(problem, method, backend, solver)  # before reading or solving: a bad option fails fast
         records = applying.read_records(problem, data)  # before solving: bad records fail fast
-        result = problem.solve(method=method, backend=backend)
+        result = problem.solve(method=method, backend=backend, solver=solver, time_limit=time_limit)
         if result.status == "infeasible":
             raise InfeasibleError("infeasible: the spec admits no table (nothing was written)", result.reasons)
         if seed is None:
@@ -1196,8 +1261,12 @@ def _write_out(out_dir: Path, result) -> list[str]:
 
 
 def _wrote(out_dir: Path, names: list[str]) -> str:
-    """The line that names exactly the files ``--out`` wrote."""
-    return visible(f"wrote {len(names)} files to {out_dir}: {', '.join(names)}")
+    """The line that names exactly the files ``--out`` wrote: the count is of the files a reader
+    asked for, and the hidden manifest is named apart, with what it is for."""
+    files = [n for n in names if n != outdir.MANIFEST]
+    count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+    index = f"(and {outdir.MANIFEST}, the hidden list of them that marks the folder as privopt's)"
+    return visible(f"wrote {count} to {out_dir}: {', '.join(files)} {index}")
 
 
 @main.command(name="verify")
@@ -1211,6 +1280,7 @@ def _wrote(out_dir: Path, names: list[str]) -> str:
 )
 @click.option("--allow-paths", is_flag=True, help="Let the spec read data files outside its folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: every check with its margin.")
+@_with_quiet
 def verify_command(result_file, spec_file, allow_paths, as_json):
     """Re-check RESULT.json (solve --json or --out) without any solver: every constraint, budget,
     the objective and the certificate. Exit 0: all hold; 1: a check fails (named); 2: the result
@@ -1220,7 +1290,7 @@ def verify_command(result_file, spec_file, allow_paths, as_json):
     from .certify import verify
 
     try:
-        report = verify(result_file, spec=spec_file, allow_paths=allow_paths)
+        report = _reading(lambda: verify(result_file, spec=spec_file, allow_paths=allow_paths))
     except (Exception, KeyboardInterrupt, Terminated) as e:  # noqa: BLE001 - the CLI boundary maps every error to an exit code
         _fail(e)
         return
@@ -1242,7 +1312,9 @@ def _print_table(t: RichTable, console: Console | None = None, names: list[str] 
 
 def run() -> None:
     """The console entry point: ``main``, with a stdout that cannot be written (closed, a full
-    disk, a reader gone) reported in one line on stderr, exit 1, instead of a traceback."""
+    disk) reported in one line on stderr, exit 1, instead of a traceback. A reader that went away
+    (a closed pipe: ``privopt solve SPEC | head -2``) wants no message: exit 141 quietly, the
+    status ``ls`` and ``git`` end with there (stopped by SIGPIPE: 128 + 13)."""
 
     if sys.stdout is None:  # started with descriptor 1 closed
         _say("privopt: standard output is closed; nothing can be printed")
@@ -1265,13 +1337,14 @@ def run() -> None:
                 with contextlib.suppress(ValueError):
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     except OSError as e:
-        if e.errno != errno.EPIPE:  # a reader that went away wants no message
+        closed = e.errno == errno.EPIPE
+        if not closed:  # a reader that went away wants no message
             _say(f"privopt: cannot write the output: {e.strerror or e}")
         try:
             sys.stdout = open(os.devnull, "w")  # so the interpreter's own final flush is quiet
         except OSError:
             pass
-        sys.exit(EXIT_INTERNAL)
+        sys.exit(EXIT_CLOSED_PIPE if closed else EXIT_INTERNAL)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -295,6 +295,17 @@ class Mechanism(_ResultSection):
         return [("measures of the released mechanism", measures_frame(self.result.measures))]
 
 
+def versus(loss: float, optimum: float, bound: float | None) -> tuple[str, str]:
+    """A placement's loss and its ratio to the optimum, as the table prints them. A loss inside
+    the optimum's certified interval [bound, optimum] (a restriction of the program solved to its
+    own tolerance, such as diagonal noise where the optimum's is diagonal too) is not better than
+    the optimum: it is shown as max(loss, optimum), equal within the gap. A loss below the proven
+    bound belongs to a placement outside the program, and is shown as it is."""
+    if optimum and bound is not None and bound <= loss < optimum:
+        return fmt12(optimum), f"x1 (equal within the gap {optimum - bound:.2g})"
+    return fmt12(loss), f"x{loss / optimum:.4g}" if optimum else "-"
+
+
 class NoisePlacement(_ResultSection):
     """Gaussian noise placement (Ramon & Basu Sec. 3.2): the least expected squared error beside
     the classic placements (noise on the inputs only, local DP; on the answers only), the
@@ -325,9 +336,9 @@ class NoisePlacement(_ResultSection):
         bt.add_column("noise placed")
         bt.add_column("loss", justify="right")
         bt.add_column("vs optimum", justify="right")
+        bound = (v.get("evidence") or {}).get("bound")
         for name, loss in self.losses():
-            ratio = loss / r.objective if r.objective else None
-            bt.add_row(name, fmt12(loss), "-" if ratio is None else f"x{ratio:.4g}")
+            bt.add_row(name, *versus(loss, r.objective, bound))
         print_table(bt, console)
         nt = Table(title="noise (co)variances", title_justify="left")
         nt.add_column("noise")

@@ -5,11 +5,13 @@ nothing written to ``--out``. A budget that leaves no mechanism is exit 3, sayin
 which constraints collide.
 """
 
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pytest
 
-from tests.conftest import ROOT, invoke
+from tests.conftest import ROOT, as_a_shell_starts_it, invoke, strict_json
 
 SANITIZE = """spec "sanitize a survey answer"
 var S : private {smoker, nonsmoker}
@@ -180,6 +182,30 @@ MISTAKES = [
         "did you mean 'log'?",
     ),
     Mistake(
+        "a percentage in a table",
+        edit(SANITIZE, "smoker: 0.2, nonsmoker: 0.8", "smoker: 20%, nonsmoker: 80%"),
+        5,
+        24,
+        "'20%' is not a number",
+        "write 0.2 for 20%",
+    ),
+    Mistake(
+        "a private real vector without its range",
+        edit(NOISE, "real[4] in [0, 10]", "real[4]"),
+        6,
+        24,
+        "a private real vector needs its range",
+        "write real[n] in [lo, hi]",
+    ),
+    Mistake(
+        "a percentage for a budget",
+        edit(SANITIZE, "eps = 0.5", "eps = 50%"),
+        12,
+        15,
+        "unexpected character '%'",
+        "write 0.5 for 50%",
+    ),
+    Mistake(
         "a hyphen in a label",
         edit(SANITIZE, "data {a, b, c}", "data {low-income, b, c}"),
         3,
@@ -327,6 +353,60 @@ MISTAKES = [
         BLOCK_FILES,
     ),
     Mistake(
+        "a negative budget set with 'with'",
+        edit(COMPOSITE, "as san", "as san with eps = -1"),
+        2,
+        39,
+        "eps = -1 is outside its domain: eps must be >= 0",
+        "write a value >= 0 after 'with eps ='",
+        BLOCK_FILES,
+    ),
+    Mistake(
+        "a delta of 1 set with 'with'",
+        edit(COMPOSITE, 'use "shaped.priv" as shp', 'use "shaped.priv" as shp with delta = 1'),
+        3,
+        39,
+        "delta = 1 is outside its domain",
+        "write a value in",
+        BLOCK_FILES,
+    ),
+    Mistake(
+        "ldp(...) over blocks",
+        edit(COMPOSITE, "param eps = 2", "choose san.eps, shp.eps\nparam eps = 2").replace("dp(san", "ldp(san"),
+        6,
+        12,
+        "blocks compose under dp(...), not ldp(...)",
+        "write dp(san, shp) <= eps",
+        BLOCK_FILES,
+    ),
+    Mistake(
+        "a block's name for its value",
+        edit(COMPOSITE, "minimize san.objective + shp.objective", "minimize san.objective + shp"),
+        6,
+        26,
+        "'shp' is a block, not a number",
+        "write shp.objective for its value",
+        BLOCK_FILES,
+    ),
+    Mistake(
+        "'or' in a design choice",
+        edit(COMPOSITE, "param eps = 2", "choose one of san or shp"),
+        4,
+        19,
+        "unexpected 'or'",
+        "list the blocks with commas: choose one of a, b",
+        BLOCK_FILES,
+    ),
+    Mistake(
+        "(eps, delta) without parentheses over blocks",
+        edit(COMPOSITE, "<= eps", "<= eps, 0"),
+        5,
+        31,
+        "unexpected ','",
+        "written in parentheses: dp(...) <= (eps, delta)",
+        BLOCK_FILES,
+    ),
+    Mistake(
         "'use' without 'as'",
         edit(COMPOSITE, "as san", "san"),
         2,
@@ -393,16 +473,55 @@ def test_a_budget_too_small_for_the_moment_constraints_names_both(tmp_path, monk
     )
 
 
-def test_the_readmes_common_options_are_every_commands_but_verifys():
-    """README: `every command but verify: [--log FILE] [--verbose] [--quiet]`."""
+def test_the_common_options_are_the_same_on_every_command_that_can_use_them():
+    """README: `every command: [--quiet]; every command but verify (which runs no solver): [--log
+    FILE] [--verbose]`; and every command that solves takes the same solve options."""
     from privopt.cli import main
 
     readme = (ROOT / "README.md").read_text()
-    assert "every command but verify: [--log FILE] [--verbose] [--quiet]" in readme
+    assert (
+        "every command: [--quiet]; every command but verify (which runs no solver): [--log FILE] [--verbose]" in readme
+    )
+    solving = {"--method", "--backend", "--solver", "--time-limit"}
     for name, command in main.commands.items():
         options = {o for p in command.params for o in p.opts}
-        common = {"--log", "--verbose", "--quiet"}
-        assert (common <= options) == (name != "verify"), name
+        assert "--quiet" in options, name
+        assert ({"--log", "--verbose"} <= options) == (name != "verify"), name
+        if name in ("solve", "sweep", "apply"):
+            assert solving <= options, (name, solving - options)
+
+
+def test_verify_takes_quiet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.priv").write_text(SANITIZE)
+    solved = invoke("solve", "a.priv", "--json", "--quiet")
+    assert solved.exit_code == 0, solved.output
+    (tmp_path / "r.json").write_text(solved.stdout)
+    r = invoke("verify", "r.json", "--quiet")
+    assert r.exit_code == 0 and r.stderr == "" and "verified: every check holds" in r.stdout, r.output
+
+
+@pytest.mark.parametrize("options", [["--quiet"], ["--quiet", "--json"], ["--quiet", "--json", "verify"]])
+def test_a_reader_that_stops_reading_ends_the_run_quietly_as_ls_does(options, tmp_path):
+    """`privopt solve SPEC | head -2`: stdout's pipe is closed before the result is printed. As
+    `ls` and `git` (stopped by SIGPIPE: the shell's 141), no message, no traceback, exit 141."""
+    (tmp_path / "a.priv").write_text(SANITIZE)
+    args = ["solve", "a.priv", *options]
+    if "verify" in options:  # verify's own printing
+        solved = invoke("solve", tmp_path / "a.priv", "--json", "--quiet")
+        (tmp_path / "r.json").write_text(solved.stdout)
+        args = ["verify", "r.json", "--quiet"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "privopt", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_shell_starts_it,
+    )
+    p.stdout.close()  # the reader is gone before a line is printed (start-up alone takes longer)
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 141 and err == "", err
 
 
 def test_a_misspelt_spec_path_names_where_it_looked_and_the_close_file(tmp_path, monkeypatch):
@@ -416,3 +535,98 @@ def test_a_misspelt_spec_path_names_where_it_looked_and_the_close_file(tmp_path,
     ]
     r = invoke("solve", "nothing/like/it.priv")
     assert r.exit_code == 2 and r.stderr.splitlines()[1] == f"hint: looked for {tmp_path / 'nothing/like/it.priv'}"
+
+
+def test_an_infeasible_composite_shows_no_block_as_solved_nor_a_passed_verification(tmp_path, monkeypatch):
+    """The shaped-noise block has no mechanism below eps 1.5 or so: one budget of 0.1 shared by the
+    two blocks leaves the composite infeasible. No block is shown at a budget as if solved, the
+    verification is not "passed" for a point that does not exist, and the output says why (the
+    block and its constraints) and what to change (the row's budget, the block's constraints);
+    the same in --json, strict."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in BLOCK_FILES.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "spec.priv").write_text(edit(COMPOSITE, "param eps = 2", "choose san.eps, shp.eps\nparam eps = 0.1"))
+    r = invoke("solve", "spec.priv", "--quiet")
+    assert r.exit_code == 3, r.output
+    lines = r.stdout.splitlines()
+    assert "status: infeasible   objective: none   method: split" in lines, r.stdout
+    assert "  block san (sanitize.priv): no answer" in lines and "  block shp (shaped.priv): infeasible" in lines
+    assert not any(line.startswith("  block") and "budget" in line for line in lines), r.stdout
+    assert "verification: none (no point to verify: the composite is infeasible)" in lines
+    assert "passed" not in r.stdout
+    assert any(line.startswith("why: block shp: the constraints cannot hold together") for line in lines), r.stdout
+    assert (
+        "hint: raise the budget of 'dp(san, shp) <= eps' (line 6); or loosen block shp's own constraints (shaped.priv)"
+        in lines
+    )
+    r = invoke("solve", "spec.priv", "--quiet", "--json")
+    assert r.exit_code == 3
+    data = strict_json(r.stdout)
+    assert data["status"] == "infeasible" and data["objective"] is None
+    assert data["verification"] == {
+        "passed": False,
+        "checks": [],
+        "note": "no point to verify: the composite is infeasible",
+    }
+    assert {n: b["status"] for n, b in data["blocks"].items()} == {"san": "no answer", "shp": "infeasible"}
+    assert not any("result" in b for b in data["blocks"].values())  # no block's own solved result
+    assert data["reasons"] and data["reasons"][0].startswith("block shp: the constraints cannot hold together")
+    assert data["hint"].startswith("raise the budget of 'dp(san, shp) <= eps' (line 6)")
+
+
+def test_verify_explains_its_margins_and_lists_each_check_once(tmp_path):
+    """`privopt verify`: the margin's sign convention on its own line, a comparison written as
+    `measured <= allowed` (a negative measured value never reads as "within"), and the two sides
+    of `|Dt - D| <= 1 - delta` as one line; a failing side is shown, numbered, beside its twin."""
+    from privopt.certify.check import Report
+    from privopt.verification.checks import compare
+
+    solved = invoke("solve", ROOT / "specs" / "atr_table4.priv", "--json", "--quiet")
+    (tmp_path / "r.json").write_text(solved.stdout)
+    r = invoke("verify", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert "each check: measured <= allowed; margin = allowed - measured (>= 0: holds; negative: violated)" in lines
+    fidelity = [line for line in lines if "fidelity" in line]
+    assert fidelity == [
+        "ok    fidelity '|Dt - D| <= 1 - delta' (2 checks of this name, the tightest shown)  (margin 3.55e-15)  "
+        "0 <= 3.55e-15"
+    ], fidelity
+    assert "ok    certificate Lemma 5 floor  (margin 0.075)  -0.075 <= 1e-09" in lines
+    assert not any(" within " in line for line in lines if line.startswith(("ok", "FAIL")))
+    twins = [compare("side", 0.0, 1e-9, "violated"), compare("side", 0.5, 1e-9, "violated by 0.5")]
+    report = Report("r.json", "a.priv", "file", "mechanism-lp", None, checks=twins)
+    assert report.text_lines()[4:6] == [
+        "ok    side [1 of 2]  (margin 1e-09)  0 <= 1e-09",
+        "FAIL  side [2 of 2]  (margin -0.5)  violated by 0.5",
+    ]
+
+
+def test_a_restricted_placement_is_never_printed_below_the_optimum():
+    """The optimum 37.1136331262 is certified by the bound 37.1136330001; diagonal noise only came
+    out at 37.1136330569, inside that gap: printed as the optimum, equal within the gap. A loss
+    below the proven bound (a placement outside the program) and one above the optimum are
+    printed as they are."""
+    from privopt.sections import versus
+
+    assert versus(37.1136330569, 37.1136331262, 37.1136330001) == ("37.1136331262", "x1 (equal within the gap 1.3e-07)")
+    assert versus(55.6704495788, 37.1136331262, 37.1136330001) == ("55.6704495788", "x1.5")
+    assert versus(30.0, 37.1136331262, 37.1136330001) == ("30", "x0.8083")
+    assert versus(37.1136330569, 37.1136331262, None) == ("37.1136330569", "x1")
+
+
+def test_audit_prints_no_float_noise_and_its_json_keeps_every_digit():
+    """Table 4's CSP cell income=low: both groups' approval rates are 0 on the release, whose
+    difference float arithmetic leaves at about 2e-17. The text rounds at the verification
+    tolerance (0); the JSON keeps the number as computed."""
+    spec = ROOT / "specs" / "atr_table4.priv"
+    r = invoke("audit", spec, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert (
+        "CSP cells, F vs M (D -> release): income=low: 0 -> 0; income=mid: 0.5 -> 0.38; income=high: 0 -> 0" in r.stdout
+    )
+    assert "e-1" not in r.stdout, r.stdout
+    data = strict_json(invoke("audit", spec, "--quiet", "--json").stdout)
+    low = data["fairness"]["release"]["pairs"][0]["csp_cells"][0]
+    assert low["given"] == {"income": "low"} and 0 < abs(low["bias"]) < 1e-15, low  # the float noise, kept

@@ -197,7 +197,11 @@ def test_out_writes_every_class_values_as_csv_and_names_exactly_the_files(klass,
     r = run("solve", SPECS / CLASSES[klass], "--out", out)
     assert r.returncode == 0, r.stderr
     line = r.stdout.strip().splitlines()[-1]
-    assert line == f"wrote {len(OUT_FILES[klass])} files to {out}: " + ", ".join(OUT_FILES[klass])
+    assert line == (
+        f"wrote {len(OUT_FILES[klass]) - 1} files to {out}: "
+        + ", ".join(OUT_FILES[klass][:-1])
+        + " (and .privopt-files, the hidden list of them that marks the folder as privopt's)"
+    )
     assert sorted(p.name for p in out.iterdir()) == sorted(OUT_FILES[klass])
     assert sorted((out / ".privopt-files").read_text().split()) == sorted(OUT_FILES[klass][:-1])
     result = json.loads((out / "result.json").read_text())
@@ -256,7 +260,13 @@ def test_a_design_named_like_another_file_does_not_overwrite_it(tmp_path):
         assert list(csv.DictReader(fh))[0].keys() == {"gender", "income", "decision", "value"}
     with (out / "groups.csv").open(newline="") as fh:
         assert "beta" in list(csv.DictReader(fh))[0]
-    assert r.stdout.strip().splitlines()[-1].endswith("groups.csv, result.json, table_groups.csv, .privopt-files")
+    assert (
+        r.stdout.strip()
+        .splitlines()[-1]
+        .endswith(
+            ": groups.csv, result.json, table_groups.csv (and .privopt-files, the hidden list of them that marks the folder as privopt's)"
+        )
+    )
 
 
 # ================================================================== 3. one convention

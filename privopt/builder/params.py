@@ -46,6 +46,16 @@ class CommandLineParams(dict):
         return out
 
 
+class UseParams(dict):
+    """Param values a composite sets in a block (``use "F.priv" as a with eps = 0.5``): an error
+    about one is located at its value in the composite's spec (``spans``: param -> the span of
+    the value after ``with P =``), its hint naming the block's line that gives the domain."""
+
+    def __init__(self, values: dict, spans: dict):
+        super().__init__(values)
+        self.spans = spans
+
+
 def given_as(params, name: str, raw=...) -> str:
     """How the user gave the value of param ``name``: ``--set delta=1.5``, the swept value
     ``delta=1.5`` or ``params={'delta': 1.5}`` (``...`` for the value when it does not matter)."""
@@ -130,6 +140,12 @@ class ParamDomains:
         else:
             message = f"{p} = {p_value:g} puts {what} at {value:g}, outside {dom}"
         reason = f"{at}: {what} {must(dom)}; {why}"
+        given = self.b.given_params
+        if isinstance(given, UseParams) and p in given.spans:
+            wanted = p_dom or dom
+            wanted = wanted if wanted[0] in "<>" else f"in {wanted}"
+            hint = f"{self.b.source.name} {reason}; write a value {wanted} after 'with {p} ='"
+            raise SpecError(message, given.spans[p], hint)
         if p in self.b.overrides:
             raise UsageError(f"{given_as(self.b.given_params, p, self.b.overrides[p])}: {message}; {reason}")
         decl = self.b.param_decls[p]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,9 @@ class Report:
         )
 
     def text_lines(self) -> list[str]:
-        """What ``privopt verify`` prints: a line per check (ok/FAIL, name, margin, detail),
-        the notes, and the verdict."""
+        """What ``privopt verify`` prints: the sign convention of the margins, a line per check
+        (ok/FAIL, name, margin, detail; checks of one name that all hold, such as the two sides
+        of ``|Dt - D| <= b``, as one line, the tightest), the notes, and the verdict."""
         head = [
             f"result: {self.result}",
             f"spec:   {self.spec} ({self.spec_from}; SHA-256 and data files match)",
@@ -74,11 +76,29 @@ class Report:
         ]
         if self.params:
             head.append("params: " + ", ".join(f"{k} = {v!r}" for k, v in self.params.items()))
-        lines = [
-            f"{'ok  ' if c.passed else 'FAIL'}  {c.name}  (margin {c.margin:.3g})  {c.detail}" for c in self.checks
+        lines = [MARGINS] + [
+            line for _, same in groupby(self.checks, key=lambda c: c.name) for line in _lines(list(same))
         ]
         verdict = "verified: every check holds" if self.passed else f"NOT verified: {len(self.failed)} check(s) fail"
         return head + lines + [f"note: {n}" for n in self.notes] + [verdict]
+
+
+MARGINS = "each check: measured <= allowed; margin = allowed - measured (>= 0: holds; negative: violated)"
+
+
+def _lines(same: list[Check]) -> list[str]:
+    """The lines of consecutive checks of one name: one line, the tightest (least margin), when
+    all hold; otherwise each, numbered ``[i of n]``, so a failure is never hidden by its twin."""
+
+    def line(c: Check, name: str) -> str:
+        return f"{'ok  ' if c.passed else 'FAIL'}  {name}  (margin {c.margin:.3g})  {c.detail}"
+
+    if len(same) == 1:
+        return [line(same[0], same[0].name)]
+    if all(c.passed for c in same):
+        tight = min(same, key=lambda c: c.margin)
+        return [line(tight, f"{tight.name} ({len(same)} checks of this name, the tightest shown)")]
+    return [line(c, f"{c.name} [{i} of {len(same)}]") for i, c in enumerate(same, 1)]
 
 
 def verify(

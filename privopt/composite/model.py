@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..builder.atoms.dp import budget_terms
+from ..builder.params import UseParams
 from ..errors import SpecError, UsageError, did_you_mean
 from ..language import ast
 from ..language.parser import parse
@@ -426,7 +427,9 @@ class _Builder:
                 )
         # the block must load on its own (its data, its params; a composite block pushes its own
         # file on LOADING): its errors show here, once
-        self.load_block(block_spec, {**fixed, **{p: _probe(self.vars, f) for p, f in linked.items()}})
+        # (an error about a value set here is located at it: ``UseParams``)
+        spans = {w.name.name: w.expr.span for w in s.withs if w.name.name in fixed}
+        self.load_block(block_spec, UseParams({**fixed, **{p: _probe(self.vars, f) for p, f in linked.items()}}, spans))
         self.blocks[name] = block
 
     def _read_block(self, s: ast.UseDecl) -> tuple[str, Path, bytes]:
@@ -523,6 +526,13 @@ class _Builder:
         if isinstance(left, ast.Call) and left.func.name == "dp":
             self._dp(left, op, right, s.span)
             return
+        if isinstance(left, ast.Call) and left.func.name in ("ldp", "log_lift", "leakage"):
+            raise SpecError(
+                f"blocks compose under dp(...), not {left.func.name}(...)",
+                left.func.span,
+                f"write dp({', '.join(a.span.text() for a in left.args)}) <= eps: the blocks' own "
+                f"{left.func.name} budgets add up under sequential composition",
+            )
         if op == "==":
             raise SpecError("equality constraints between blocks are not built yet", s.span, "write <= or >=")
         form = self._linear(left).plus(self._linear(right).scaled(-1.0))
@@ -853,6 +863,13 @@ class _Builder:
                 return Linear(self.params[e.name])
             if e.name in self.vars:
                 return Linear(0.0, {e.name: 1.0})
+            if e.name in self.blocks:
+                raise SpecError(
+                    f"'{e.name}' is a block, not a number",
+                    e.span,
+                    f"write {e.name}.objective for its value, or {e.name}.eps for its budget once "
+                    f"'choose {e.name}.eps' is written above",
+                )
             known = [*self.params, *self.vars, *self.blocks]
             raise SpecError(
                 f"'{e.name}' is not declared above this line{did_you_mean(e.name, known)}",

@@ -48,6 +48,7 @@ class CompositeResult:
     spec: dict
     stats: dict
     reasons: list[str] = field(default_factory=list)
+    hint: str | None = None  # infeasible: what to change (``_advice``)
     problem_class: str = "composite"
     sense: str = "minimize"  # the composite's own, for the gain over the even split
     # each block solved by its own route at its budget (its ``Result``; not in the JSON): the
@@ -85,7 +86,9 @@ class CompositeResult:
             elif a is None:
                 entry = {"params": {}, "objective": None, "status": "infeasible"}
             else:
-                entry = {"params": dict(a.params), "objective": _finite(a.value), "status": a.status}
+                # no answer: a block solved where the composite failed is evidence, not a solved block
+                status = a.status if objective is not None or a.status != "optimal" else NO_ANSWER
+                entry = {"params": dict(a.params), "objective": _finite(a.value), "status": status}
                 if a.result is not None:
                     entry["method"] = a.result.method
                 cov = getattr(a.result, "cov", None) or {}  # a joint Gaussian program's: this block's noises
@@ -114,15 +117,22 @@ class CompositeResult:
             verification={
                 "passed": all(ok for _, ok in checks),
                 "checks": [{"check": t, "passed": ok} for t, ok in checks],
-            },
+            }
+            if objective is not None
+            else {"passed": False, "checks": [], "note": "no point to verify: the composite is infeasible"},
             spec=c.provenance() | {"text": c.spec.source.text, "cwd": os.getcwd()},
             stats={"block_solves": calls, "seconds": seconds},
             reasons=list(reasons) if objective is None else [],
+            hint=_advice(c, answers, active) if objective is None else None,
             sense=c.sense,
             block_results={
                 n: a.result
                 for n, a in answers.items()
-                if n in active and a is not None and a.status == "optimal" and isinstance(a.result, Result)
+                if objective is not None
+                and n in active
+                and a is not None
+                and a.status == "optimal"
+                and isinstance(a.result, Result)
             },
             composition=c.composition({n: answers.get(n) for n in active}),
             splits=[split_record(c, row, keys, s, rays) for row, keys, s, rays in splits],
@@ -165,7 +175,7 @@ class CompositeResult:
             "spec": self.spec,
             "stats": self.stats,
             "reasons": self.reasons,
-        }
+        } | ({"hint": self.hint} if self.hint else {})
 
     def evidence(self) -> dict[str, Any]:
         """What ``privopt verify`` re-derives this answer's bound from as one branch of a design
@@ -186,7 +196,8 @@ class CompositeResult:
         if self.accountant:
             lines.append(f"accountant: {self.accountant}")
         for row in self.composition:
-            parts = [p for p in row["parts"] if p["eps"] is not None]
+            # infeasible: no point, so no mechanism's spending to show
+            parts = [p for p in row["parts"] if p["eps"] is not None and self.objective is not None]
             names = ", ".join(b for p in row["parts"] for b in p["blocks"])
             eps = f"{row['eps']:g}"
             if row.get("var") and parts and self.objective is not None:  # accuracy first: t spent, not its top
@@ -196,13 +207,17 @@ class CompositeResult:
                 f"{'+'.join(p['blocks'])} {p['mechanism']} ({p['eps']:.6g}, {p['delta']:g})" for p in parts
             )
             split = "; delta split evenly" if row["delta_split"] == "evenly" else ""
-            lines.append(f"  dp({names}) <= {bound}: {row['accountant']} composition of {each}{split}")
+            of = f" of {each}{split}" if parts else ""
+            lines.append(f"  dp({names}) <= {bound}: {row['accountant']} composition{of}")
         if self.choice:
             lines.append(f"design choice: {self.choice}")
             lines += self._branch_lines()
         for name, b in self.blocks.items():
             params = ", ".join(f"{k}={v:.9g}" for k, v in b["params"].items()) or "-"
             value = "-" if b["objective"] is None else f"{b['objective']:.9g}"
+            if self.objective is None:  # infeasible: no block is solved as part of an answer
+                lines.append(f"  block {name} ({b['file']}): {b['status']}")
+                continue
             lines.append(f"  block {name} ({b['file']}): {b['status']}; budget {params}; value {value}")
         if self.gain is not None:
             lines.append(
@@ -211,6 +226,11 @@ class CompositeResult:
         bound = next((v for k, v in self.optimality.items() if k.endswith("bound")), None)
         if bound is not None and self.optimality["gap"] is not None:
             lines.append(f"proven bound: {bound:.9g}   relative gap: {self.optimality['gap']:.3g}")
+        if self.objective is None:
+            lines.append("verification: none (no point to verify: the composite is infeasible)")
+            lines += [f"why: {r}" for r in self.reasons]
+            lines += [f"hint: {self.hint}"] if self.hint else []
+            return lines
         lines.append("verification: " + ("passed" if self.verification["passed"] else "FAILED"))
         lines += [f"  {r}" for r in self.reasons]
         return lines
@@ -232,6 +252,33 @@ class CompositeResult:
     def print(self, console, tables: bool = True) -> None:  # noqa: ARG002
         for line in self.text_lines():
             console.print(visible(line), markup=False)
+
+
+NO_ANSWER = "no answer"  # a block evaluated where the composite has no feasible point
+
+
+def _advice(c, answers: dict, active) -> str:
+    """What to change when the composite has no feasible point: loosen the targets of the blocks
+    that failed (all targets when none is named), raise the top of each chosen variable's range,
+    or, with no target, raise the budget of each ``dp(...)`` row (a block's value does not
+    increase with its budget) or loosen the failing blocks' own constraints."""
+    failing = [n for n in active if answers.get(n) is None or answers[n].value is None]
+    targets = [t for t in c.targets if t.block in failing] or list(c.targets)
+    steps = [f"loosen '{_written(t.span)}' (line {t.span.line})" for t in targets]
+    steps += [
+        f"raise the top of {v.key}'s range, now {v.hi:g} (line {v.span.line})"
+        for v in c.vars.values()
+        if v.block is None and math.isfinite(v.hi)
+    ]
+    if not targets:
+        steps += [f"raise the budget of '{_written(r.span)}' (line {r.span.line})" for r in c.rows if r.accountant]
+        steps += [f"loosen block {n}'s own constraints ({c.blocks[n].file})" for n in failing]
+    return "; or ".join(steps) if steps else "change the constraints the reasons above name"
+
+
+def _written(span) -> str:
+    """A constraint as the spec writes it, without ``subject to``."""
+    return " ".join(span.text().split()).removeprefix("subject to ")
 
 
 def one_line_numbers(body: dict, indent: int | None) -> str:

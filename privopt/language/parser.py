@@ -260,6 +260,11 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         if ch == "'" or ch == "\u201c" or ch == "\u201d":
             hint = 'strings use straight double quotes: "like this"'
         hint = hint or _comparison_hint(source, e.pos_in_stream) or _name_hint(ch)
+        number = re.search(r"(\d+(?:\.\d*)?)$", source.text[: e.pos_in_stream])
+        if ch == "%" and number:
+            hint = (
+                f"a spec writes no units or percentages: write {float(number.group(1)) / 100:g} for {number.group(1)}%"
+            )
         return SpecError(f"unexpected character {ch!r}", span, hint)
     if isinstance(e, UnexpectedEOF):
         span = source.span(max(0, len(source.text) - 1))
@@ -289,6 +294,13 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             span,
             'a label with a hyphen, a space or a symbol is quoted: "low-income"',
         )
+    line = text[text.rfind("\n", 0, tok.start_pos) + 1 : tok.start_pos]
+    if str(tok) == "or" and re.match(r"[\t ]*choose[\t ]+one[\t ]+of\b", line):
+        return SpecError("unexpected 'or'", span, "list the blocks with commas: choose one of a, b")
+    if str(tok) == "," and re.search(r"(<=|>=|==)[^,()]*$", line) and "COMPARE" in e.expected:
+        return SpecError(
+            "unexpected ','", span, "a bound of two numbers is written in parentheses: dp(...) <= (eps, delta)"
+        )
     comparison = _comparison_hint(source, tok.start_pos)
     if str(tok) == "=" and comparison:
         return SpecError("unexpected '='", span, comparison)
@@ -304,6 +316,13 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
             hint = f"a number is declared with param: param {tok} = ..."
         return SpecError(f"unknown statement '{tok}'", span, hint)
     if tok.type == "_NL":
+        line = source.text[source.text.rfind("\n", 0, tok.start_pos) + 1 : tok.start_pos]
+        if re.match(r"[\t ]*var[\t ]+\w+[\t ]*:[\t ]*private[\t ]+real[\t ]*\[[^\]]*\][\t ]*$", line):
+            return SpecError(
+                "a private real vector needs its range",
+                span,
+                "write real[n] in [lo, hi]: the range's width is one entry's sensitivity (Ramon & Basu Sec. 3.2)",
+            )
         if re.match(r"[\t ]*choose[\t ]+one[\t ]+of\b", source.text[source.text.rfind("\n", 0, tok.start_pos) + 1 :]):
             return SpecError(
                 "the line ends in the middle of a statement",

@@ -148,7 +148,11 @@ def _value(tok: _Tok) -> float:
             "use smaller counts, or rescale",
         )
     if v is None:
-        raise SpecError(f"'{tok.text}' is not a number", tok.span, "table cells are numbers like 0.25, 3 or 1/3")
+        percent = parse_value(tok.text[:-1]) if tok.text.endswith("%") else None
+        hint = "table cells are numbers like 0.25, 3 or 1/3"
+        if percent is not None:
+            hint = f"table cells are numbers: write {percent / 100:g} for {tok.text}"
+        raise SpecError(f"'{tok.text}' is not a number", tok.span, hint)
     return v
 
 

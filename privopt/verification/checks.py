@@ -30,10 +30,10 @@ class Check:
 
 def compare(name: str, measured: float, allowed: float, failure: str, held: str = "") -> Check:
     """``measured <= allowed`` (False on NaN), with margin ``allowed - measured``; ``detail`` is
-    ``failure`` when it fails, else ``held`` (or "within <allowed>")."""
+    ``failure`` when it fails, else ``held`` (or "<measured> <= <allowed>")."""
     ok = bool(measured <= allowed)
     margin = allowed - measured if not (math.isnan(measured) or math.isnan(allowed)) else math.nan
-    return Check(name, ok, float(margin), failure if not ok else (held or f"{measured:.3g} within {allowed:.3g}"))
+    return Check(name, ok, float(margin), failure if not ok else (held or f"{measured + 0.0:.3g} <= {allowed:.3g}"))
 
 
 def condition(name: str, holds: bool, failure: str, held: str = "holds") -> Check:
