@@ -579,7 +579,9 @@ class _Digest:
         try:
             decoder = codecs.getincrementaldecoder("utf-8")()
             at, total = 0, self.stat.st_size
-            while data := os.pread(self.fd, CSV_BLOCK, at):
+            block = bytearray(CSV_BLOCK)  # one buffer, read into again and again
+            while n := os.preadv(self.fd, [block], at):
+                data = block if n == len(block) else block[:n]
                 self.sha.update(data)
                 if self.bad is None:
                     pending = len(decoder.getstate()[0])
@@ -588,7 +590,7 @@ class _Digest:
                             decoder.decode(data)
                         except UnicodeDecodeError as e:
                             self.bad = at - pending + e.start
-                at += len(data)
+                at += n
                 if self.hook is not None:
                     self.hook(f"read {self.text}", at, total)
             if self.bad is None:
