@@ -26,7 +26,10 @@ benchmarks/data/ (git-ignored) on the first run: about 60 MB and 300 MB for ``cr
 One JSON object per line, also appended to benchmarks/results/data_path.jsonl.
 
     .venv/bin/python benchmarks/bench_data_path.py [--records 2000000 10000000] [--case credit wide] [--repeat 2]
-        [--label TEXT]
+        [--label TEXT] [--privopt PATH]
+
+``--privopt``: the command to measure, by default this environment's; another checkout's
+(a script putting it first on ``sys.path``) to compare two checkouts in turn on one machine.
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def child(argv: list[str], out: Path | None = None) -> tuple[float, float]:
     return wall, int(err.split()[-1]) / 1024
 
 
-def measure(case: str, n: int, repeat: int) -> dict:
+def measure(case: str, n: int, repeat: int, privopt: Path = PRIVOPT) -> dict:
     import pyarrow.csv as pc
 
     spec = prepare(n) if case == "credit" else wide(n)
@@ -110,11 +113,11 @@ def measure(case: str, n: int, repeat: int) -> dict:
         pc.read_csv(csv)
         reads.append(time.perf_counter() - t)
         kids.append(child([sys.executable, "-c", f"import pyarrow.csv as c; c.read_csv({str(csv)!r})"]))
-        runs.append(child([str(PRIVOPT), "solve", str(spec), "--json", "--no-tables"], out))
+        runs.append(child([str(privopt), "solve", str(spec), "--json", "--no-tables"], out))
     result = json.loads(out.read_text())
     assert result["status"] == "optimal" and result["verification"]["passed"], result["status"]
     small = SPEC  # the same fixed cost for both cases: 1,000 records, 30 groups
-    small_s = min(child([str(PRIVOPT), "solve", str(small), "--json", "--no-tables"])[0] for _ in range(repeat))
+    small_s = min(child([str(privopt), "solve", str(small), "--json", "--no-tables"])[0] for _ in range(repeat))
     read_s, (child_s, child_mb), run_s = min(reads), min(kids), min(wall for wall, _ in runs)
     return {
         "case": case,
@@ -147,10 +150,11 @@ def main() -> None:
     ap.add_argument("--case", nargs="+", choices=["credit", "wide"], default=["credit", "wide"])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--label", default="", help="what was measured (a checkout, the load)")
+    ap.add_argument("--privopt", type=Path, default=PRIVOPT, help="the privopt command to run (another checkout's)")
     args = ap.parse_args()
     for n in args.records:
         for case in args.case:
-            row = {"label": args.label, **measure(case, n, args.repeat)}
+            row = {"label": args.label, **measure(case, n, args.repeat, args.privopt)}
             print(json.dumps(row), flush=True)
             with RESULTS.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")

@@ -849,6 +849,8 @@ def from_arrow(col) -> Column:
         col = col.dictionary_encode()
         t = col.type
     if pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
+        if col.null_count == 0:
+            return _unified(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
         whole = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col  # dictionaries unified
         if isinstance(whole, pa.ChunkedArray):  # no chunks: an empty column
             whole = pa.array([], type=t)
@@ -861,6 +863,25 @@ def from_arrow(col) -> Column:
         if v.dtype.kind in "bmM":
             return v
     return from_pandas(col.to_pandas())
+
+
+def _unified(chunks) -> Coded:
+    """Dictionary chunks without nulls (a CSV read a block at a time: each block has its own
+    dictionary) as one ``Coded``: each chunk's few texts given their index among all the
+    chunks' texts (first seen first, as pyarrow's unification orders them), then one ``take``
+    of the chunk's indices straight into the small codes, with no int32 copy of the column."""
+    index: dict[str, int] = {}
+    luts = [[index.setdefault(w, len(index)) for w in c.dictionary.to_pylist()] for c in chunks]
+    labels = np.array([*index, None], dtype=object)[:-1]  # a 1-D array of str
+    dtype = _code_type(len(labels))
+    codes = np.empty(sum(len(c) for c in chunks), dtype=dtype)
+    at = 0
+    for c, lut in zip(chunks, luts):
+        width = np.dtype(f"i{c.indices.type.bit_width // 8}")
+        raw = np.frombuffer(c.indices.buffers()[1], dtype=width, count=len(c), offset=c.indices.offset * width.itemsize)
+        np.take(np.array(lut, dtype=dtype), raw, out=codes[at : at + len(c)], mode="clip")  # in range: no copy
+        at += len(c)
+    return Coded(codes, labels)
 
 
 def _numpy(col) -> np.ndarray:
