@@ -76,7 +76,7 @@ class DataFiles:
     _expected: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # path -> (label, value) columns
     _codes: dict[tuple, np.ndarray] = field(default_factory=dict)  # (path, column, labels) -> codes
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
-    _read: dict[str, CsvTable] = field(default_factory=dict)  # CSV/TSV path as written -> its columns read
+    _csv_read: dict[str, CsvTable] = field(default_factory=dict)  # CSV/TSV path as written -> its columns read
     _tallies: dict[str, list[Tally]] = field(default_factory=dict)  # path -> tallies of its text columns
     digests: dict[str, str] = field(
         default_factory=dict
@@ -222,7 +222,7 @@ class DataFiles:
                 table.texts = (table.texts - set(todo)) | {n for n, c in more.items() if isinstance(c, Coded)}
             if table.digest is not None:
                 self.digests[text] = table.digest
-        self._read[text] = table
+        self._csv_read[text] = table
         return table.cols
 
     def tally(self, text: str, span: Span, names: list[str]) -> Tally | None:
@@ -237,7 +237,7 @@ class DataFiles:
         for t in self._tallies.get(text, ()):
             if all(t.cols.get(n) is cols[n] for n in names):
                 return t
-        table = self._read.get(text)
+        table = self._csv_read.get(text)
         wide = dict(cols)
         if table is not None:
             wide.update((n, c) for n, c in table.cols.items() if n in table.texts and n not in cols)
