@@ -363,8 +363,12 @@ def test_columns_from_arrow_equal_what_pandas_reads(tmp_path):
         "i": pa.chunked_array([[1, -3, 200], [7]], type=pa.int64()),
         "big": pa.chunked_array([[1, 2**40], [3]], type=pa.int64()),
         "f": pa.chunked_array([[0.5, 1e-300], [float("nan")]], type=pa.float64()),
-        "d": pa.chunked_array(
-            [pa.array(["a", "b", "a"]).dictionary_encode(), pa.array(["c", "a"]).dictionary_encode()]
+        "d": pa.chunked_array(  # an empty chunk, and a slice (its indices start at an offset)
+            [
+                pa.array(["a", "b", "a"]).dictionary_encode(),
+                pa.array([], type=pa.string()).dictionary_encode(),
+                pa.array(["q", "c", "a"]).dictionary_encode().slice(1),
+            ]
         ),
         "s": pa.chunked_array([["x", " y "], ["x"]]),
         "b": pa.chunked_array([[True, False], [True]]),
@@ -380,6 +384,8 @@ def test_columns_from_arrow_equal_what_pandas_reads(tmp_path):
             assert isinstance(got, np.ndarray)
             np.testing.assert_array_equal(got, want.to_numpy())
     assert from_arrow(chunks["i"]).dtype == np.int16 and from_arrow(chunks["big"]).dtype == np.int64
+    d = from_arrow(chunks["d"])  # the chunks' texts in pyarrow's unified order; int8 codes
+    assert list(d.labels) == chunks["d"].combine_chunks().dictionary.to_pylist() and d.codes.dtype == np.int8
     empty = from_arrow(pa.chunked_array([], type=pa.dictionary(pa.int32(), pa.string())))
     assert isinstance(empty, Coded) and len(empty) == 0
 

@@ -555,12 +555,13 @@ def _header(fh: io.BufferedReader, kind: str, text: str, span: Span) -> list[str
 
 class _Digest:
     """The SHA-256 of an open file's bytes and their UTF-8 check, read in a thread of its own
-    while the parser reads the same open file (``_read_text``): ``os.pread`` of ``CSV_BLOCK``
-    bytes at a time, hashed (``hashlib`` releases the GIL on large buffers), an ASCII block
-    taken as it stands and any other given to an incremental decoder, so a character split
-    between two blocks is read whole; each block is reported as read (``READING``). The file
-    must not change in between: its size and change time (``st_ctime_ns``, which no program
-    can set back) are the same after the parse and the hash as before, or the read is refused.
+    while the parser reads the same open file (``_read_text``): ``CSV_BLOCK`` bytes at a time
+    into one reused buffer (``os.preadv``), hashed (``hashlib`` releases the GIL on large
+    buffers), an ASCII block taken as it stands and any other given to an incremental decoder,
+    so a character split between two blocks is read whole; each block is reported as read
+    (``READING``). The file must not change in between: its size, modification time and change
+    time (``st_ctime_ns``, which no program can set back) are the same after the parse and the
+    hash as before (``unchanged``), or the read is refused.
     The first bad byte is kept, not raised in the thread: ``result`` raises it, naming its
     line."""
 
@@ -877,6 +878,8 @@ def _unified(chunks) -> Coded:
     codes = np.empty(sum(len(c) for c in chunks), dtype=dtype)
     at = 0
     for c, lut in zip(chunks, luts):
+        if not len(c):
+            continue
         width = np.dtype(f"i{c.indices.type.bit_width // 8}")
         raw = np.frombuffer(c.indices.buffers()[1], dtype=width, count=len(c), offset=c.indices.offset * width.itemsize)
         np.take(np.array(lut, dtype=dtype), raw, out=codes[at : at + len(c)], mode="clip")  # in range: no copy
