@@ -19,14 +19,19 @@ Per size and case, best of ``--repeat``:
 * ``small_s``: the same command on specs/atr_credit_records.priv, 1,000 records (the CLI's fixed cost: start-up,
   imports, parser);
 * ratios ``over_read`` (privopt_s / pyarrow_read_s) and ``over_child`` (privopt_s /
-  pyarrow_child_s); targets: over_read <= 3, peak RSS <= 1 GB at 2M and <= 2 GB at 10M.
+  pyarrow_child_s); targets: over_read <= 3, peak RSS <= 1 GB at 2M and <= 2 GB at 10M;
+* ``privopt_cpu_s`` and ``small_cpu_s``: the CPU seconds of those runs (every thread), steadier
+  than the wall on a loaded machine.
 
 The run checks that every solve is optimal and verified. Data files are written to
 benchmarks/data/ (git-ignored) on the first run: about 60 MB and 300 MB for ``credit``.
 One JSON object per line, also appended to benchmarks/results/data_path.jsonl.
 
     .venv/bin/python benchmarks/bench_data_path.py [--records 2000000 10000000] [--case credit wide] [--repeat 2]
-        [--label TEXT]
+        [--label TEXT] [--privopt PATH]
+
+``--privopt``: the command to measure, by default this environment's; another checkout's
+(a script putting it first on ``sys.path``) to compare two checkouts in turn on one machine.
 """
 
 from __future__ import annotations
@@ -83,22 +88,24 @@ def wide(n: int, seed: int = 23) -> Path:
     return spec
 
 
-def child(argv: list[str], out: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak resident MB of one child process (stdout to ``out``). The peak is
-    ``/usr/bin/time``'s (its own child's ``ru_maxrss``): the rusage of a child this process
-    starts itself would carry this process's own peak across ``exec``, which holds pyarrow's
-    tables here."""
+def child(argv: list[str], out: Path | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak resident MB and CPU seconds (user and system, every thread) of one
+    child process (stdout to ``out``). The peak and the CPU are ``/usr/bin/time``'s (its own
+    child's rusage): the rusage of a child this process starts itself would carry this
+    process's own peak across ``exec``, which holds pyarrow's tables here. On a loaded machine
+    the CPU seconds move less than the wall."""
     with open(out or os.devnull, "wb") as sink:
         t = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], stdout=sink, stderr=subprocess.PIPE)
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", *argv], stdout=sink, stderr=subprocess.PIPE)
         wall = time.perf_counter() - t
     err = proc.stderr.decode()
     if proc.returncode != 0:
         raise RuntimeError(f"{argv} exited {proc.returncode}: {err[-2000:]}")
-    return wall, int(err.split()[-1]) / 1024
+    kb, user, system = err.split()[-3:]
+    return wall, int(kb) / 1024, float(user) + float(system)
 
 
-def measure(case: str, n: int, repeat: int) -> dict:
+def measure(case: str, n: int, repeat: int, privopt: Path = PRIVOPT) -> dict:
     import pyarrow.csv as pc
 
     spec = prepare(n) if case == "credit" else wide(n)
@@ -110,12 +117,14 @@ def measure(case: str, n: int, repeat: int) -> dict:
         pc.read_csv(csv)
         reads.append(time.perf_counter() - t)
         kids.append(child([sys.executable, "-c", f"import pyarrow.csv as c; c.read_csv({str(csv)!r})"]))
-        runs.append(child([str(PRIVOPT), "solve", str(spec), "--json", "--no-tables"], out))
+        runs.append(child([str(privopt), "solve", str(spec), "--json", "--no-tables"], out))
     result = json.loads(out.read_text())
     assert result["status"] == "optimal" and result["verification"]["passed"], result["status"]
     small = SPEC  # the same fixed cost for both cases: 1,000 records, 30 groups
-    small_s = min(child([str(PRIVOPT), "solve", str(small), "--json", "--no-tables"])[0] for _ in range(repeat))
-    read_s, (child_s, child_mb), run_s = min(reads), min(kids), min(wall for wall, _ in runs)
+    smalls = [child([str(privopt), "solve", str(small), "--json", "--no-tables"]) for _ in range(repeat)]
+    small_s, small_cpu = min(wall for wall, _, _ in smalls), min(cpu for _, _, cpu in smalls)
+    read_s, (child_s, child_mb, _), run_s = min(reads), min(kids), min(wall for wall, _, _ in runs)
+    run_cpu = min(cpu for _, _, cpu in runs)
     return {
         "case": case,
         "records": n,
@@ -126,10 +135,12 @@ def measure(case: str, n: int, repeat: int) -> dict:
         "pyarrow_child_s": round(child_s, 3),
         "pyarrow_child_rss_mb": round(child_mb),
         "privopt_s": round(run_s, 3),
-        "privopt_rss_mb": round(max(mb for _, mb in runs)),
+        "privopt_rss_mb": round(max(mb for _, mb, _ in runs)),
+        "privopt_cpu_s": round(run_cpu, 3),
         "parse_s": result["timings"]["parse_s"],
         "solve_s": result["timings"]["solve_s"],
         "small_s": round(small_s, 3),
+        "small_cpu_s": round(small_cpu, 3),
         "over_read": round(run_s / read_s, 2),
         "over_child": round(run_s / child_s, 2),
         "repeat": repeat,
@@ -147,10 +158,11 @@ def main() -> None:
     ap.add_argument("--case", nargs="+", choices=["credit", "wide"], default=["credit", "wide"])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--label", default="", help="what was measured (a checkout, the load)")
+    ap.add_argument("--privopt", type=Path, default=PRIVOPT, help="the privopt command to run (another checkout's)")
     args = ap.parse_args()
     for n in args.records:
         for case in args.case:
-            row = {"label": args.label, **measure(case, n, args.repeat)}
+            row = {"label": args.label, **measure(case, n, args.repeat, args.privopt)}
             print(json.dumps(row), flush=True)
             with RESULTS.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")

@@ -136,6 +136,76 @@ def test_bad_rows_stay_located_errors_across_blocks(tmp_path, monkeypatch):
         count_records(DataFiles(tmp_path), "r.csv", SPAN, [g, h])
 
 
+def test_tables_and_domains_from_one_tally_equal_the_row_by_row_count(tmp_path, monkeypatch):
+    """The file's text columns are counted once (``Tally``); each table (several labels naming
+    one domain label, a label no record has) and each domain read from the file is a marginal
+    of that count, equal to the row-by-row count (``TALLY_CELLS = 0``) and to pandas'."""
+    monkeypatch.setattr(datafiles, "CSV_BLOCK", 1 << 11)  # many blocks, each its own dictionary
+    df = _records(6000, 7)
+    df.to_csv(tmp_path / "r.csv", index=False)
+    g = _Var("g", ["a", "b, quoted", "spaced", "NA", "solo", "never"])
+    h = _Var("h", ["x", "y", "z"])
+
+    def count(files):
+        files.expect("r.csv", labels=["g", "h", "note"])
+        note = datafiles.distinct_labels(files, "r.csv", SPAN, "note")
+        n = _Var("note", note)
+        return note, count_records(files, "r.csv", SPAN, [h, g]), count_records(files, "r.csv", SPAN, [g, n, h])
+
+    files = DataFiles(tmp_path)
+    note, hg, gnh = count(files)
+    [tally] = files._tallies["r.csv"]  # one count of the file's three text columns served all three
+    assert sorted(tally.cols) == ["g", "h", "note"]
+    monkeypatch.setattr(datafiles, "TALLY_CELLS", 0)
+    slow = DataFiles(tmp_path)
+    slow_note, slow_hg, slow_gnh = count(slow)
+    assert "r.csv" not in slow._tallies  # counted row by row
+    assert slow_note == note and np.array_equal(slow_hg, hg) and np.array_equal(slow_gnh, gnh)
+    text = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False)
+    assert note == tuple(sorted(text["note"].unique()))
+    want = np.zeros((6, 2, 3))
+    for (gl, nl, hl), k in text.value_counts(["g", "note", "h"]).items():
+        want[g.labels.index(gl.strip()), note.index(nl), h.labels.index(hl)] = k
+    assert np.array_equal(gnh, want) and np.array_equal(hg, want.sum(axis=1).T)
+
+
+def test_a_tally_too_wide_for_the_file_counts_the_tables_columns_alone(tmp_path, monkeypatch):
+    """A file whose text columns together have more combinations than ``TALLY_CELLS`` (an id
+    read as text) is tallied over the table's own columns: the same counts."""
+    df = _records(2000, 8)
+    df.to_csv(tmp_path / "r.csv", index=False)
+    g, h = _Var("g", ["a", "b, quoted", "spaced", "NA", "solo"]), _Var("h", ["x", "y", "z"])
+    monkeypatch.setattr(datafiles, "TALLY_CELLS", 100)
+    files = DataFiles(tmp_path)
+    files.expect("r.csv", labels=["g", "h", "id"])
+    got = count_records(files, "r.csv", SPAN, [g, h])
+    assert [list(t.cols) for t in files._tallies["r.csv"]] == [["g", "h"]]
+    monkeypatch.setattr(datafiles, "TALLY_CELLS", 0)
+    assert np.array_equal(got, count_records(DataFiles(tmp_path), "r.csv", SPAN, [g, h]))
+
+
+def test_the_hash_is_of_the_open_file_and_a_file_changed_while_read_is_refused(tmp_path):
+    """pyarrow reads the file the spec opened (its descriptor), not whatever its name points
+    to later; the thread hashing it checks the file did not change while it was read."""
+    _records(500, 3).to_csv(tmp_path / "r.csv", index=False)
+    first = (tmp_path / "r.csv").read_bytes()
+    files = DataFiles(tmp_path)
+    _, fh = files.open("r.csv", SPAN)
+    with fh:
+        (tmp_path / "other.csv").write_bytes(first.replace(b"x", b"w"))
+        (tmp_path / "other.csv").replace(tmp_path / "r.csv")  # the name now names another file
+        cols, digest = datafiles._read_text(fh, "csv", "r.csv", SPAN, ["h"], ["h"])
+        assert digest == hashlib.sha256(first).hexdigest()
+        assert "x" in cols["h"].labels and "w" not in cols["h"].labels
+    with open(tmp_path / "r.csv", "rb") as fh:
+        check = datafiles._Digest(fh, "r.csv", SPAN)
+        check.worker.join()
+        with open(tmp_path / "r.csv", "ab") as out:
+            out.write(b"a,b\n")
+        with pytest.raises(SpecError, match="data file 'r.csv' changed while it was read"):
+            check.result()
+
+
 WIDE = textwrap.dedent(
     """\
     var a : public range(0, 9)
@@ -293,8 +363,12 @@ def test_columns_from_arrow_equal_what_pandas_reads(tmp_path):
         "i": pa.chunked_array([[1, -3, 200], [7]], type=pa.int64()),
         "big": pa.chunked_array([[1, 2**40], [3]], type=pa.int64()),
         "f": pa.chunked_array([[0.5, 1e-300], [float("nan")]], type=pa.float64()),
-        "d": pa.chunked_array(
-            [pa.array(["a", "b", "a"]).dictionary_encode(), pa.array(["c", "a"]).dictionary_encode()]
+        "d": pa.chunked_array(  # an empty chunk, and a slice (its indices start at an offset)
+            [
+                pa.array(["a", "b", "a"]).dictionary_encode(),
+                pa.array([], type=pa.string()).dictionary_encode(),
+                pa.array(["q", "c", "a"]).dictionary_encode().slice(1),
+            ]
         ),
         "s": pa.chunked_array([["x", " y "], ["x"]]),
         "b": pa.chunked_array([[True, False], [True]]),
@@ -310,6 +384,8 @@ def test_columns_from_arrow_equal_what_pandas_reads(tmp_path):
             assert isinstance(got, np.ndarray)
             np.testing.assert_array_equal(got, want.to_numpy())
     assert from_arrow(chunks["i"]).dtype == np.int16 and from_arrow(chunks["big"]).dtype == np.int64
+    d = from_arrow(chunks["d"])  # the chunks' texts in pyarrow's unified order; int8 codes
+    assert list(d.labels) == chunks["d"].combine_chunks().dictionary.to_pylist() and d.codes.dtype == np.int8
     empty = from_arrow(pa.chunked_array([], type=pa.dictionary(pa.int32(), pa.string())))
     assert isinstance(empty, Coded) and len(empty) == 0
 

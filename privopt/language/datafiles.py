@@ -18,9 +18,9 @@ group's rows may lie in several parts). Each part is opened and checked like a s
 must stay inside the spec's folder), its SHA-256 is recorded under its own path (``digests``:
 one entry per part, keyed ``data/part-0.parquet``), and the parts must agree on their columns
 and on each column's kind of values. Parquet is read a column at a time, only the columns a
-table or a domain needs (``DataFiles.columns``). A CSV is read in one pass by pyarrow's
-multithreaded reader, only the columns the spec names (``DataFiles.expect``), its bytes hashed
-and checked as UTF-8 as the reader takes them (``_Checked``). The columns read stay numpy arrays
+table or a domain needs (``DataFiles.columns``). A CSV is parsed once, by pyarrow's
+multithreaded reader, only the columns the spec names (``DataFiles.expect``), while a thread
+hashes the same open file and checks it as UTF-8 (``_Digest``). The columns read stay numpy arrays
 and dictionary codes (``Coded``) from the reader to the counts (``DataFiles.arrays``): no pandas
 object is made on that path; ``frame`` and ``columns`` give DataFrames to callers that want one.
 """
@@ -35,6 +35,7 @@ import hashlib
 import io
 import math
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,6 +76,8 @@ class DataFiles:
     _expected: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # path -> (label, value) columns
     _codes: dict[tuple, np.ndarray] = field(default_factory=dict)  # (path, column, labels) -> codes
     _parquet: dict[tuple[Path, ...], ParquetSource] = field(default_factory=dict)
+    _csv_read: dict[str, CsvTable] = field(default_factory=dict)  # CSV/TSV path as written -> its columns read
+    _tallies: dict[str, list[Tally]] = field(default_factory=dict)  # path -> tallies of its text columns
     digests: dict[str, str] = field(
         default_factory=dict
     )  # path as written -> SHA-256 of the bytes read (one entry per part)
@@ -219,7 +222,31 @@ class DataFiles:
                 table.texts = (table.texts - set(todo)) | {n for n, c in more.items() if isinstance(c, Coded)}
             if table.digest is not None:
                 self.digests[text] = table.digest
+        self._csv_read[text] = table
         return table.cols
+
+    def tally(self, text: str, span: Span, names: list[str]) -> Tally | None:
+        """The records of ``text`` counted per combination of the dictionary codes of the
+        columns ``names`` (``Tally``), made once per file and shared: the tally is taken over
+        every column of a CSV/TSV read as text so far (the spec's label columns, read in one
+        pass), so the domains and record tables of one file are marginals of one ``bincount``
+        (over ``names`` alone when those are too many cells). None when a column is not text
+        (numbers in a Parquet file), holds a null, or the combinations are too many
+        (``TALLY_CELLS``): the caller counts row by row, and reports what is wrong there."""
+        cols = self.arrays(text, span, names, labels=names)
+        for t in self._tallies.get(text, ()):
+            if all(t.cols.get(n) is cols[n] for n in names):
+                return t
+        table = self._csv_read.get(text)
+        wide = dict(cols)
+        if table is not None:
+            wide.update((n, c) for n, c in table.cols.items() if n in table.texts and n not in cols)
+        for group in (wide, cols) if len(wide) > len(cols) else (cols,):
+            t = Tally.of(group)
+            if t is not None:
+                self._tallies.setdefault(text, []).append(t)
+                return t
+        return None
 
     def codes(self, text: str, span: Span, col: Column, var: Domain) -> np.ndarray:
         """``_codes`` of the column ``var.name`` of ``text``, computed once per domain: the
@@ -526,63 +553,86 @@ def _header(fh: io.BufferedReader, kind: str, text: str, span: Span) -> list[str
     return header
 
 
-class _Checked(io.RawIOBase):
-    """A file's bytes as a reader takes them, in one pass: hashed (SHA-256), checked as UTF-8
-    (an ASCII block is valid as it stands; any other goes through an incremental decoder, so
-    a character split between two blocks is read whole) and reported as read (``READING``).
-    The first bad byte is kept, not raised inside the reader: ``check`` raises it, naming
-    its line."""
+class _Digest:
+    """The SHA-256 of an open file's bytes and their UTF-8 check, read in a thread of its own
+    while the parser reads the same open file (``_read_text``): ``CSV_BLOCK`` bytes at a time
+    into one reused buffer (``os.preadv``), hashed (``hashlib`` releases the GIL on large
+    buffers), an ASCII block taken as it stands and any other given to an incremental decoder,
+    so a character split between two blocks is read whole; each block is reported as read
+    (``READING``). The file must not change in between: its size, modification time and change
+    time (``st_ctime_ns``, which no program can set back) are the same after the parse and the
+    hash as before (``unchanged``), or the read is refused.
+    The first bad byte is kept, not raised in the thread: ``result`` raises it, naming its
+    line."""
 
     def __init__(self, fh: io.BufferedReader, text: str, span: Span):
-        super().__init__()
-        self.fh, self.text, self.span = fh, text, span
+        self.fd, self.text, self.span = fh.fileno(), text, span
+        self.stat = os.fstat(self.fd)
         self.sha = hashlib.sha256()
-        self.decoder = codecs.getincrementaldecoder("utf-8")()
-        self.done, self.total = 0, os.fstat(fh.fileno()).st_size
         self.bad: int | None = None  # offset of the first byte that is not UTF-8
-        self.hook = READING.get()  # read here: pyarrow calls ``readinto`` from threads of its own
+        self.split = False  # the last line ends inside a UTF-8 character
+        self.error: BaseException | None = None
+        self.hook = READING.get()  # read here: the thread has no context of its own
+        self.worker = threading.Thread(target=self._digest, name="privopt-sha256", daemon=True)
+        self.worker.start()
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        n = self.fh.readinto(buffer)
-        if n:
-            block = memoryview(buffer)[:n]
-            self.sha.update(block)
+    def _digest(self) -> None:
+        try:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            at, total = 0, self.stat.st_size
+            block = bytearray(CSV_BLOCK)  # one buffer, read into again and again
+            while n := os.preadv(self.fd, [block], at):
+                data = block if n == len(block) else block[:n]
+                self.sha.update(data)
+                if self.bad is None:
+                    pending = len(decoder.getstate()[0])
+                    if pending or not data.isascii():
+                        try:
+                            decoder.decode(data)
+                        except UnicodeDecodeError as e:
+                            self.bad = at - pending + e.start
+                at += n
+                if self.hook is not None:
+                    self.hook(f"read {self.text}", at, total)
             if self.bad is None:
-                data = bytes(block)
-                pending = len(self.decoder.getstate()[0])
-                if pending or not data.isascii():
-                    try:
-                        self.decoder.decode(data)
-                    except UnicodeDecodeError as e:
-                        self.bad = self.done - pending + e.start
-            self.done += n
-            if self.hook is not None:
-                self.hook(f"read {self.text}", self.done, self.total)
-        return n
+                try:
+                    decoder.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    self.split = True
+        except BaseException as e:  # noqa: BLE001 (raised again by ``result``, in the caller's thread)
+            self.error = e
 
-    def check(self) -> str:
-        """After the reader stopped: the first bad byte as a located error; else the rest of
-        the file read (hashed and checked too) and its SHA-256."""
-        while self.bad is None and self.read(CSV_BLOCK):
-            pass
+    def unchanged(self) -> None:
+        """The file's size, modification and change times are those it had when the hash began."""
+        now = os.fstat(self.fd)
+        was = self.stat
+        if (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != (was.st_size, was.st_mtime_ns, was.st_ctime_ns):
+            raise SpecError(
+                f"data file '{self.text}' changed while it was read",
+                self.span,
+                "run again on a file that is not being written",
+            )
+
+    def result(self) -> str:
+        """After the parse: the SHA-256 of the file's bytes; a bad byte, a file changed while
+        read, or a read error raised here."""
+        self.worker.join()
+        if self.error is not None:
+            raise self.error
+        self.unchanged()
+        if self.split:
+            raise SpecError(
+                f"the last line of '{self.text}' ends inside a UTF-8 character",
+                self.span,
+                "save the data file as UTF-8",
+            )
         if self.bad is None:
-            try:
-                self.decoder.decode(b"", final=True)
-            except UnicodeDecodeError:
-                raise SpecError(
-                    f"the last line of '{self.text}' ends inside a UTF-8 character",
-                    self.span,
-                    "save the data file as UTF-8",
-                ) from None
             return self.sha.hexdigest()
-        fd, lines, at = self.fh.fileno(), 0, 0
+        lines, at = 0, 0
         while at < self.bad:  # the error's line: newlines before the byte, counted a block at a time
-            block = os.pread(fd, min(CSV_BLOCK, self.bad - at), at)
+            block = os.pread(self.fd, min(CSV_BLOCK, self.bad - at), at)
             lines, at = lines + block.count(b"\n"), at + len(block)
-        byte = os.pread(fd, 1, self.bad)[0]
+        byte = os.pread(self.fd, 1, self.bad)[0]
         raise SpecError(
             f"line {lines + 1} of '{self.text}': byte 0x{byte:02x} is not UTF-8",
             self.span,
@@ -590,12 +640,21 @@ class _Checked(io.RawIOBase):
         )
 
 
+def _native(fh: io.BufferedReader):
+    """What pyarrow reads for the open file ``fh``: on Linux its descriptor's path in /proc,
+    which opens the same file (never what its name may point to now) and lets pyarrow read it
+    without Python; elsewhere the Python file itself."""
+    proc = f"/proc/self/fd/{fh.fileno()}"
+    return proc if os.path.exists(proc) else fh
+
+
 def _read_text(
     fh: io.BufferedReader, kind: str, text: str, span: Span, labels=(), only=None
 ) -> tuple[dict[str, Column], str]:
-    """A CSV/TSV file's columns (``Column``s) and the SHA-256 of its bytes, in one pass over the file
-    (``_Checked``): pyarrow's multithreaded reader parses blocks in parallel, only the ``only``
-    columns (names as in the header; None: every column), and each integer column is kept in
+    """A CSV/TSV file's columns (``Column``s) and the SHA-256 of its bytes: pyarrow's
+    multithreaded reader parses blocks in parallel, only the ``only`` columns (names as in the
+    header; None: every column), while a thread hashes and checks the same open file
+    (``_Digest``). Each integer column is kept in
     the smallest integer type that holds it, so 2 million rows of small labels cost 2 MB a
     column (docs/performance.md, "Data path"). A file pyarrow cannot read (a ragged row, a row
     longer than a block) is read by pandas, whose errors say what is wrong. Neither reads any
@@ -606,10 +665,10 @@ def _read_text(
     import pyarrow.csv as pc
 
     sep = "\t" if kind == "tsv" else ","
-    stream = _Checked(fh, text, span)
+    digest = _Digest(fh, text, span)
     try:
         table = pc.read_csv(
-            stream,
+            _native(fh),
             read_options=pc.ReadOptions(block_size=CSV_BLOCK),
             parse_options=pc.ParseOptions(delimiter=sep),
             # text labels as dictionary codes; no text means "missing" ("NA" is North America, and
@@ -624,24 +683,26 @@ def _read_text(
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
-        stream.check()  # a byte that is not UTF-8 is the error to report, wherever the parse stopped
+        sha = digest.result()  # a byte that is not UTF-8 is the error to report, wherever the parse stopped
         fh.seek(0)
         if "columns, got" in str(e):  # a row with more or fewer fields than the header
             _ragged_row(fh, sep, text, span)
         import pandas as pd
 
-        stream = _Checked(fh, text, span)
         df = pd.read_csv(
-            io.BufferedReader(stream, CSV_BLOCK),
+            fh,
             sep=sep,
             keep_default_na=False,
             na_filter=False,
             dtype={n: str for n in labels},
             usecols=list(only) if only is not None else None,
         )
-        return {n: from_pandas(df[n]) for n in df.columns}, stream.check()
-    digest = stream.check()
-    return {n: from_arrow(table.column(n)) for n in table.column_names}, digest
+        digest.unchanged()
+        return {n: from_pandas(df[n]) for n in df.columns}, sha
+    finally:
+        digest.worker.join()  # the thread ends with the read, whatever happened
+    sha = digest.result()
+    return {n: from_arrow(table.column(n)) for n in table.column_names}, sha
 
 
 def _ragged_row(fh: io.BufferedReader, sep: str, text: str, span: Span) -> None:
@@ -699,6 +760,71 @@ class Coded:
 # A column read from a data file: numbers, booleans and dates as a numpy array, text as ``Coded``.
 Column = np.ndarray | Coded
 
+TALLY_CELLS = 1 << 22  # combinations of dictionary codes one tally counts (32 MB of int64 counts)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Records per combination of the dictionary codes of some text columns of one file:
+
+        counts[k_1, ..., k_m] = #{rows r : codes_i[r] = k_i for every column i},
+
+    one ``np.bincount`` of the rows' flat index (in the smallest integer type that holds it).
+    A record table over some of these columns is a marginal of it (sum over the others,
+    exact in int64) with each column's labels mapped to its domain once per distinct label;
+    a domain read from a file is the labels whose marginal is positive. So the rows are
+    walked once per file, not once per table and once per domain."""
+
+    cols: dict[str, Coded]
+    counts: np.ndarray  # int64, one axis per column of ``cols`` (in its order), len(labels) long
+
+    @classmethod
+    def of(cls, cols: dict[str, Column]) -> Tally | None:
+        """The tally of ``cols``, or None when one is not text, holds a null (code -1), or the
+        combinations number more than ``TALLY_CELLS`` or a quarter of the rows (then counting
+        the rows of each table saves nothing: 390,625 groups of 5 private values from 2 million
+        records)."""
+        if not cols or not all(isinstance(c, Coded) for c in cols.values()):
+            return None
+        sizes = [len(c.labels) for c in cols.values()]
+        cells = math.prod(sizes)
+        rows = len(next(iter(cols.values())))
+        if cells > min(TALLY_CELLS, rows // 4) or any(c.codes.min() < 0 for c in cols.values()):
+            return None
+        dtype = np.int16 if cells <= 1 << 15 else np.int32
+        codes = [c.codes for c in cols.values()]
+        flat = codes[0].astype(dtype)
+        for c, size in zip(codes[1:], sizes[1:]):
+            flat *= size
+            flat += c
+        return cls(dict(cols), np.bincount(flat, minlength=cells).reshape(sizes))
+
+    def marginal(self, names: list[str]) -> np.ndarray:
+        """Records per combination of the labels of the columns ``names`` (in that order)."""
+        keep = [list(self.cols).index(n) for n in names]
+        m = self.counts.sum(axis=tuple(i for i in range(self.counts.ndim) if i not in keep))
+        return m.transpose(np.argsort(np.argsort(keep)))
+
+    def table(self, axes: list[Domain], text: str, span: Span) -> np.ndarray | None:
+        """``count_records``' array over ``axes`` from the tally: each column's labels looked up
+        in its domain once, then one weighted ``bincount`` over the combinations of labels
+        (several labels may name one domain label: ``" a"`` and ``"a"``). None when a record
+        holds a label outside its domain: ``count_records`` then finds its row."""
+        m = self.marginal([v.name for v in axes])
+        flat = np.zeros((1,) * m.ndim, dtype=np.intp)
+        for i, v in enumerate(axes):  # in the order, and with the checks, of ``_codes``
+            col = self.cols[v.name]
+            if v.values is not None:
+                _not_coerced(col, v.name, text, span, f"the numeric labels of {v.name}")
+            found = _label_index(col.labels, v)
+            if self.marginal([v.name])[found < 0].any():
+                return None
+            flat = flat * v.size + np.maximum(found, 0).reshape([-1 if k == i else 1 for k in range(m.ndim)])
+        cells = math.prod(v.size for v in axes)
+        return np.bincount(
+            np.broadcast_to(flat, m.shape).ravel(), weights=m.astype(np.float64).ravel(), minlength=cells
+        )
+
 
 def _small_ints(v: np.ndarray) -> np.ndarray:
     """Integers in the smallest type that holds them: 2 million small labels cost 2 MB."""
@@ -727,6 +853,8 @@ def from_arrow(col) -> Column:
         col = col.dictionary_encode()
         t = col.type
     if pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
+        if col.null_count == 0:
+            return _unified(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
         whole = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col  # dictionaries unified
         if isinstance(whole, pa.ChunkedArray):  # no chunks: an empty column
             whole = pa.array([], type=t)
@@ -739,6 +867,27 @@ def from_arrow(col) -> Column:
         if v.dtype.kind in "bmM":
             return v
     return from_pandas(col.to_pandas())
+
+
+def _unified(chunks) -> Coded:
+    """Dictionary chunks without nulls (a CSV read a block at a time: each block has its own
+    dictionary) as one ``Coded``: each chunk's few texts given their index among all the
+    chunks' texts (first seen first, as pyarrow's unification orders them), then one ``take``
+    of the chunk's indices straight into the small codes, with no int32 copy of the column."""
+    index: dict[str, int] = {}
+    luts = [[index.setdefault(w, len(index)) for w in c.dictionary.to_pylist()] for c in chunks]
+    labels = np.array([*index, None], dtype=object)[:-1]  # a 1-D array of str
+    dtype = _code_type(len(labels))
+    codes = np.empty(sum(len(c) for c in chunks), dtype=dtype)
+    at = 0
+    for c, lut in zip(chunks, luts):
+        if not len(c):
+            continue
+        width = np.dtype(f"i{c.indices.type.bit_width // 8}")
+        raw = np.frombuffer(c.indices.buffers()[1], dtype=width, count=len(c), offset=c.indices.offset * width.itemsize)
+        np.take(np.array(lut, dtype=dtype), raw, out=codes[at : at + len(c)], mode="clip")  # in range: no copy
+        at += len(c)
+    return Coded(codes, labels)
 
 
 def _numpy(col) -> np.ndarray:
@@ -875,9 +1024,7 @@ def _codes(col: Column, var: Domain, text: str, span: Span, files: DataFiles | N
         codes = np.where(ok, order[pos], -1)
     else:  # text: each distinct label looked up once, then one take over the rows (a null, -1, finds none)
         coded = col if isinstance(col, Coded) else _coded_numbers(col)
-        index = {label: k for k, label in enumerate(var.labels)}
-        found = np.array([index.get(str(v).strip(), -1) for v in coded.labels], dtype=np.int64)
-        lut = np.append(found, -1).astype(_code_type(var.size))  # a null's code, -1, takes the last entry
+        lut = np.append(_label_index(coded.labels, var), -1).astype(_code_type(var.size))  # a null: -1, the last
         codes = lut[coded.codes]
     bad = np.flatnonzero(codes < 0)
     if bad.size:
@@ -893,6 +1040,13 @@ def _codes(col: Column, var: Domain, text: str, span: Span, files: DataFiles | N
             f"{var.name} takes {{{', '.join(var.labels[:12])}{', ...' if var.size > 12 else ''}}}",
         )
     return codes
+
+
+def _label_index(labels: np.ndarray, var: Domain) -> np.ndarray:
+    """Each distinct text's index in ``var``'s domain (surrounding spaces ignored), -1 where
+    it is none of its labels."""
+    index = {label: k for k, label in enumerate(var.labels)}
+    return np.array([index.get(str(v).strip(), -1) for v in labels], dtype=np.int64)
 
 
 def _coded_numbers(col: np.ndarray) -> Coded:
@@ -1045,11 +1199,17 @@ def _flat_index(files: DataFiles, cols: dict[str, Column], axes: list[Domain], t
 def count_records(files: DataFiles, text: str, span: Span, axes: list[Domain]) -> np.ndarray:
     """Records per combination of labels: a file of one row per record (person, applicant)
     gives the array ``n[c] = #{rows r : labels(r) = c}`` over ``axes`` (float64; zero where no
-    record has the combination). Vectorized: each column's labels are looked up once
-    (``_codes``), and the cells are counted with one ``np.bincount``. A label outside a
-    domain, an empty cell or a null is an error naming its row, never a dropped record."""
+    record has the combination). Vectorized: text columns are counted once per file
+    (``DataFiles.tally``) and each table is a marginal of that count, its labels looked up once
+    per distinct text; other columns' labels are looked up once (``_codes``) and the cells
+    counted with one ``np.bincount``. A label outside a domain, an empty cell or a null is an
+    error naming its row, never a dropped record."""
     shape = tuple(v.size for v in axes)
     cells = _cells(axes, span)
+    tally = files.tally(text, span, [v.name for v in axes])
+    counted = tally.table(axes, text, span) if tally is not None else None
+    if counted is not None:
+        return counted.reshape(shape)
     cols = files.arrays(text, span, [v.name for v in axes], labels=[v.name for v in axes])
     flat = _flat_index(files, cols, axes, text, span)
     return np.bincount(flat, minlength=cells).astype(np.float64).reshape(shape)
@@ -1059,6 +1219,11 @@ def distinct_labels(files: DataFiles, text: str, span: Span, column: str) -> tup
     """Sorted distinct values of a column (numerically when they are all numbers). An empty
     cell is an error naming its row: a domain is read as written, never with a gap dropped."""
     col = files.arrays(text, span, [column], labels=[column])[column]
+    tally = files.tally(text, span, [column]) if isinstance(col, Coded) else None
+    if tally is not None:  # no null; the labels some record holds, from the file's one count
+        held = col.labels[tally.marginal([column]) > 0]
+        if not any(_is_missing(v) for v in held):
+            return _sorted_labels(held)
     if isinstance(col, Coded):
         blank = np.array([_is_missing(v) for v in col.labels], dtype=bool)  # each distinct label once
         empty = np.append(blank, True)[col.codes]  # a null's code, -1, takes the last entry
@@ -1080,7 +1245,12 @@ def labels_of(col: Column) -> tuple[str, ...]:
     col = from_pandas(col)
     if isinstance(col, np.ndarray) and col.dtype.kind in "iuf":
         return tuple(_fmt_number(v) for v in np.unique(col))
-    uniq = col.used() if isinstance(col, Coded) else _coded_numbers(col).labels
+    return _sorted_labels(col.used() if isinstance(col, Coded) else _coded_numbers(col).labels)
+
+
+def _sorted_labels(uniq) -> tuple[str, ...]:
+    """Distinct values as a domain's labels (``labels_of``): stripped, sorted by value when all
+    are numbers in the spec's syntax, else as text."""
     labels = set(str(v).strip() for v in uniq)
     numbers = {lab: parse_number(lab) for lab in labels}
     if labels and all(x is not None and math.isfinite(x) for x in numbers.values()):
