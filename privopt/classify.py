@@ -9,7 +9,7 @@ of its constraints (``problem.sets``) decide the methods (``_analyse``); the rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -17,12 +17,12 @@ from .closedform.registry import recognize
 from .core.sets import GaussianDP
 from .methods import METHODS
 from .model.problem import Problem
+from .records import Record
 
 ATR_METHODS = ("closed-form", "lfp")  # what a transparency report may name (analyse_ratio decides which apply)
 
 
-@dataclass(frozen=True)
-class Analysis:
+class Analysis(Record):
     problem_class: str  # e.g. "atr-max-confidence"
     program: str  # "generalized linear-fractional program"
     applicable: dict[str, str]  # method -> why it applies

@@ -36,6 +36,7 @@ import numpy as np
 
 from ._version import __version__
 from .errors import did_you_mean
+from .records import Record
 from .sections import GROUP_MEASURES, Section, html_table, print_released, sections_of, table_layout, text_console
 from .sections import captured_lines as _captured_lines
 
@@ -142,8 +143,7 @@ def versions() -> Versions:
     return Versions()
 
 
-@dataclass(frozen=True)
-class Labels:
+class Labels(Record):
     """A column of labels: row i holds ``labels[codes[i]]`` (code -1: no label). Built into a
     pandas Categorical only when a DataFrame is asked for."""
 

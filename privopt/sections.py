@@ -33,9 +33,9 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .records import Record
 from .render import fmt, fmt12, print_table, sci, visible
 from .render import markup as escape
 
@@ -132,8 +132,7 @@ def sections_of(result) -> tuple[Section, ...]:
     return (Mechanism(result),)
 
 
-@dataclass(frozen=True)
-class _ResultSection:
+class _ResultSection(Record):
     """A section read from a result's fields (``result``: a ``privopt.results.Result``); each
     subclass prints its own text (``print``) and names its HTML tables (``frames``)."""
 

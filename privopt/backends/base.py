@@ -26,13 +26,14 @@ never used. A program with integer columns (a MILP) has no duals: ``row_dual`` a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
 import numpy as np
 
 from .. import solverlog
 from ..core.canonical import CanonicalProgram
+from ..records import Record
 
 LinearProgram = CanonicalProgram  # the LP routes' name for it (an LP is a canonical program without Q, cones, integers)
 
@@ -58,8 +59,7 @@ class _Answerless:
         return cls(termination, "unknown", None, None, 0.0, 0.0, None, solver, "", message)
 
 
-@dataclass(frozen=True)
-class LPSolution(_Answerless):
+class LPSolution(_Answerless, Record):
     termination: str  # why the solver stopped: optimal, infeasible, unbounded, time_limit, error, ...
     status: str  # what x is: optimal | infeasible | unbounded | unknown
     x: np.ndarray | None = field(repr=False)
@@ -78,8 +78,7 @@ class LPSolution(_Answerless):
         return self.status == "optimal" and self.x is not None
 
 
-@dataclass(frozen=True)
-class ConicSolution(_Answerless):
+class ConicSolution(_Answerless, Record):
     """A conic program's answer: ``values`` by the program's variable names (in the program's
     units), with the same termination / status split as ``LPSolution``."""
 

@@ -53,11 +53,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..records import Record
 from ..results import Labels
 from ..verification.tolerances import (  # noqa: F401 (importable from here, as before)
     BUDGET_RTOL,
@@ -76,8 +76,7 @@ from ..verification.tolerances import (  # noqa: F401 (importable from here, as 
 # ------------------------------------------------------------------ routes
 
 
-@dataclass(frozen=True)
-class Accuracy:
+class Accuracy(Record):
     """A route's documented accuracy: its objective lies within ``max(abs, rel |optimum|)`` of
     the optimum, plus ``slack / S`` for a route that solves ratio rows ``q X - beta S <= 0``
     only to an absolute ``slack`` (S: the outcome mass of its table's largest ratio, so
@@ -137,8 +136,7 @@ def _no_group_name(g: int) -> str:
     return str(g)
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(Record):
     """One way to solve a problem, for ``privopt check`` (see the module doc)."""
 
     method: str

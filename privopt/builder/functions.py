@@ -18,9 +18,9 @@ docs/language.md's "Functions" table is checked against ``FUNCTIONS`` (tests/tes
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 
 from ..errors import SpecError, UnsupportedError
+from ..records import Record
 
 # the problem classes, as docs/ name them
 REPORT = "transparency report"
@@ -58,8 +58,7 @@ CLASS_NOUN = {
 _FINITE = (REPORT, MECHANISM, SHAPED, OBFUSCATION)  # specs over finite variables and known tables
 
 
-@dataclass(frozen=True)
-class Function:
+class Function(Record):
     """One name of the language: ``signature`` as a user writes it, the ``classes`` where it
     applies, its ``use`` (objective, budget, expression, table, scalar, noise) and ``meaning``."""
 

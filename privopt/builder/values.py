@@ -21,7 +21,6 @@ Every result is checked to stay finite and real, located at the operator."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from ..errors import SpecError, UnsupportedError
 from ..language import ast
 from ..language.source import Span
 from ..model.linear import LinTable
+from ..records import Record
 
 SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "abs": np.abs, "sqrt": np.sqrt}
 
@@ -101,8 +101,7 @@ def checked(table: LinTable, span: Span) -> LinTable:
     return table
 
 
-@dataclass(frozen=True)
-class AbsOf:
+class AbsOf(Record):
     """``|inner|`` of an expression that depends on the design: allowed only as the smaller
     side of a bound, ``|e| <= c``, which the builders split into ``e <= c`` and ``-e <= c``."""
 

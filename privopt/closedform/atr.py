@@ -31,19 +31,17 @@ from the returned table (``measures.confidence``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..lower.atr import tighten_to_simplex
 from ..measures.reduce import gmax, gsum, shift_onto_sum
+from ..records import Record
 
 CASES = ("beta_0", "beta_1", "beta_p", "beta_min")
 ZERO_MASS = 1e-14  # joint masses below this fraction of the group are rounding crumbs
 
 
-@dataclass(frozen=True)
-class BinaryATRSolution:
+class BinaryATRSolution(Record):
     beta: np.ndarray  # (G,) optimal beta per group (0 for a group of zero mass)
     candidates: np.ndarray  # (G, 4) beta_0, beta_1, beta_p, beta_min
     case: np.ndarray  # (G,) index into CASES of the binding candidate

@@ -23,11 +23,11 @@ recognizers are the same as if every one were imported (``RECOGNIZERS`` imports 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+
+from ..records import Record
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Record):
     """A registered recognizer: its ``name`` and ``method``, ``where`` it is defined
     (``"module:attr"``), and the objective's words it can be about: its atom (``atoms``) or its
     curvature (``curvatures``; None: any), read without importing it. A recognizer's own

@@ -19,16 +19,17 @@ they take (``backends.base.Backend.capabilities``) and the plan picks among them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
+from ..records import Record
+
 CONE_KINDS = ("soc", "psd")
 
 
-@dataclass(frozen=True)
-class Cone:
+class Cone(Record):
     """``x[start : start + size]`` lies in the cone ``kind`` (``soc`` or ``psd``)."""
 
     kind: str
@@ -58,8 +59,7 @@ def psd_layout(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return i, j, scale
 
 
-@dataclass(frozen=True)
-class CanonicalProgram:
+class CanonicalProgram(Record):
     """The program of this module's docstring. The first seven fields are those of the LP
     (``backends.base.LinearProgram``, an alias of this class), in its order, so an LP is built
     as before; ``cones``, ``integrality`` and ``offset`` default to none."""

@@ -21,14 +21,15 @@ it; both None for a theorem, whose answer is exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from ..records import Record
 
 CERTIFICATE_KINDS = ("theorem", "dual-bound", "lfp-brackets", "global-bound", "enumeration", "composite")
 
 
-@dataclass(frozen=True)
-class Certificate:
+class Certificate(Record):
     kind: str
     claim: str  # what it proves, one sentence for the user
     bound: float | None = None

@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records import Record
 from ..render import clip, visible
 
 EXCERPT_WIDTH = 100  # characters of a long line shown around the caret
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record):
     """A spec's text and where it came from (``path`` is None for in-memory text)."""
 
     text: str = field(repr=False)

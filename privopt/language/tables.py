@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import SpecError
+from ..records import Record
 from ..render import visible
 from .source import Source, Span
 
@@ -68,8 +69,7 @@ class _Tok:
     span: Span
 
 
-@dataclass(frozen=True)
-class RawTable:
+class RawTable(Record):
     """Values as written: ``data`` over ``axes``; ``cell_spans[idx]`` locates each cell."""
 
     axes: tuple[str, ...]

@@ -15,19 +15,17 @@ effective bounds on D~_1 are [max(L1, 1 - U0), min(U1, 1 - L0)].
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import InfeasibleError
 from ..measures.reduce import osum
 from ..model.problem import Problem
+from ..records import Record
 
 FEAS_TOL = 1e-12
 
 
-@dataclass(frozen=True)
-class ATRInstance:
+class ATRInstance(Record):
     public: tuple[str, ...]
     private: tuple[str, ...]
     outcome: str

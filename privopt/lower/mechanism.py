@@ -29,7 +29,6 @@ cannot overflow; the eps range privopt accepts is checked by ``budget_range`` be
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from ..backends.base import LinearProgram
 from ..errors import SpecError
 from ..model.linear import LinTable, widen_columns
 from ..model.problem import Budget, LinearConstraint, Problem
+from ..records import Record
 
 # A table meeting a budget with eps may need cells e^-(D eps) times the largest (D: the
 # longest chain of pairs, 1 for all pairs); double precision ends near e^-708 (subnormals
@@ -45,8 +45,7 @@ from ..model.problem import Budget, LinearConstraint, Problem
 LOG_RANGE = 680.0
 
 
-@dataclass(frozen=True)
-class MechanismLP:
+class MechanismLP(Record):
     lp: LinearProgram
     n_design: int
     sign: float  # +1 minimize, -1 maximize: objective value = sign * scale * (c @ x) + const

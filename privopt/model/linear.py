@@ -41,10 +41,11 @@ lowers in seconds):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ..records import Identity, Record
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -54,8 +55,7 @@ def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-@dataclass(frozen=True)
-class OneEach:
+class OneEach(Record):
     """A ``rows x n`` matrix with one stored entry a row: ``coef[r]`` in column ``col[r]``
     (a variable's cells: the identity on its block of ``x``). Row gathers (``A[idx]``),
     negation and scalar multiples stay in this form; ``csr`` is the scipy CSR matrix."""
@@ -125,8 +125,7 @@ def gather_index(src_axes, src_shape, dst_axes, dst_shape) -> np.ndarray:
     return np.broadcast_to(idx.reshape(shape), dst_shape).ravel()
 
 
-@dataclass(frozen=True, eq=False)
-class LinTable:
+class LinTable(Identity):
     """Cells ``A @ x + b`` over named ``axes`` (module docstring); ``defined`` masks cells."""
 
     axes: tuple[str, ...]

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..records import Record
 from .linear import LinTable
 
 KINDS = ("table", "vector", "variance", "covariance", "scalar", "binary")
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(Record):
     """The columns ``[offset, offset + size)`` of the decision vector, named ``name``; a table
     block's cells laid out over ``axes`` with ``shape`` in C order."""
 

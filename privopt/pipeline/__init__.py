@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any
 
 from ..backends import BACKENDS, get_backend, pick
@@ -131,7 +131,6 @@ def explain(problem: Problem) -> Explanation:
     return Explanation.of(analyse(problem), problem)
 
 
-@dataclass(frozen=True)
 class Explanation(Analysis):
     """An ``Analysis`` and, as ``plan``, what ``solve`` with the defaults would run."""
 

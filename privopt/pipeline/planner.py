@@ -20,21 +20,20 @@ chooses the default one from it), read off the chain's reductions without buildi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..closedform.registry import recognize
 from ..core.plan import Chain, Match, Plan, Step
 from ..lower.reductions import BudgetRows, Dinkelbach, GaussianCalibration, QIDGroups, chain_needs
 from ..methods.lp import use_pairwise
+from ..records import Record
 
 # the methods whose route ends in a canonical program a backend solves, in the order a program's
 # default backend is read from the first that applies (closed forms and the global method need none)
 SOLVER_METHODS = ("lfp", "lp", "qp", "conic")
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(Record):
     """What the driver runs: a ``recognizer`` with its ``match``, or a ``chain`` of reductions
     (possibly empty) ending in ``method``; ``backend`` the Backend object (None: no solver)."""
 

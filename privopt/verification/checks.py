@@ -19,9 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..records import Record
 
-@dataclass(frozen=True)
-class Check:
+
+class Check(Record):
     name: str
     passed: bool
     margin: float

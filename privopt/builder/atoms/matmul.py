@@ -8,17 +8,15 @@ are written with it; every dimension mismatch is a located error naming both siz
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...errors import SpecError
 from ...model.linear import LinTable
+from ...records import Record
 from .base import Atom
 
 
-@dataclass(frozen=True)
-class Matrix:
+class Matrix(Record):
     """A constant matrix of a spec (``const A = matrix ...``), named as written."""
 
     name: str
