@@ -43,7 +43,8 @@ def test_help_and_version_import_no_numerical_package():
 
 # modules a small solve's text does not need: the LFP method and the report's other routes (a
 # closed form answers), the composite's model (asked only whether the spec is one), the
-# package versions' reader and numpy's polynomials (a Gaussian accountant's quadrature)
+# package versions' reader, numpy's polynomials (a Gaussian accountant's quadrature),
+# difflib (a parse error's "did you mean") and the atoms the spec does not write
 NOT_USED = (
     "privopt.methods.lfp",
     "privopt.blocks.routes_report",
@@ -52,6 +53,12 @@ NOT_USED = (
     "email",
     "numpy.polynomial",
     "multiprocessing",
+    "difflib",
+    # atoms neither spec writes (builder.atoms.ATOMS imports an atom's module when it is used)
+    "privopt.builder.atoms.gaussian",
+    "privopt.builder.atoms.krcc",
+    "privopt.builder.atoms.mutual_info",
+    "privopt.builder.atoms.matmul",
 )
 
 SOLVE = """

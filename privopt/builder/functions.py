@@ -17,8 +17,6 @@ docs/language.md's "Functions" table is checked against ``FUNCTIONS`` (tests/tes
 
 from __future__ import annotations
 
-import difflib
-
 from ..errors import SpecError, UnsupportedError
 from ..records import Record
 
@@ -202,6 +200,8 @@ def suggest(name: str, here: str | None = None, extra=()) -> str | None:
     preferring the names that apply in class ``here``; a close name of another class says where
     it applies. None when no name is close."""
     own = [n for n in FUNCTIONS if here is None or here in FUNCTIONS[n].classes] + [n for n in extra]
+    import difflib  # an error's hint only: not at start-up (issue 23, goal 1)
+
     close = difflib.get_close_matches(name, own, n=1)
     if close:
         return f"did you mean '{close[0]}'?"

@@ -20,8 +20,6 @@ Every result is checked to stay finite and real, located at the operator."""
 
 from __future__ import annotations
 
-import difflib
-
 import numpy as np
 
 from ..errors import SpecError, UnsupportedError
@@ -36,6 +34,8 @@ SCALAR_FUNCS = {"exp": np.exp, "log": np.log, "abs": np.abs, "sqrt": np.sqrt}
 def suggest(name: str, options, in_use=frozenset()) -> str | None:
     """A "did you mean" for a misspelled name. Names already written in the same statement are
     never suggested: replacing D by Dt in |Dt - D| would make the constraint trivially true."""
+    import difflib  # an error's hint only: not at start-up (issue 23, goal 1)
+
     close = difflib.get_close_matches(name, [o for o in options if o not in in_use], n=1)
     return f"did you mean '{close[0]}'?" if close else None
 

@@ -14,7 +14,6 @@ Python's recursion limit.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
 import os
@@ -200,6 +199,8 @@ def missing_file_hint(text: str, target: Path) -> str:
             names = [e.name for e in itertools.islice(entries, 10_000) if e.name.endswith(target.suffix)]
     except OSError:
         return where
+    import difflib  # an error's hint only: not at start-up (issue 23, goal 1)
+
     close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.8)
     return f"did you mean '{text[: len(text) - len(target.name)]}{close[0]}'? ({where})" if close else where
 
@@ -306,6 +307,8 @@ def _syntax_error(source: Source, e: UnexpectedInput) -> SpecError:
         return SpecError("unexpected '='", span, comparison)
     statement_start = {"VAR", "SPEC", "PARAM", "KNOWN", "CONST", "DESIGN", "SUBJECT"} & set(e.expected)
     if statement_start and tok.type == "NAME":
+        import difflib  # an error's hint only: not at start-up (issue 23, goal 1)
+
         close = difflib.get_close_matches(str(tok), [k.split()[0] for k in STATEMENT_KEYWORDS], n=1, cutoff=0.6)
         hint = (
             f"did you mean '{close[0]}'?"
