@@ -60,6 +60,15 @@ NOT_USED = (
     "privopt.builder.atoms.mutual_info",
     "privopt.builder.atoms.matmul",
 )
+# and what a transparency report's closed form does not use: an LP's budget rows and its
+# lowering, the measures and checks of mechanisms, obfuscations and noise placements
+NOT_USED_BY_A_REPORT = (
+    "privopt.methods.lp",
+    "privopt.lower.mechanism",
+    "privopt.measures.sanitization",
+    "privopt.measures.obfuscation",
+    "privopt.measures.gaussian",
+)
 
 SOLVE = """
 import sys
@@ -72,6 +81,7 @@ print(" ".join(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[2:])
 print(" ".join(sorted(m for m in sys.modules if m.count(".") == 1 and m.startswith("scipy.") and m[6] != "_")))
 """
 SOLVE += f"print(' '.join(sorted(set(sys.modules) & {set(NOT_USED)!r})))\n"
+SOLVE += f"print(' '.join(sorted(set(sys.modules) & {set(NOT_USED_BY_A_REPORT)!r})))\n"
 
 
 # both specs are answered by a closed form: the default backend (highs) is named, not imported
@@ -79,13 +89,13 @@ UNUSED_BY_A_SMALL_SOLVE = ("pandas", "pyarrow", "cvxpy", "pyomo", "dask", "matpl
 
 
 @pytest.mark.parametrize(
-    "spec, status, scipy",
+    "spec, status, scipy, report",
     [  # a transparency report by Theorem 1 (closed form): numpy alone; a mechanism LP: its sparse rows
-        ("atr_table4.priv", "max confidence: 0.675", set()),
-        ("randomized_response.priv", "minimize tv(X, Y): 0.595390324808", {"scipy.sparse", "scipy.version"}),
+        ("atr_table4.priv", "max confidence: 0.675", set(), True),
+        ("randomized_response.priv", "minimize tv(X, Y): 0.595390324808", {"scipy.sparse", "scipy.version"}, False),
     ],
 )
-def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status, scipy):
+def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status, scipy, report):
     """``privopt solve`` of a small spec, printed as text, needs numpy (issue 23, goal 1): no
     solver for a closed form (highspy is not imported to check the default backend it does not
     use), no lark (the grammar's stand-alone parser is cached, ``language/lalr.py``), no pandas
@@ -95,8 +105,9 @@ def test_solving_a_small_table_spec_imports_only_what_it_uses(spec, status, scip
     path = Path(__file__).resolve().parents[1] / "specs" / spec
     r = subprocess.run([sys.executable, "-c", SOLVE, str(path), *HEAVY], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
-    line, heavy, scipy_parts, unused = (r.stdout.splitlines() + ["", "", ""])[:4]
+    line, heavy, scipy_parts, unused, mechanism_parts = (r.stdout.splitlines() + ["", "", "", ""])[:5]
     assert status in line
+    assert (mechanism_parts == "") if report else ("privopt.methods.lp" in mechanism_parts.split())
     assert [m for m in unused.split() if m.startswith("privopt.")] == []
     if not scipy:  # scipy itself imports importlib.metadata and numpy.polynomial
         assert unused == ""
@@ -295,7 +306,7 @@ def test_a_record_behaves_as_the_frozen_dataclass_it_replaces():
 
 
 CREDIT_JSON = (
-    f"NOT_USED = {NOT_USED!r}\n"
+    f"NOT_USED = {NOT_USED + NOT_USED_BY_A_REPORT!r}\n"
     + """
 import sys
 from click.testing import CliRunner
@@ -323,7 +334,7 @@ def test_solving_the_record_level_credit_spec_as_json_imports_only_what_it_uses(
     assert {"numpy", "pyarrow", "pyarrow.csv"} <= loaded
     top = {m.split(".")[0] for m in loaded}
     assert top & {"pandas", "scipy", "highspy", "cvxpy", "pyomo", "dask", "matplotlib", "lark", "email"} == set()
-    assert loaded & {"pyarrow.compute", *NOT_USED} == set()
+    assert loaded & {"pyarrow.compute", *NOT_USED, *NOT_USED_BY_A_REPORT} == set()
 
 
 def test_the_versions_a_result_records_are_importlib_metadatas():

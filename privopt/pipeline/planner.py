@@ -25,7 +25,6 @@ from typing import Any
 from ..closedform.registry import recognize
 from ..core.plan import Chain, Match, Plan, Step
 from ..lower.reductions import BudgetRows, Dinkelbach, GaussianCalibration, QIDGroups, chain_needs
-from ..methods.lp import use_pairwise
 from ..records import Record
 
 # the methods whose route ends in a canonical program a backend solves, in the order a program's
@@ -72,6 +71,8 @@ def chain(problem, method: str, be=None) -> Chain:
     if method == "lfp":
         return Chain((QIDGroups(), Dinkelbach()))
     if method in ("lp", "qp"):
+        from ..methods.lp import use_pairwise  # an LP's route only (issue 23, goal 1: a closed form does not import it)
+
         pairwise = be is not None and use_pairwise(problem, be)
         return Chain((BudgetRows(pairwise, len(problem.budgets), problem.objective.curvature == "convex"),))
     if method in ("conic", "barrier"):

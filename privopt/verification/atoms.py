@@ -24,8 +24,6 @@ import math
 import numpy as np
 
 from ..measures.confidence import group_max_confidence
-from ..measures.obfuscation import kl_excess
-from ..measures.sanitization import tv
 from .checks import Verdict, compare
 from .tolerances import CONF_RTOL, OBJ_RTOL, OBJ_TOL, Q_ULPS, ULP
 
@@ -63,6 +61,8 @@ def joint_objective(kind: str, pxy: np.ndarray, distance: np.ndarray | None, val
     """A mechanism's ``tv`` (``P(Y != X) = 1 - tr P(X, Y)``, Ding et al. eq. 8) or
     ``expected_distortion`` (``sum P(x, y) d(x, y)``) from the dense joint ``pxy``, within
     ``OBJ_TOL * scale`` of ``value`` (the objective's own evaluation). Value: ``direct``."""
+    from ..measures.sanitization import tv  # a mechanism's check only (issue 23, goal 1)
+
     direct = tv(pxy) if kind == "tv" else float((pxy * distance).sum())
     check = compare(
         f"objective {kind}",
@@ -130,6 +130,8 @@ def leakage_bits(px1: float, W: np.ndarray, F: np.ndarray) -> float:
     with ``phi(x) = (1 + x) log(1 + x) - x`` (``kl_excess``; the linear terms sum to 0). Every
     term is >= 0, so the sum keeps its relative accuracy at any scale (a plain ``sum joint log2(joint
     / outer)`` cancels to ~1e-17 absolute, far above an eps of 1e-30)."""
+    from ..measures.obfuscation import kl_excess  # an obfuscation's check only (issue 23, goal 1)
+
     px = np.array([1.0 - px1, px1])
     joint = np.einsum("x,xf,xy->fy", px, F, W)
     pf, py = joint.sum(axis=1), joint.sum(axis=0)

@@ -26,7 +26,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core.sets import PSD, Budget, Fidelity, GaussianDP, Leakage, LogLift, Nonnegative, SimplexRows, Zero
-from ..measures.gaussian import sensitivity_ceiling
 from ..measures.reduce import osum, worst
 from ..model.linear import marginal
 from . import atoms, sets
@@ -214,6 +213,8 @@ def noise_shrink(model, program) -> tuple[float, float]:
     """``(ceiling, shrink)``: the largest sensitivity proven from the model's (eps, delta) and
     ``shrink = (program.sensitivity_bound / ceiling)^2`` (0 when nothing is proven), the factor
     by which a bound of the lowered program carries over to the spec (``verify_noise``)."""
+    from ..measures.gaussian import sensitivity_ceiling  # a noise placement's check only (issue 23, goal 1)
+
     req = model.requirement
     bound = program.sensitivity_bound
     ceiling = sensitivity_ceiling(req.eps, req.delta, req.calibration, bound)

@@ -43,8 +43,6 @@ from ..core.sets import (
     SimplexRows,
     Zero,
 )
-from ..measures import sanitization as ms
-from ..measures.gaussian import DELTA_RTOL, classic_bound, log_analytic_delta, sensitivities_of_factor
 from ..measures.reduce import worst
 from .checks import Check, Verdict, compare, condition
 from .tolerances import LEAK_RTOL, VERIFY_TOL, budget_slack, row_tol
@@ -144,6 +142,8 @@ def conditional(cond_table, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def achieved_eps(s: Budget | LogLift, cond: np.ndarray, live: np.ndarray, weights=None, pairs=None) -> float:
     """The least eps the conditional satisfies for the set (at a budget's delta): the log of
     its largest ratio, pairwise (inf for a positive cell beside a zero)."""
+    from ..measures import sanitization as ms  # a budget's check only (issue 23, goal 1)
+
     if isinstance(s, LogLift):
         return ms.loglift(cond, np.where(live, weights, 0.0))
     return ms.pairwise_eps(cond, live, s.delta, pairs)
@@ -152,6 +152,8 @@ def achieved_eps(s: Budget | LogLift, cond: np.ndarray, live: np.ndarray, weight
 def linear_violation(s: Budget | LogLift, cond: np.ndarray, live: np.ndarray, weights=None, pairs=None) -> float:
     """How far the set's linear form, scaled by e^-eps, is exceeded (0 when it holds): the
     shortfall of the smaller cell of a pair (``privopt check`` compares it)."""
+    from ..measures import sanitization as ms  # a budget's check only (issue 23, goal 1)
+
     if isinstance(s, LogLift):
         return ms.loglift_violation(cond, np.where(live, weights, 0.0), s.eps)
     return ms.pairwise_violation(cond, live, s.eps, s.delta, pairs)
@@ -215,6 +217,8 @@ def gaussian_dp(s: GaussianDP, H: np.ndarray | None, F: np.ndarray, widths: np.n
     Wang Thm. 8) at most ``log delta + log1p(DELTA_RTOL)``, in log space (a delta of 1e-300 is
     compared to its own digits); for ``classic``, ``Delta <= classic_bound (1 + DELTA_RTOL)``.
     Values: ``max_sensitivity``, ``log_delta_achieved``, ``delta_achieved``."""
+    from ..measures.gaussian import DELTA_RTOL, classic_bound, log_analytic_delta, sensitivities_of_factor
+
     sens = sensitivities_of_factor(H, F, widths) if H is not None else np.array([math.inf])
     worst_s = float(np.max(sens, initial=0.0))
     log_achieved = log_analytic_delta(worst_s, s.eps)
