@@ -297,8 +297,31 @@ def _reading(call):
             READING.reset(token)
 
 
+class _NoProgress:
+    """The progress display when it is off: does nothing, as rich's ``Progress(disable=True)``
+    does, without importing rich's live display (issue 23, goal 1)."""
+
+    def __enter__(self) -> _NoProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def add_task(self, *args, **kwargs) -> int:  # noqa: ARG002 - rich's Progress signature
+        return 0
+
+    def update(self, *args, **kwargs) -> None:  # noqa: ARG002 - rich's Progress signature
+        return None
+
+    def advance(self, *args, **kwargs) -> None:  # noqa: ARG002 - rich's Progress signature
+        return None
+
+
 def _progress():
-    """A Rich progress display on stderr; off with --quiet or when stderr is not a terminal."""
+    """A Rich progress display on stderr; off (``_NoProgress``) with --quiet or when stderr is
+    not a terminal."""
+    if _quiet or not err.is_terminal:
+        return _NoProgress()
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -314,7 +337,6 @@ def _progress():
         TimeElapsedColumn(),
         console=err,
         transient=True,
-        disable=_quiet or not err.is_terminal,
     )
 
 

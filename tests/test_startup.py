@@ -54,6 +54,8 @@ NOT_USED = (
     "numpy.polynomial",
     "multiprocessing",
     "difflib",
+    "rich.progress",  # the progress display is off off a terminal: cli._NoProgress, nothing imported
+    "rich.live",
     # atoms neither spec writes (builder.atoms.ATOMS imports an atom's module when it is used)
     "privopt.builder.atoms.gaussian",
     "privopt.builder.atoms.krcc",
