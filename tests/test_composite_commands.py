@@ -71,7 +71,7 @@ def test_check_cube_root_law_matches_the_classic_split(checks):
     _, data = checks["blocks_gaussian"]
     ref, law = data["paths"][0], next(p for p in data["paths"] if p["route"] == "cube-root law")
     assert law["status"] == "agrees" and law["objective"] == pytest.approx(ref["objective"], rel=1e-9)
-    assert "pairs.eps=0.2048061" in law["message"]
+    assert "pairs.eps=0.2088414" in law["message"] and "pairs.delta=4.92225" in law["message"]  # the (eps, delta) law
 
 
 def test_check_of_a_choice_runs_every_branch(checks):

@@ -117,6 +117,7 @@ class Part:
     delta: float
     eps: str
     shared: bool = False
+    delta_param: str | None = None  # the param of its first block that holds its delta (a param)
 
 
 @dataclass(frozen=True)
@@ -136,13 +137,19 @@ class Row:
     def describe(self, answers: dict) -> dict:
         """The row in the JSON's ``composition``: how its mechanisms compose, each one's eps and
         delta at the answer, and a Gaussian mechanism's Mahalanobis sensitivity as verified (its
-        exact (eps, delta) curve: Balle & Wang 2018, Thm. 8). A block not chosen spends nothing."""
-        parts = []
+        exact (eps, delta) curve: Balle & Wang 2018, Thm. 8). A block not chosen spends nothing.
+        ``delta_split``: ``evenly`` when two or more mechanisms share the row's delta in equal parts,
+        ``optimized`` when their shares were chosen with their eps (``deltasplit``: the blocks' params
+        at the answer carry them)."""
+        parts, moved = [], False
         for p in self.parts:
             a = answers.get(p.blocks[0])
             entry = {"blocks": list(p.blocks), "mechanism": p.mechanism, "eps": None, "delta": p.delta}
             if a is not None:
                 entry["eps"] = a.params[p.eps]
+                if p.shared and p.mechanism == "gaussian":  # its delta as solved (an optimized share, or the even one)
+                    entry["delta"] = a.params.get(p.delta_param, p.delta)
+                    moved |= entry["delta"] != p.delta
                 verification = getattr(a.result, "verification", None) or {}
                 if p.mechanism in ("gaussian", "joint gaussian") and "max_sensitivity" in verification:
                     entry["sensitivity"] = verification["max_sensitivity"]
@@ -153,7 +160,7 @@ class Row:
             "var": self.var,
             "delta": self.delta,
             "accountant": self.accountant,
-            "delta_split": "evenly" if sum(p.shared for p in self.parts) > 1 else None,
+            "delta_split": ("optimized" if moved else "evenly") if sum(p.shared for p in self.parts) > 1 else None,
             "parts": parts,
         }
 
@@ -699,8 +706,10 @@ class _Builder:
 
     def _split_delta(self, units: list[tuple[list[Block], str]], delta: float, span: Span) -> tuple[Part, ...]:
         """Basic composition of delta: numbers written in the blocks count; the mechanisms whose
-        delta is a param (a joint group counts once) share the rest evenly. The split of delta is
-        not optimized (docs/blocks.md, "Why delta is split evenly")."""
+        delta is a param (a joint group counts once) share the rest evenly here. A row of Gaussian
+        blocks under the classic calibration has its delta split optimized with its eps when it is
+        solved (``deltasplit``); every other row keeps the even split (docs/blocks.md, "The split of
+        delta")."""
         written = math.fsum(b.budget.delta for bs, _ in units for b in bs if isinstance(b.budget.delta, float))
         shares = [any(isinstance(b.budget.delta, str) for b in bs) for bs, _ in units]
         if written > delta:
@@ -719,7 +728,8 @@ class _Builder:
                 if isinstance(b.budget.delta, str):
                     b.fixed[b.budget.delta] = share
             own = share if shared else math.fsum(b.budget.delta or 0.0 for b in bs)
-            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps, shared))
+            delta_param = bs[0].budget.delta if isinstance(bs[0].budget.delta, str) else None
+            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps, shared, delta_param))
         return tuple(parts)
 
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
