@@ -176,6 +176,32 @@ def test_out_writes_the_composite_and_each_block(tmp_path, composite_written):
     assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "ordered", "result.json"]
 
 
+def test_out_of_a_joint_program_writes_each_blocks_part_of_the_noise(composite_solved):
+    """A composite that is one joint Gaussian program: result.json (which verify re-checks from
+    the folder) and per block its part of the joint noise, the variances result.json records and
+    the block's value recomputed from them (its noiseless part is 0: E[sum((O - F x)^2)] = tr(G'
+    G Sigma), G the identity on the answers' noise and F on the inputs')."""
+    import csv
+
+    written = composite_solved["blocks_joint_gaussian"].out
+    files = ["pairs/noise.csv", "prefix/noise.csv", "result.json"]
+    assert (written / ".privopt-files").read_text().split() == files
+    top = strict((written / "result.json").read_text())
+    maps = {"prefix": np.tril(np.ones((4, 4))), "pairs": np.array([[1.0, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]])}
+    for name, F in maps.items():
+        with (written / name / "noise.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        got: dict[str, list[float]] = {}
+        for row in rows:
+            got.setdefault(row["noise"], []).append(float(row["variance"]))
+            assert int(row["i"]) == len(got[row["noise"]])
+        assert got == top["blocks"][name]["variances"]  # exactly: floats round-trip
+        value = float(np.sum(np.diag(F @ np.diag(got["eta"]) @ F.T)) + sum(got["xi"]))
+        assert value == pytest.approx(top["blocks"][name]["objective"], rel=1e-9)
+    r = invoke("verify", written / "result.json")
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "verified: every check holds", r.output
+
+
 def test_out_refuses_a_composite_folder_with_extra_files(tmp_path):
     out = tmp_path / "res"
     assert invoke("solve", SPECS / "blocks_choice.priv", "--out", out).exit_code == 0

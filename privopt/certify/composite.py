@@ -25,7 +25,9 @@ change is exit 2, naming the file):
   LP certificates (``cells.PointProofs``: weak duality at the point, the concave bound in ``t``
   at a piece's two ends), or for an inverse-square closed form (Gaussian blocks under the classic
   calibration, values ``a_i / y_i^2``) the Lagrangian dual ``sum_i 3/2 (2 a_i)^(1/3) lam^(2/3) -
-  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
+  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``; where
+  the split chose the deltas too, the (eps, delta) program's dual, ``deltasplit.recheck``, and
+  each block's delta is the recorded one, not the even share), or
   for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
   ``evaluate``: the objective itself; ``bisection``: the objective at the bracket's lower end,
   where a target is proven to fail (``_bracket``); ``least eps sum``: each mechanism's lower end

@@ -34,7 +34,9 @@ method's answer ``U`` and its proven bound ``L`` (``L <= OPT <= U``):
   ``k_i / eps_i^2``; Ramon & Basu Sec. 3.2): ``minimize sum a_i / y_i^2`` subject to ``sum y_i
   <= E`` has ``y_i = E a_i^(1/3) / sum_j a_j^(1/3)`` and the value ``(sum a_i^(1/3))^3 / E^2``
   (Lagrange: ``2 a_i / y_i^3`` equal), ``a_i = w_i k_i c_i^2``, ``k_i`` from one verified solve at
-  the even share. The blocks solved at that split must give the formula's value and ``U``.
+  the even share. The blocks solved at that split must give the formula's value and ``U``. Where
+  the method split delta too (``deltasplit``), ``k_i`` scaled by ``L(d_i) / L(d0_i)``, ``L(d) =
+  ln(1.25 / d)``, at deltas found apart from the method (``_delta_law``: scipy over the delta split).
 * **blocks**: each active block at the budget the method gave it, checked by every route of its
   own kind (``crosscheck.run_check``), whose reference must give the value the method reports.
 
