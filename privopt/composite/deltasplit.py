@@ -81,24 +81,22 @@ def _bracket(target: np.ndarray, top: float) -> tuple[np.ndarray, np.ndarray]:
 
 def delta_shares(c: Sequence[float], budget: float) -> tuple[np.ndarray, float]:
     """The deltas minimizing ``sum_i c_i^(1/3) L(d_i)^(1/3)`` over ``sum_i d_i <= budget``
-    (module docstring): ``d_i(nu)`` the root of ``g(d) = c_i^(1/3) / (3 nu)``, ``nu`` by geometric
-    bisection until ``sum_i d_i(nu) <= budget`` is tight; the deltas returned add up to at most
-    ``budget`` (scaled down by at most rounding)."""
+    (module docstring): ``d_i(nu)`` the root of ``g(d) = c_i^(1/3) / (3 nu)``, and ``ln nu`` the
+    root of ``sum_i d_i(nu) = budget`` (continuous, decreasing in nu) by Brent's method; the deltas
+    returned add up to at most ``budget`` (scaled down by at most rounding)."""
+    from scipy.optimize import brentq
+
     k = np.cbrt(np.asarray(c, dtype=float)) / 3.0
 
-    def shares(nu: float) -> np.ndarray:
-        return _bracket(k / nu, budget)[0]
+    def shares(log_nu: float) -> np.ndarray:
+        return _bracket(k / math.exp(log_nu), budget)[0]
 
-    lo, hi = 1e-300, 1.0
+    lo, hi = math.log(1e-300), 0.0  # at nu = 1e-300 every share is the whole budget: too much
     while shares(hi).sum() > budget:
-        hi *= 2.0
-    for _ in range(2100):  # geometric bisection to the last bit
-        mid = math.sqrt(lo * hi)
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if shares(mid).sum() > budget else (lo, mid)
-    d = shares(hi)
-    return d * min(1.0, budget / float(d.sum())), hi
+        hi += 10.0
+    log_nu = brentq(lambda t: float(shares(t).sum()) / budget - 1.0, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+    d = shares(log_nu)
+    return d * min(1.0, budget / float(d.sum())), math.exp(log_nu)
 
 
 def dual_bound(c: Sequence[float], lam: float, nu: float, eps_budget: float, delta_budget: float) -> float:
