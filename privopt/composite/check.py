@@ -473,6 +473,11 @@ class _Checker:
                     break
             total += least
             shown.append(f"{'+'.join(names)} {least:.6g}")
+        inside = {n for p in row.parts for n in p.blocks}
+        for name in (n for n in active if n not in inside):  # a fixed block beside the row: t does not move it
+            if self._met(name, self.blocks.at(name, {})) is None:
+                total = math.inf
+                shown.append(f"{name} (fixed) misses its targets")
         value = self.sign * c.objective.at({var.key: max(var.lo, total)})
         path = self.feasible_point(
             f"grid of {T_GRID + 1} eps per mechanism",

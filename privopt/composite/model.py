@@ -797,7 +797,8 @@ class _Builder:
 
     def _check_least_sum(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """Accuracy first over a ``dp(...) <= (t, delta)`` row (``least``: its least t is the sum of
-        its mechanisms' least eps): ``minimize t``, that row the only one, every block in it."""
+        its mechanisms' least eps): ``minimize t``, that row the only one; a block outside it is
+        fixed (no chosen param, not set by t), so its value and targets do not depend on t."""
         rows = [r for r in self.rows if r.var is not None]
         if not rows:
             return
@@ -816,13 +817,17 @@ class _Builder:
                 f"list every block in the one dp(...) row whose eps is {key}, or give this row its own composite",
             )
         outside = [n for n in self.blocks if not any(k.startswith(n + ".") for k in rows[0].coefs)]
-        if outside:
-            raise SpecError(
-                f"block '{outside[0]}' is not in the dp(...) row whose eps is {key}: accuracy first spends t on "
-                "the row's mechanisms only",
-                rows[0].span,
-                f"list {outside[0]} in the dp(...) row, or drop its use line",
-            )
+        for n in outside:  # fixed blocks beside the row: solved once, their targets independent of t
+            chosen = next((v.key for v in self.vars.values() if v.block == n), None)
+            if chosen is not None or self.blocks[n].linked:
+                what = f"'{chosen}' is chosen" if chosen else f"its params are set by {key} through `with`"
+                raise SpecError(
+                    f"block '{n}' is not in the dp(...) row whose eps is {key}, and {what}: accuracy first spends "
+                    f"{key} on the row's mechanisms only, and a block beside the row must be fixed",
+                    rows[0].span,
+                    f"list {n} in the dp(...) row (its eps is then its share of {key}), or set its params by numbers "
+                    "(`with eps = NUMBER`)",
+                )
 
     def _alone(self, linear: Linear) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the

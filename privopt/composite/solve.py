@@ -557,9 +557,32 @@ def _least_sum(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     if not hi <= var.hi:
         reasons = [p.why for p in parts if p.why] or [f"the mechanisms' least eps add up to {hi:.9g}, above {var.hi:g}"]
         return _Outcome(math.inf, bound, answers, active, reasons, bracket=bracket)
+    fixed, missed = _beside(c, oracle, row, active)
+    answers |= fixed
+    if missed:
+        return _Outcome(math.inf, bound, answers, active, missed, bracket=bracket)
     checks = [(f"{'+'.join(p.blocks)}: {t}", ok) for p in parts for t, ok in p.checks]
     checks.append((f"the least {var.key}: the mechanisms' brackets add up to [{lo:.12g}, {hi:.12g}]", lo <= hi))
     return _Outcome(const + coef * max(var.lo, hi), bound, answers, active, bracket=bracket, checks=checks)
+
+
+def _beside(c: Composite, oracle: _Oracle, row: Row, active: list[str]) -> tuple[dict, list[str]]:
+    """The fixed blocks beside an accuracy-first row (``model._check_least_sum``: no chosen param,
+    not set by t): each solved once at its params, which t does not move, so the least t is the
+    row's and the composite is feasible exactly when each of them is and meets its targets. Their
+    answers, and why one fails (empty when none does)."""
+    inside = {n for p in row.parts for n in p.blocks}
+    answers = {n: oracle.answer(n, {}) for n in active if n not in inside}
+    missed = [f"block {n}: {a.reason or a.status}" for n, a in answers.items() if a.value is None]
+    missed += [
+        f"block {t.block} (beside the row, fixed): its target {t.block}.objective {t.op} {t.bound:g} fails at "
+        f"{answers[t.block].value:.9g}"
+        for t in c.targets
+        if t.block in answers
+        and answers[t.block].value is not None
+        and not least.meets(t.op, t.bound, answers[t.block].value)
+    ]
+    return answers, missed
 
 
 def _failing(c: Composite, key: str | None, p: least.Least) -> dict:
