@@ -481,9 +481,13 @@ class _Builder:
         self._choosable(block, p, item.name.span)
         if any(v.block == block.name for v in self.vars.values()):
             raise SpecError(
-                f"block '{block.name}' already has a chosen param",
+                f"block '{block.name}' already has a chosen param: choosing two of one block's params (its eps and "
+                "its delta) is not built (each chosen param is split in one composition row, and a block's value "
+                "couples two rows)",
                 item.span,
-                "choosing two params of one block (eps and delta) is not built yet: set delta with `with delta = ...`",
+                f"write dp({block.name}, ...) <= (eps, delta): it chooses each block's eps and splits delta too "
+                "(optimized with eps for Gaussian blocks under the classic calibration); or set delta with "
+                "`with delta = NUMBER`",
             )
         self.vars[key] = Var(key, lo, hi, block.name, p, item.span)
 
@@ -607,7 +611,13 @@ class _Builder:
                 key = f"{b.name}.{b.budget.eps}"
                 if key not in self.vars:
                     if any(v.block == b.name for v in self.vars.values()):
-                        raise SpecError(f"block '{b.name}' already has a chosen param", span, "choose only its eps")
+                        chosen = next(v.key for v in self.vars.values() if v.block == b.name)
+                        raise SpecError(
+                            f"block '{b.name}' already has a chosen param ('{chosen}'), and dp(...) chooses its eps: "
+                            "two chosen params of one block are not built",
+                            span,
+                            f"drop `choose {chosen}`: dp(...) chooses {b.name}'s eps and gives it its share of delta",
+                        )
                     self.vars[key] = Var(key, 0.0, math.inf, b.name, b.budget.eps, span)
                 coefs[key] = 1.0 / len(part.blocks)
         for part in parts:
