@@ -304,5 +304,8 @@ def test_explain_joint_lists_the_shared_budget():
 def test_explain_split_lists_the_chosen_range_and_its_row():
     data = strict(invoke("explain", SPECS / "blocks_gaussian.priv", "--json").stdout)
     pairs = data["blocks"][0]
-    assert pairs["chosen"] == {"eps": [0.0, None]} and pairs["fixed"] == {"delta": 1e-6}  # delta split evenly
-    assert pairs["how"] == "chosen by the split of dp(pairs, totals) <= (eps, delta)"
+    assert pairs["chosen"] == {"eps": [0.0, None], "delta": [0.0, 2e-6]} and pairs["fixed"] == {}  # delta with eps
+    assert pairs["how"] == (
+        "chosen by the split of dp(pairs, totals) <= (eps, delta), delta with eps (classic calibration; evenly if "
+        "a block's eps reaches 1)"
+    )
