@@ -244,11 +244,8 @@ def test_commands_that_need_one_program_refuse_a_composite(tmp_path):
     records.write_text("X\nv1\n")
     r = invoke("apply", SPECS / "blocks_choice.priv", "--data", records, "--out", tmp_path / "o.csv")
     assert r.exit_code == 2 and "apply draws from one design" in r.output
-    # the blocks of a joint Gaussian program have no files of their own (check and --out on the
-    # other composites: tests/test_composite_commands.py)
-    r = invoke("solve", SPECS / "blocks_joint_gaussian.priv", "--out", tmp_path / "out")
-    assert r.exit_code == 2 and "blocks_joint_gaussian.priv:11:1: error: --out writes each block's own" in r.output
-    assert "^^^^" in r.output and not (tmp_path / "out").exists()
+    # --out of a joint Gaussian program is built: each block's part of the joint noise
+    # (tests/test_composite_commands.py)
 
 
 def test_sweep_over_a_composites_param():

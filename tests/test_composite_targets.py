@@ -335,6 +335,20 @@ def test_a_block_beside_an_accuracy_first_row_must_be_fixed(tmp_path, line, mess
     assert r.exit_code == 2 and f"c.priv:{row}:1" in r.output and "^" in r.output and "Traceback" not in r.output
 
 
+def test_the_spec_of_a_pair_beside_a_fixed_count(composite_solved):
+    """specs/blocks_least_beside.priv: the least t is the pair's alone (bisection over cvxpy minimax
+    programs), the count the LP at its fixed eps 1.5 (scipy), within its target."""
+    data = strict(composite_solved["blocks_least_beside"].json)
+    assert data["method"] == "least eps sum" and data["status"] == "optimal" and data["verification"]["passed"]
+    pair = _group_least([150, 100], 1.2, 1.3)
+    assert data["objective"] == pytest.approx(pair, rel=1e-6)
+    assert data["optimality"]["lower_bound"] <= pair * (1 + 1e-6)
+    count = data["blocks"]["count"]
+    assert count["params"] == {"eps": 1.5} and count["objective"] == pytest.approx(count_lp(1.5), rel=1e-7)
+    assert count["objective"] <= 2
+    assert [p["blocks"] for p in data["optimality"]["bracket"]["parts"]] == [["prefix", "pairs"]]
+
+
 def test_a_fixed_block_beside_an_accuracy_first_row(tmp_path):
     """The count at its own eps (1.5, set by a number) beside dp(rr) <= t: t does not move it, so
     the least t is randomized response's alone (its closed form's inverse), the count is the LP at
