@@ -424,13 +424,6 @@ def solve(
             )
         else:
             problem = _load_with_progress(spec, _params(sets), allow_paths)
-            if out_dir is not None and _is_composite(problem) and problem.joint is not None:
-                raise SpecError(
-                    "--out writes each block's own files, and the blocks of this joint Gaussian program have "
-                    "one noise placement together",
-                    problem.joint.span,
-                    "use --json: it lists each block's value at the joint optimum",
-                )
             with _progress() as bar:
                 task = bar.add_task("QID groups", total=None)
                 result = problem.solve(

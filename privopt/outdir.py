@@ -68,13 +68,19 @@ def out_files(result) -> dict[str, Callable[[Path], None]]:
     names the files it adds).
 
     A composite (issue 21) writes its ``result.json`` and, for each block solved by its own
-    route, a subfolder named after the block with that block's files at its chosen budget.
+    route, a subfolder named after the block with that block's files at its chosen budget; a
+    block of a joint Gaussian program (no result of its own: the program is one noise placement
+    of all its blocks) gets its part of the joint noise, ``NAME/noise.csv`` and
+    ``NAME/covariance_NOISE.csv``, as the noise placement section writes them (``joint_noise_files``).
     """
     files: dict[str, Callable[[Path], None]] = {"result.json": lambda path: _write_json(path, result)}
     block_results = getattr(result, "block_results", None)
     if block_results is not None:
         for name, block in block_results.items():
             for file, writer in out_files(block).items():
+                files[f"{name}/{file}"] = lambda path, writer=writer: _in_folder(path, writer)
+        for name, entry in result.blocks.items():
+            for file, writer in joint_noise_files(entry.get("variances") or {}).items():
                 files[f"{name}/{file}"] = lambda path, writer=writer: _in_folder(path, writer)
         return files
     taken = {n.lower() for n in RESERVED}
@@ -87,6 +93,34 @@ def out_files(result) -> dict[str, Callable[[Path], None]]:
     for section in result.sections:  # a class's own files (noise placement: the (co)variances, the losses)
         files.update(section.files())
     return files
+
+
+def joint_noise_files(variances: dict) -> dict[str, Callable[[Path], None]]:
+    """A joint Gaussian program's block's noise (``{noise: variances or covariance}``, as its
+    ``result.json`` entry records it) as files: ``noise.csv`` (``noise, i, variance``: Sigma_ii,
+    i from 1) and ``covariance_NOISE.csv`` (``i, j, covariance``) per correlated noise; none
+    without noise."""
+    import csv
+
+    def table(header: tuple[str, ...], rows: list[tuple]) -> Callable[[Path], None]:
+        def write(path: Path) -> None:
+            with path.open("w", newline="", encoding="utf-8") as fh:
+                out = csv.writer(fh, lineterminator="\n")
+                out.writerow(header)
+                out.writerows(rows)
+
+        return write
+
+    if not variances:
+        return {}
+    files, rows = {}, []
+    for name, S in variances.items():
+        full = bool(S) and isinstance(S[0], list)
+        rows += [(name, i + 1, S[i][i] if full else S[i]) for i in range(len(S))]
+        if full:
+            entries = [(i + 1, j + 1, S[i][j]) for i in range(len(S)) for j in range(len(S))]
+            files[f"covariance_{name}.csv"] = table(("i", "j", "covariance"), entries)
+    return {"noise.csv": table(("noise", "i", "variance"), rows)} | files
 
 
 def _in_folder(path: Path, writer: Callable[[Path], None]) -> None:

@@ -147,13 +147,11 @@ class Lazy(dict):
 @dataclass(frozen=True)
 class Solved:
     """``privopt solve specs/STEM.priv --json --out DIR`` run once per test run: its JSON text,
-    the folder it wrote (None for a joint Gaussian program, whose --out is refused with exit 2 and
-    ``refusal``; its JSON then comes from ``--json`` alone), and what reached descriptor 1 while it
-    ran beside the runner's stdout (a solver's own output; must be nothing)."""
+    the folder it wrote, and what reached descriptor 1 while it ran beside the runner's stdout (a
+    solver's own output; must be nothing)."""
 
     json: str
-    out: Path | None
-    refusal: str | None
+    out: Path
     leaked: bytes
 
 
@@ -221,19 +219,13 @@ def composite_solved(tmp_path_factory) -> Lazy:
     def solve(out: Path) -> dict:
         spec = SPECS / f"{out.name}.priv"
         r, leaked = _fd1_captured(lambda: invoke("solve", spec, "--json", "--out", out))
-        refusal = None
-        if r.exit_code == 2 and "one noise placement together" in r.output:  # a joint program: no --out
-            refusal = r.output
-            (r, more), out = _fd1_captured(lambda: invoke("solve", spec, "--json")), None
-            leaked += more
         assert r.exit_code == 0, r.output
-        return {"json": r.stdout, "out": out and str(out), "refusal": refusal, "leaked": leaked.hex()}
+        return {"json": r.stdout, "out": str(out), "leaked": leaked.hex()}
 
     def read(stem: str) -> Solved:
         _slow_only(stem, SLOW_SPECS, "solve")
         kept = _once_per_run(base / stem, solve)
-        out = kept["out"] and Path(kept["out"])
-        return Solved(kept["json"], out, kept["refusal"], bytes.fromhex(kept["leaked"]))
+        return Solved(kept["json"], Path(kept["out"]), bytes.fromhex(kept["leaked"]))
 
     return Lazy(read)
 

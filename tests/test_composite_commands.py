@@ -71,7 +71,7 @@ def test_check_cube_root_law_matches_the_classic_split(checks):
     _, data = checks["blocks_gaussian"]
     ref, law = data["paths"][0], next(p for p in data["paths"] if p["route"] == "cube-root law")
     assert law["status"] == "agrees" and law["objective"] == pytest.approx(ref["objective"], rel=1e-9)
-    assert "pairs.eps=0.2048061" in law["message"]
+    assert "pairs.eps=0.2088414" in law["message"] and "pairs.delta=4.92225" in law["message"]  # the (eps, delta) law
 
 
 def test_check_of_a_choice_runs_every_branch(checks):
@@ -176,6 +176,32 @@ def test_out_writes_the_composite_and_each_block(tmp_path, composite_written):
     assert sorted(p.name for p in out.iterdir()) == [".privopt-files", "ordered", "result.json"]
 
 
+def test_out_of_a_joint_program_writes_each_blocks_part_of_the_noise(composite_solved):
+    """A composite that is one joint Gaussian program: result.json (which verify re-checks from
+    the folder) and per block its part of the joint noise, the variances result.json records and
+    the block's value recomputed from them (its noiseless part is 0: E[sum((O - F x)^2)] = tr(G'
+    G Sigma), G the identity on the answers' noise and F on the inputs')."""
+    import csv
+
+    written = composite_solved["blocks_joint_gaussian"].out
+    files = ["pairs/noise.csv", "prefix/noise.csv", "result.json"]
+    assert (written / ".privopt-files").read_text().split() == files
+    top = strict((written / "result.json").read_text())
+    maps = {"prefix": np.tril(np.ones((4, 4))), "pairs": np.array([[1.0, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]])}
+    for name, F in maps.items():
+        with (written / name / "noise.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        got: dict[str, list[float]] = {}
+        for row in rows:
+            got.setdefault(row["noise"], []).append(float(row["variance"]))
+            assert int(row["i"]) == len(got[row["noise"]])
+        assert got == top["blocks"][name]["variances"]  # exactly: floats round-trip
+        value = float(np.sum(np.diag(F @ np.diag(got["eta"]) @ F.T)) + sum(got["xi"]))
+        assert value == pytest.approx(top["blocks"][name]["objective"], rel=1e-9)
+    r = invoke("verify", written / "result.json")
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "verified: every check holds", r.output
+
+
 def test_out_refuses_a_composite_folder_with_extra_files(tmp_path):
     out = tmp_path / "res"
     assert invoke("solve", SPECS / "blocks_choice.priv", "--out", out).exit_code == 0
@@ -278,5 +304,8 @@ def test_explain_joint_lists_the_shared_budget():
 def test_explain_split_lists_the_chosen_range_and_its_row():
     data = strict(invoke("explain", SPECS / "blocks_gaussian.priv", "--json").stdout)
     pairs = data["blocks"][0]
-    assert pairs["chosen"] == {"eps": [0.0, None]} and pairs["fixed"] == {"delta": 1e-6}  # delta split evenly
-    assert pairs["how"] == "chosen by the split of dp(pairs, totals) <= (eps, delta)"
+    assert pairs["chosen"] == {"eps": [0.0, None], "delta": [0.0, 2e-6]} and pairs["fixed"] == {}  # delta with eps
+    assert pairs["how"] == (
+        "chosen by the split of dp(pairs, totals) <= (eps, delta), delta with eps (classic calibration; evenly if "
+        "a block's eps reaches 1)"
+    )

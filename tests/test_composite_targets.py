@@ -284,12 +284,6 @@ def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_p
             "list every block in the one dp(...) row",
         ),
         (
-            "choose t in [0, 4]\nsubject to dp(a, b) <= (t, 1e-6)\nsubject to a.objective <= 100\n"
-            "subject to b.objective <= 100\nminimize t\n",
-            "block 'c' is not in the dp(...) row whose eps is t",
-            "list c in the dp(...) row",
-        ),
-        (
             "choose t in [0, 4]\nsubject to dp(a, b, c) <= (t, 1e-6)\nsubject to b.objective <= 100\nminimize t\n",
             "block 'a' of the joint Gaussian group has no accuracy target",
             "add subject to a.objective <= a number",
@@ -310,6 +304,80 @@ def test_what_stays_refused_says_what_to_write(tmp_path, text, message, fix):
     assert e.value.span is not None and fix in str(e.value)
     r = invoke("solve", path)
     assert r.exit_code == 2 and "c.priv:" in r.output and "^" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('use "blocks/joint_count.priv" as c with eps = t', "its params are set by t through `with`"),
+        ('use "blocks/joint_count.priv" as c\nchoose c.eps in [0, 2]', "'c.eps' is chosen"),
+    ],
+)
+def test_a_block_beside_an_accuracy_first_row_must_be_fixed(tmp_path, line, message):
+    """Beside the row, a block that t sets or with a chosen param would make t move it: refused,
+    at the row, saying to list it in the row or fix its params."""
+    _copy_blocks(tmp_path, {"joint_prefix", "joint_pairs", "joint_count"})
+    path = tmp_path / "c.priv"
+    path.write_text(
+        'choose t in [0, 4]\nuse "blocks/joint_prefix.priv" as a\nuse "blocks/joint_pairs.priv" as b\n'
+        f"{line}\nsubject to dp(a, b) <= (t, 1e-6)\nsubject to a.objective <= 100\n"
+        "subject to b.objective <= 100\nminimize t\n"
+    )
+    with pytest.raises(SpecError, match="block 'c' is not in the dp\\(...\\) row whose eps is t") as e:
+        privopt.solve(path)
+    assert (
+        message in str(e.value)
+        and "list c in the dp(...) row" in str(e.value)
+        and "`with eps = NUMBER`" in str(e.value)
+    )
+    r = invoke("solve", path)
+    row = len(line.splitlines()) + 4
+    assert r.exit_code == 2 and f"c.priv:{row}:1" in r.output and "^" in r.output and "Traceback" not in r.output
+
+
+def test_the_spec_of_a_pair_beside_a_fixed_count(composite_solved):
+    """specs/blocks_least_beside.priv: the least t is the pair's alone (bisection over cvxpy minimax
+    programs), the count the LP at its fixed eps 1.5 (scipy), within its target."""
+    data = strict(composite_solved["blocks_least_beside"].json)
+    assert data["method"] == "least eps sum" and data["status"] == "optimal" and data["verification"]["passed"]
+    pair = _group_least([150, 100], 1.2, 1.3)
+    assert data["objective"] == pytest.approx(pair, rel=1e-6)
+    assert data["optimality"]["lower_bound"] <= pair * (1 + 1e-6)
+    count = data["blocks"]["count"]
+    assert count["params"] == {"eps": 1.5} and count["objective"] == pytest.approx(count_lp(1.5), rel=1e-7)
+    assert count["objective"] <= 2
+    assert [p["blocks"] for p in data["optimality"]["bracket"]["parts"]] == [["prefix", "pairs"]]
+
+
+def test_a_fixed_block_beside_an_accuracy_first_row(tmp_path):
+    """The count at its own eps (1.5, set by a number) beside dp(rr) <= t: t does not move it, so
+    the least t is randomized response's alone (its closed form's inverse), the count is the LP at
+    1.5 (scipy), and its target decides feasibility only: at eps 0.05 it misses 2 (infeasible, exit 3)."""
+    text = (
+        "choose t in [0, 10]\nsubject to dp(rr) <= t\nsubject to rr.objective <= 0.3\n"
+        "subject to count.objective <= 2\nminimize t\n"
+    )
+    path = _composite(tmp_path, {"rr": "randomized_response", "count": "joint_count"}, text)
+    path.write_text(path.read_text().replace("as count\n", "as count with eps = 1.5\n"))
+    r = privopt.solve(path)
+    assert r.status == "optimal" and r.method == "least eps sum" and r.verification["passed"]
+    assert r.objective == pytest.approx(RR_LEAST, rel=1e-6)
+    assert r.optimality["lower_bound"] <= RR_LEAST * (1 + 1e-9)
+    assert r.blocks["count"]["params"]["eps"] == 1.5
+    assert r.blocks["count"]["objective"] == pytest.approx(count_lp(1.5), rel=1e-6)
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(r.to_dict()))
+    v = invoke("verify", out)
+    assert v.exit_code == 0, v.output
+    assert any(line.startswith("ok") and "count.objective <= 2" in line for line in v.output.splitlines()), v.output
+    checked = invoke("check", path, "--json")
+    assert checked.exit_code == 0, checked.output
+    path.write_text(path.read_text().replace("with eps = 1.5", "with eps = 0.05"))
+    assert count_lp(0.05) > 2
+    missed = invoke("solve", path)
+    assert missed.exit_code == 3 and "block count (beside the row, fixed): its target count.objective <= 2 fails" in (
+        missed.output
+    )
 
 
 # ---------------------------------------------------------------- a design choice

@@ -20,8 +20,8 @@ from privopt.cli import main
 
 @pytest.fixture(scope="module")
 def results(composite_solved) -> Lazy:
-    """Each composite spec's --json (its JSON) and --out (its folder; None for a joint program,
-    whose blocks have no own files), solved once per session (conftest's ``composite_solved``)."""
+    """Each composite spec's --json (its JSON) and --out (its folder), solved once per session
+    (conftest's ``composite_solved``)."""
     return Lazy(lambda stem: {"json": json.loads(composite_solved[stem].json), "out": composite_solved[stem].out})
 
 
@@ -38,9 +38,8 @@ def test_every_composite_result_verifies_from_json_and_out(spec, results, tmp_pa
     assert checked.stdout.splitlines()[-1] == "verified: every check holds"
     assert "composition" in checked.stdout or spec == "blocks_accuracy"
     assert "objective = the blocks' weighted values" in checked.stdout
-    if results[spec]["out"] is not None:
-        from_out = CliRunner().invoke(main, ["verify", str(results[spec]["out"] / "result.json")])
-        assert from_out.exit_code == 0, from_out.output
+    from_out = CliRunner().invoke(main, ["verify", str(results[spec]["out"] / "result.json")])
+    assert from_out.exit_code == 0, from_out.output
 
 
 def test_each_block_is_checked_as_a_single_result(results, tmp_path):
@@ -159,15 +158,14 @@ def test_an_edited_block_file_or_composite_spec_is_exit_2(results, tmp_path):
     ids=["default", "slow"],
 )
 def test_composite_results_verify_with_no_solver_importable(names, results, tmp_path):
-    """Every specs/blocks_*.priv result (--json, and --out where it writes one) verifies in a
+    """Every specs/blocks_*.priv result (--json, and --out) verifies in a
     subprocess where every solver package fails to import (the slow specs' under -m slow)."""
     paths = []
     for name in names:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(results[name]["json"]))
         paths.append(str(path))
-        if results[name]["out"] is not None:
-            paths.append(str(results[name]["out"] / "result.json"))
+        paths.append(str(results[name]["out"] / "result.json"))
     _run_blocked(paths)
 
 

@@ -25,7 +25,9 @@ change is exit 2, naming the file):
   LP certificates (``cells.PointProofs``: weak duality at the point, the concave bound in ``t``
   at a piece's two ends), or for an inverse-square closed form (Gaussian blocks under the classic
   calibration, values ``a_i / y_i^2``) the Lagrangian dual ``sum_i 3/2 (2 a_i)^(1/3) lam^(2/3) -
-  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``), or
+  lam E`` at the KKT multiplier ``lam = 2 a_i / y_i^3`` (weak duality, any ``lam >= 0``; where
+  the split chose the deltas too, the (eps, delta) program's dual, ``deltasplit.recheck``, and
+  each block's delta is the recorded one, not the even share), or
   for randomized-response blocks ``split.rr_split`` recomputed (``_rr_bound``);
   ``evaluate``: the objective itself; ``bisection``: the objective at the bracket's lower end,
   where a target is proven to fail (``_bracket``); ``least eps sum``: each mechanism's lower end
@@ -49,6 +51,8 @@ import math
 from pathlib import Path
 
 from ..builder.build import build
+from ..composite.deltasplit import recheck as recheck_deltas
+from ..composite.deltasplit import row_deltas
 from ..composite.model import branch, branched
 from ..composite.model import build as build_composite
 from ..composite.split import RTOL, SLACK, Split, recheck, relative_gap
@@ -341,6 +345,7 @@ def _same(name: str, recorded, value, rtol: float = VALUE_RTOL) -> Check:
 def _rows(model, result: dict, values: dict[str, float]) -> list[Check]:
     """Each composition row at the chosen params, each mechanism's delta and the accountant."""
     checks = []
+    optimized = _optimized_deltas(result)
     for row in model.rows:
         used = math.fsum(coef * values.get(k, 0.0) for k, coef in row.coefs.items())
         allowed = row.rhs + ROW_RTOL * max(1.0, abs(row.rhs))
@@ -363,7 +368,8 @@ def _rows(model, result: dict, values: dict[str, float]) -> list[Check]:
             if block.budget is not None and block.budget.delta in mine:
                 got = _number(mine[block.budget.delta])
                 deltas.append(got)
-                checks.append(_same(f"composition: {'+'.join(part.blocks)} delta share", got, part.delta, ROW_RTOL))
+                share = optimized.get(f"{part.blocks[0]}.{part.eps}", part.delta)  # its split's, else the even one
+                checks.append(_same(f"composition: {'+'.join(part.blocks)} delta share", got, share, ROW_RTOL))
         delta_sum = math.fsum(deltas)
         if row.accountant == "pure":
             checks.append(
@@ -380,6 +386,17 @@ def _rows(model, result: dict, values: dict[str, float]) -> list[Check]:
                 )
             )
     return checks
+
+
+def _optimized_deltas(result: dict) -> dict[str, float]:
+    """The deltas an (eps, delta) split records (``deltasplit``), by its chosen eps variable: a
+    block's delta share is checked against these (and the split's bound is then the (eps, delta)
+    program's, ``_row_bound``), every other against the even share."""
+    return {
+        v: _number(d)
+        for rec in result.get("splits") or []
+        for v, d in zip(rec.get("vars") or [], rec.get("deltas") or [])
+    }
 
 
 def _objective(model, result: dict, blocks: dict, values: dict[str, float]) -> list[Check]:
@@ -779,8 +796,27 @@ def _row_bound(
     a = [_number(v) * x**2 for v, x in zip(rec.get("values") or [], y)]
     if not y or not all(x > 0 for x in y):
         return "an inverse-square split with a zero share", [], []
+    if rec.get("deltas") is not None:
+        return _delta_bound(model, rec, y, budget), [], []
     lams = [2 * ai / yi**3 for ai, yi in zip(a, y)]
     return max(math.fsum(1.5 * (2 * ai) ** (1 / 3) * lam ** (2 / 3) for ai in a) - lam * budget for lam in lams), [], []
+
+
+def _delta_bound(model, rec: dict, y: list[float], budget: float) -> float | str:
+    """An (eps, delta) split's bound re-derived (``deltasplit.recheck``: the Lagrangian dual of
+    the classic-calibration program at its KKT multipliers), on a row where that program is the
+    composition (``deltasplit.row_deltas``: every mechanism one classic Gaussian block sharing
+    the row's delta, which is the delta split)."""
+    row = next((r for r in model.rows if set(rec["vars"]) <= set(r.coefs)), None)
+    shared = None if row is None else row_deltas(model, row, [model.vars[v] for v in rec["vars"]])
+    if shared is None:
+        return "an (eps, delta) split on a row that is not classic Gaussian blocks sharing its delta"
+    try:
+        return recheck_deltas(
+            [_number(v) for v in rec.get("values") or []], y, [_number(d) for d in rec["deltas"]], budget, shared[1]
+        )
+    except ValueError as e:
+        return f"the recorded (eps, delta) split proves no bound: {e}"
 
 
 def _rr_bound(model, rec: dict, budget: float, allow_paths: bool) -> float | str:

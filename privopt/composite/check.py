@@ -34,7 +34,9 @@ method's answer ``U`` and its proven bound ``L`` (``L <= OPT <= U``):
   ``k_i / eps_i^2``; Ramon & Basu Sec. 3.2): ``minimize sum a_i / y_i^2`` subject to ``sum y_i
   <= E`` has ``y_i = E a_i^(1/3) / sum_j a_j^(1/3)`` and the value ``(sum a_i^(1/3))^3 / E^2``
   (Lagrange: ``2 a_i / y_i^3`` equal), ``a_i = w_i k_i c_i^2``, ``k_i`` from one verified solve at
-  the even share. The blocks solved at that split must give the formula's value and ``U``.
+  the even share. The blocks solved at that split must give the formula's value and ``U``. Where
+  the method split delta too (``deltasplit``), ``k_i`` scaled by ``L(d_i) / L(d0_i)``, ``L(d) =
+  ln(1.25 / d)``, at deltas found apart from the method (``_delta_law``: scipy over the delta split).
 * **blocks**: each active block at the budget the method gave it, checked by every route of its
   own kind (``crosscheck.run_check``), whose reference must give the value the method reports.
 
@@ -53,6 +55,7 @@ import numpy as np
 
 from ..errors import InfeasibleError, UsageError
 from ..results import plain
+from .deltasplit import row_deltas
 from .gaussian import has_targets, target_term
 from .model import branched
 from .solve import (
@@ -373,6 +376,8 @@ class _Checker:
                     return [CheckPath("cube-root law", "failed", message=f"{k}={even[k]:.6g}: no verified solve")]
                 ks[k] = v * even[k] ** 2
             a = {k: w.get(c.vars[k].block, 0.0) * ks[k] * row.coefs[k] ** 2 for k in keys}
+            deltas = _delta_law(c, row, keys, a, result)
+            a = {k: a[k] * math.log(1.25 / deltas[k][1]) / math.log(1.25 / deltas[k][0]) for k in deltas} or a
             roots = math.fsum(x ** (1 / 3) for x in a.values())
             for k in keys:
                 point[k] = row.rhs * a[k] ** (1 / 3) / roots / row.coefs[k]
@@ -386,7 +391,12 @@ class _Checker:
                     ]
             formula += roots**3 / row.rhs**2
             for k in keys:
-                total += _times(w.get(c.vars[k].block, 0.0), self.blocks.at(c.vars[k].block, {k: point[k]}))
+                name = c.vars[k].block
+                params = self.blocks.params(name, {k: point[k]})
+                if k in deltas:
+                    params[c.blocks[name].budget.delta] = deltas[k][1]
+                    point[f"{name}.{c.blocks[name].budget.delta}"] = deltas[k][1]
+                total += _times(w.get(name, 0.0), self.blocks.value(name, params))
         shown = ", ".join(f"{k}={x:.9g}" for k, x in point.items())
         path = self.feasible_point(
             "cube-root law", total, len(self.blocks.cache) - before, time.perf_counter() - t0, f"closed form {shown}"
@@ -463,6 +473,11 @@ class _Checker:
                     break
             total += least
             shown.append(f"{'+'.join(names)} {least:.6g}")
+        inside = {n for p in row.parts for n in p.blocks}
+        for name in (n for n in active if n not in inside):  # a fixed block beside the row: t does not move it
+            if self._met(name, self.blocks.at(name, {})) is None:
+                total = math.inf
+                shown.append(f"{name} (fixed) misses its targets")
         value = self.sign * c.objective.at({var.key: max(var.lo, total)})
         path = self.feasible_point(
             f"grid of {T_GRID + 1} eps per mechanism",
@@ -550,6 +565,36 @@ class _Checker:
                 f"least grid {var.key} at which the blocks apart meet their targets",
             )
         ]
+
+
+def _delta_law(c, row, keys: list[str], a: dict[str, float], result) -> dict[str, tuple[float, float]]:
+    """Where the method split the row's delta too (its split records ``deltas``;
+    ``deltasplit``), the reference delta split, found apart from the method: with eps at the
+    cube-root law for given deltas the value is ``(sum_i (a_i L(d_i) / L(d0_i))^(1/3))^3 / E^2``,
+    ``L(d) = ln(1.25 / d)``, minimized over ``sum_i d_i = D`` by scipy (Nelder-Mead, then BFGS,
+    on a softmax of the shares). Per key ``(d0, d)``: the even share its ``a`` was measured at and
+    the reference's share; empty where the delta split is even."""
+    recorded = [rec for rec in getattr(result, "splits", None) or [] if set(rec["vars"]) == set(keys)]
+    shared = row_deltas(c, row, [c.vars[k] for k in keys])
+    if not recorded or recorded[0].get("deltas") is None or shared is None:
+        return {}
+    from scipy.optimize import minimize
+
+    a0 = np.array([a[k] for k in keys]) / np.array(shared[0])
+    delta = shared[1]
+
+    def shares(u: np.ndarray) -> np.ndarray:
+        e = np.exp(u - u.max())
+        return delta * e / e.sum()
+
+    def value(u: np.ndarray) -> float:
+        return float(np.sum(np.cbrt(a0 * np.log(1.25 / shares(u)))) ** 3)
+
+    best = minimize(value, np.zeros(len(keys)), method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 0.0})
+    best = minimize(value, best.x, method="BFGS", options={"gtol": 1e-12})
+    d = shares(best.x)
+    even = [c.blocks[c.vars[k].block].fixed[c.blocks[c.vars[k].block].budget.delta] for k in keys]
+    return {k: (d0, float(dk)) for k, d0, dk in zip(keys, even, d)}
 
 
 def _classic(c, var) -> bool:

@@ -7,7 +7,9 @@ the model alone (nothing is solved).
   variable's range (``split.py``), or, when the row's eps is the composite's ``t`` (accuracy
   first over a row, ``least.py``), its least eps meeting its targets;
 * a block whose budget is set by ``with P = t`` gets the composite's own variable (accuracy first);
-* every other param is the number the composite or the block fixes (``with``, a share of delta).
+* every other param is the number the composite or the block fixes (``with``, a share of delta),
+  except the delta of a row that ``deltasplit`` splits with eps (classic-calibration Gaussian
+  blocks): chosen in ``[0, delta]`` with eps.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 
+from .deltasplit import row_deltas
 from .model import branched
 
 
@@ -69,6 +72,11 @@ def budgets(c) -> list[dict]:
                 )
             elif chosen:
                 how = "chosen by the split of " + "; ".join(_written(r.span) for r in rows)
+                split = next((r for r in rows if row_deltas(c, r, [c.vars[k] for k in r.coefs if k in c.vars])), None)
+                if split is not None:  # its delta is split with eps (``deltasplit``), not the even share
+                    entry["fixed"].pop(b.budget.delta, None)
+                    entry["chosen"][b.budget.delta] = [0.0, split.delta]
+                    how += ", delta with eps (classic calibration; evenly if a block's eps reaches 1)"
             elif b.linked:
                 how = "set by the composite's variable"
             else:

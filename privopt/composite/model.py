@@ -118,6 +118,7 @@ class Part:
     delta: float
     eps: str
     shared: bool = False
+    delta_param: str | None = None  # the param of its first block that holds its delta (a param)
 
 
 @dataclass(frozen=True)
@@ -137,13 +138,19 @@ class Row:
     def describe(self, answers: dict) -> dict:
         """The row in the JSON's ``composition``: how its mechanisms compose, each one's eps and
         delta at the answer, and a Gaussian mechanism's Mahalanobis sensitivity as verified (its
-        exact (eps, delta) curve: Balle & Wang 2018, Thm. 8). A block not chosen spends nothing."""
-        parts = []
+        exact (eps, delta) curve: Balle & Wang 2018, Thm. 8). A block not chosen spends nothing.
+        ``delta_split``: ``evenly`` when two or more mechanisms share the row's delta in equal parts,
+        ``optimized`` when their shares were chosen with their eps (``deltasplit``: the blocks' params
+        at the answer carry them)."""
+        parts, moved = [], False
         for p in self.parts:
             a = answers.get(p.blocks[0])
             entry = {"blocks": list(p.blocks), "mechanism": p.mechanism, "eps": None, "delta": p.delta}
             if a is not None:
                 entry["eps"] = a.params[p.eps]
+                if p.shared and p.mechanism == "gaussian":  # its delta as solved (an optimized share, or the even one)
+                    entry["delta"] = a.params.get(p.delta_param, p.delta)
+                    moved |= entry["delta"] != p.delta
                 verification = getattr(a.result, "verification", None) or {}
                 if p.mechanism in ("gaussian", "joint gaussian") and "max_sensitivity" in verification:
                     entry["sensitivity"] = verification["max_sensitivity"]
@@ -154,7 +161,7 @@ class Row:
             "var": self.var,
             "delta": self.delta,
             "accountant": self.accountant,
-            "delta_split": "evenly" if sum(p.shared for p in self.parts) > 1 else None,
+            "delta_split": ("optimized" if moved else "evenly") if sum(p.shared for p in self.parts) > 1 else None,
             "parts": parts,
         }
 
@@ -477,9 +484,13 @@ class _Builder:
         self._choosable(block, p, item.name.span)
         if any(v.block == block.name for v in self.vars.values()):
             raise SpecError(
-                f"block '{block.name}' already has a chosen param",
+                f"block '{block.name}' already has a chosen param: choosing two of one block's params (its eps and "
+                "its delta) is not built (each chosen param is split in one composition row, and a block's value "
+                "couples two rows)",
                 item.span,
-                "choosing two params of one block (eps and delta) is not built yet: set delta with `with delta = ...`",
+                f"write dp({block.name}, ...) <= (eps, delta): it chooses each block's eps and splits delta too "
+                "(optimized with eps for Gaussian blocks under the classic calibration); or set delta with "
+                "`with delta = NUMBER`",
             )
         self.vars[key] = Var(key, lo, hi, block.name, p, item.span)
 
@@ -610,7 +621,13 @@ class _Builder:
                 key = f"{b.name}.{b.budget.eps}"
                 if key not in self.vars:
                     if any(v.block == b.name for v in self.vars.values()):
-                        raise SpecError(f"block '{b.name}' already has a chosen param", span, "choose only its eps")
+                        chosen = next(v.key for v in self.vars.values() if v.block == b.name)
+                        raise SpecError(
+                            f"block '{b.name}' already has a chosen param ('{chosen}'), and dp(...) chooses its eps: "
+                            "two chosen params of one block are not built",
+                            span,
+                            f"drop `choose {chosen}`: dp(...) chooses {b.name}'s eps and gives it its share of delta",
+                        )
                     self.vars[key] = Var(key, 0.0, math.inf, b.name, b.budget.eps, span)
                 coefs[key] = 1.0 / len(part.blocks)
         for part in parts:
@@ -709,8 +726,10 @@ class _Builder:
 
     def _split_delta(self, units: list[tuple[list[Block], str]], delta: float, span: Span) -> tuple[Part, ...]:
         """Basic composition of delta: numbers written in the blocks count; the mechanisms whose
-        delta is a param (a joint group counts once) share the rest evenly. The split of delta is
-        not optimized (docs/blocks.md, "Why delta is split evenly")."""
+        delta is a param (a joint group counts once) share the rest evenly here. A row of Gaussian
+        blocks under the classic calibration has its delta split optimized with its eps when it is
+        solved (``deltasplit``); every other row keeps the even split (docs/blocks.md, "The split of
+        delta")."""
         written = math.fsum(b.budget.delta for bs, _ in units for b in bs if isinstance(b.budget.delta, float))
         shares = [any(isinstance(b.budget.delta, str) for b in bs) for bs, _ in units]
         if written > delta:
@@ -729,7 +748,8 @@ class _Builder:
                 if isinstance(b.budget.delta, str):
                     b.fixed[b.budget.delta] = share
             own = share if shared else math.fsum(b.budget.delta or 0.0 for b in bs)
-            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps, shared))
+            delta_param = bs[0].budget.delta if isinstance(bs[0].budget.delta, str) else None
+            parts.append(Part(tuple(b.name for b in bs), mechanism, own, bs[0].budget.eps, shared, delta_param))
         return tuple(parts)
 
     def _check_groups(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
@@ -797,7 +817,8 @@ class _Builder:
 
     def _check_least_sum(self, objective: ast.ObjectiveDecl, linear: Linear) -> None:
         """Accuracy first over a ``dp(...) <= (t, delta)`` row (``least``: its least t is the sum of
-        its mechanisms' least eps): ``minimize t``, that row the only one, every block in it."""
+        its mechanisms' least eps): ``minimize t``, that row the only one; a block outside it is
+        fixed (no chosen param, not set by t), so its value and targets do not depend on t."""
         rows = [r for r in self.rows if r.var is not None]
         if not rows:
             return
@@ -816,13 +837,17 @@ class _Builder:
                 f"list every block in the one dp(...) row whose eps is {key}, or give this row its own composite",
             )
         outside = [n for n in self.blocks if not any(k.startswith(n + ".") for k in rows[0].coefs)]
-        if outside:
-            raise SpecError(
-                f"block '{outside[0]}' is not in the dp(...) row whose eps is {key}: accuracy first spends t on "
-                "the row's mechanisms only",
-                rows[0].span,
-                f"list {outside[0]} in the dp(...) row, or drop its use line",
-            )
+        for n in outside:  # fixed blocks beside the row: solved once, their targets independent of t
+            chosen = next((v.key for v in self.vars.values() if v.block == n), None)
+            if chosen is not None or self.blocks[n].linked:
+                what = f"'{chosen}' is chosen" if chosen else f"its params are set by {key} through `with`"
+                raise SpecError(
+                    f"block '{n}' is not in the dp(...) row whose eps is {key}, and {what}: accuracy first spends "
+                    f"{key} on the row's mechanisms only, and a block beside the row must be fixed",
+                    rows[0].span,
+                    f"list {n} in the dp(...) row (its eps is then its share of {key}), or set its params by numbers "
+                    "(`with eps = NUMBER`)",
+                )
 
     def _alone(self, linear: Linear) -> Joint | None:
         """The joint group when the whole composite is one joint Gaussian program: its row is the

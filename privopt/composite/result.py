@@ -206,7 +206,9 @@ class CompositeResult:
             each = "; ".join(
                 f"{'+'.join(p['blocks'])} {p['mechanism']} ({p['eps']:.6g}, {p['delta']:g})" for p in parts
             )
-            split = "; delta split evenly" if row["delta_split"] == "evenly" else ""
+            split = {"evenly": "; delta split evenly", "optimized": "; delta split optimized with eps"}.get(
+                row["delta_split"], ""
+            )
             of = f" of {each}{split}" if parts else ""
             lines.append(f"  dp({names}) <= {bound}: {row['accountant']} composition{of}")
         if self.choice:
@@ -311,10 +313,18 @@ def split_record(c, row, keys: list[str], s, rays: tuple[dict, ...] = ()) -> dic
     value, proven bound) per term (``split.Split.points``; none for a closed form), the pieces
     of each cell its ends' LP duals bound (``cell_bounds``, ``split.Split.duals``) with the share
     each cell is cut at (``cell_cuts``), and the points' certificates (``certificates``,
-    ``_certificates``; ``rays``: per term, its infeasible points' Farkas rays by index)."""
+    ``_certificates``; ``rays``: per term, its infeasible points' Farkas rays by index); an
+    (eps, delta) split (``deltasplit.DeltaSplit``) adds its ``deltas``, ``delta_budget`` and
+    ``delta_multiplier``."""
     budget = row.rhs - math.fsum(row.coefs[k] * c.vars[k].lo for k in keys)
     rays = tuple(rays) or tuple({} for _ in s.points)
-    return {
+    deltas = getattr(s, "deltas", None)
+    joint = (
+        {}
+        if deltas is None
+        else {"deltas": list(deltas), "delta_budget": s.delta_budget, "delta_multiplier": s.delta_multiplier}
+    )
+    record = {
         "vars": list(keys),
         "budget": budget,
         "shares": [_finite(x) for x in s.shares],
@@ -337,6 +347,7 @@ def split_record(c, row, keys: list[str], s, rays: tuple[dict, ...] = ()) -> dic
             )
         ],
     }
+    return record | joint
 
 
 def sparse(v) -> dict:

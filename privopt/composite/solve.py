@@ -36,7 +36,7 @@ from ..closedform.rr import RANDOMIZED_RESPONSE as RR_THEOREM
 from ..closedform.rr import rr_value
 from ..errors import InfeasibleError, SpecError, UsageError
 from ..language import ast
-from . import explain, gaussian, least, model
+from . import deltasplit, explain, gaussian, least, model
 from .closedcells import RRDual
 from .model import Row
 from .parametric import Cell, ParametricLP, TermDual, mechanism_lp
@@ -101,8 +101,10 @@ class _Oracle:
         block = self.composite.blocks[name]
         params = dict(block.fixed)
         for key, x in values.items():
-            var = self.composite.vars[key]
-            if var.block == name:
+            var = self.composite.vars.get(key)
+            if var is None:  # a param the split sets beside the chosen ones: an optimized delta (deltasplit)
+                params[key.partition(".")[2]] = x
+            elif var.block == name:
                 params[var.param] = x
         for p, form in block.linked.items():
             params[p] = form.at(values)
@@ -555,9 +557,32 @@ def _least_sum(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
     if not hi <= var.hi:
         reasons = [p.why for p in parts if p.why] or [f"the mechanisms' least eps add up to {hi:.9g}, above {var.hi:g}"]
         return _Outcome(math.inf, bound, answers, active, reasons, bracket=bracket)
+    fixed, missed = _beside(c, oracle, row, active)
+    answers |= fixed
+    if missed:
+        return _Outcome(math.inf, bound, answers, active, missed, bracket=bracket)
     checks = [(f"{'+'.join(p.blocks)}: {t}", ok) for p in parts for t, ok in p.checks]
     checks.append((f"the least {var.key}: the mechanisms' brackets add up to [{lo:.12g}, {hi:.12g}]", lo <= hi))
     return _Outcome(const + coef * max(var.lo, hi), bound, answers, active, bracket=bracket, checks=checks)
+
+
+def _beside(c: Composite, oracle: _Oracle, row: Row, active: list[str]) -> tuple[dict, list[str]]:
+    """The fixed blocks beside an accuracy-first row (``model._check_least_sum``: no chosen param,
+    not set by t): each solved once at its params, which t does not move, so the least t is the
+    row's and the composite is feasible exactly when each of them is and meets its targets. Their
+    answers, and why one fails (empty when none does)."""
+    inside = {n for p in row.parts for n in p.blocks}
+    answers = {n: oracle.answer(n, {}) for n in active if n not in inside}
+    missed = [f"block {n}: {a.reason or a.status}" for n, a in answers.items() if a.value is None]
+    missed += [
+        f"block {t.block} (beside the row, fixed): its target {t.block}.objective {t.op} {t.bound:g} fails at "
+        f"{answers[t.block].value:.9g}"
+        for t in c.targets
+        if t.block in answers
+        and answers[t.block].value is not None
+        and not least.meets(t.op, t.bound, answers[t.block].value)
+    ]
+    return answers, missed
 
 
 def _failing(c: Composite, key: str | None, p: least.Least) -> dict:
@@ -648,6 +673,7 @@ def _split(c: Composite, oracle: _Oracle, active: list[str]) -> _Outcome:
             return _Outcome(math.inf, math.inf, {}, active, ["a composition row cannot hold with the chosen ranges"])
         for k, x in zip(keys, result.shares):
             values[k] = active_vars[k].lo + x / row.coefs[k]
+        values |= deltasplit.delta_values(c, keys, result)  # an (eps, delta) split's deltas
         bound += result.lower_bound
         splits.append((row, keys, result, _rays(c, oracle, row, keys, result)))
     # the answer: every block solved at its budget (a closed form's point is solved here)
@@ -681,7 +707,12 @@ def _rays(c: Composite, oracle: _Oracle, row: Row, keys: list[str], s: Split) ->
 def _active_row(row: Row, active_vars: dict) -> Row:
     """An unchosen block's params count 0 in every row."""
     return Row(
-        {k: v for k, v in row.coefs.items() if k in active_vars or "." not in k}, row.rhs, row.span, row.accountant
+        {k: v for k, v in row.coefs.items() if k in active_vars or "." not in k},
+        row.rhs,
+        row.span,
+        row.accountant,
+        row.delta,
+        row.parts,
     )
 
 
@@ -708,7 +739,10 @@ def _split_row(c: Composite, oracle: _Oracle, row: Row, row_vars: list, weights:
     ):
         if forms == {INVERSE_SQUARE}:  # a w k / eps^2 = w k c^2 / y^2 on y = c eps
             a = [w * cv.a * s**2 for w, cv, s in zip(ws, curves, scales)]
-            return inverse_square_split(a, [s * cv.cap for s, cv in zip(scales, curves)], room)
+            caps = [s * cv.cap for s, cv in zip(scales, curves)]
+            shared = deltasplit.row_deltas(c, row, row_vars)  # the (eps, delta) split where it is proven exact
+            joint = deltasplit.classic_split(a, shared[0], caps, room, shared[1]) if shared else None
+            return joint or inverse_square_split(a, caps, room)
         if forms == {RANDOMIZED_RESPONSE} and all(s == 1 for s in scales):
             return rr_split([cv.a for cv in curves], ws, [cv.cap for cv in curves], room)
 
