@@ -203,7 +203,7 @@ class Cell:
         da = math.exp(eps_a) - tb
         dy = self._dy(base, da)
         motion = self._moving(base, dy, da)
-        E = _loss(base.r0, motion.r1, motion.r2, da, base.lo_x, base.hi_x)
+        E = _loss(base.r0, motion, da, base.lo_x, base.hi_x)
         return Line(tb, motion.q0 + E, motion.q1, min(motion.q2, 0.0), *f.units)
 
     def _moving(self, base: _Base, dy: np.ndarray, da: float) -> _Moving:
@@ -222,7 +222,10 @@ class Cell:
             q0 = float(yb @ side0 + base.r0 @ self.x)
             q1 = float(dy @ side0 + yb @ side1 + r1 @ self.x)
             q2 = float(dy @ side1 + r2 @ self.x)
-            self.memo[key] = _Moving(r1, r2, q0, q1, q2)
+            r0 = base.r0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(r2 != 0, -r1 / (2 * r2), np.nan)
+            self.memo[key] = _Moving(r1, r2, q0, q1, q2, r0 + r1 * 0.0 + r2 * 0.0 * 0.0, v, r0 + r1 * v + r2 * v * v)
         return self.memo[key]
 
     def _base(self) -> _Base:
@@ -302,13 +305,17 @@ class _Base:
 class _Moving:
     """A motion's share of ``L(y(t), t)`` (``Cell._moving``): the reduced costs' slope and
     curvature ``r1 = -(A1' y_b + A(t_b)' dy)``, ``r2 = -A1' dy``, and the coefficients ``q0, q1,
-    q2`` of the rows' and ``r' x*``'s terms (the losses ``E`` not included)."""
+    q2`` of the rows' and ``r' x*``'s terms (the losses ``E`` not included); for ``_loss``,
+    ``r(0)``, the vertex ``v = -r1 / (2 r2)`` of each ``r_j(d)`` (nan where ``r2_j = 0``) and ``r(v)``."""
 
     r1: np.ndarray
     r2: np.ndarray
     q0: float
     q1: float
     q2: float
+    at0: np.ndarray
+    vertex: np.ndarray
+    top: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -346,16 +353,13 @@ def _least_squares(Ab, R: np.ndarray, J: np.ndarray, rhs: np.ndarray, m: int) ->
     return dy
 
 
-def _loss(r0, r1, r2, da: float, lo_x, hi_x) -> float:
+def _loss(r0, m: _Moving, da: float, lo_x, hi_x) -> float:
     """``sum_j min over d between 0 and da`` (either sign) of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``
-    (``lo_x = lo - x``, ``hi_x = hi - x``): each ``E_j`` is concave in ``r_j``, so its least value
-    is at an end of the range of the quadratic ``r_j(d)`` over the interval (its ends and vertex)."""
-    ds = [da, 0.0]
-    vals = [r0 + r1 * d + r2 * d * d for d in ds]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.where(r2 != 0, -r1 / (2 * r2), np.nan)
-    inside = (v > min(da, 0.0)) & (v < max(da, 0.0))
-    vals.append(np.where(inside, r0 + r1 * v + r2 * v * v, r0))
+    (``r(d) = r0 + m.r1 d + m.r2 d^2``; ``lo_x = lo - x``, ``hi_x = hi - x``): each ``E_j`` is concave
+    in ``r_j``, so its least value is at an end of the range of the quadratic ``r_j(d)`` over the
+    interval (its ends and its vertex ``m.vertex`` where inside)."""
+    inside = (m.vertex > min(da, 0.0)) & (m.vertex < max(da, 0.0))
+    vals = [r0 + m.r1 * da + m.r2 * da * da, m.at0, np.where(inside, m.top, r0)]
     rmin, rmax = np.minimum.reduce(vals), np.maximum.reduce(vals)
     with np.errstate(invalid="ignore"):
         terms = [r * z for r in (rmin, rmax) for z in (lo_x, hi_x)]
