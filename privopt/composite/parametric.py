@@ -203,7 +203,7 @@ class Cell:
         da = math.exp(eps_a) - tb
         dy = self._dy(base, da)
         motion = self._moving(base, dy, da)
-        E = _loss(base.r0, motion, da, base.lo_x, base.hi_x)
+        E = _loss(base.r0, motion, da, base.reach)
         return Line(tb, motion.q0 + E, motion.q1, min(motion.q2, 0.0), *f.units)
 
     def _moving(self, base: _Base, dy: np.ndarray, da: float) -> _Moving:
@@ -246,8 +246,8 @@ class Cell:
                 np.abs(ax - np.where(np.isfinite(hi), hi, np.inf)) <= INSIDE
             )
             A1T = f.A1.T
-            lo_x, hi_x = f.col_lower - x, f.col_upper - x
-            self.memo["base"] = _Base(Ab, AbT, A1T, r0, A1T @ y, J, np.flatnonzero((y != 0) | active), lo_x, hi_x)
+            reach = np.stack([f.col_lower - x, f.col_upper - x])
+            self.memo["base"] = _Base(Ab, AbT, A1T, r0, A1T @ y, J, np.flatnonzero((y != 0) | active), reach)
         return self.memo["base"]
 
     def _dy(self, base: _Base, da: float) -> np.ndarray:
@@ -288,7 +288,7 @@ class Cell:
 class _Base:
     """A point's shared algebra (``Cell._base``): ``A(t_b)`` and its transpose, ``A1'``, ``r0 =
     c - A(t_b)' y_b``, ``A1' y_b``, the columns ``J`` and rows ``R`` of its dual motion, and
-    ``l - x*``, ``u - x*`` (``_loss``)."""
+    the rows ``l - x*`` and ``u - x*`` (``reach``, ``_loss``)."""
 
     Ab: object
     AbT: object
@@ -297,8 +297,7 @@ class _Base:
     a1y: np.ndarray
     J: np.ndarray
     R: np.ndarray
-    lo_x: np.ndarray
-    hi_x: np.ndarray
+    reach: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -353,18 +352,18 @@ def _least_squares(Ab, R: np.ndarray, J: np.ndarray, rhs: np.ndarray, m: int) ->
     return dy
 
 
-def _loss(r0, m: _Moving, da: float, lo_x, hi_x) -> float:
+def _loss(r0, m: _Moving, da: float, reach: np.ndarray) -> float:
     """``sum_j min over d between 0 and da`` (either sign) of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``
-    (``r(d) = r0 + m.r1 d + m.r2 d^2``; ``lo_x = lo - x``, ``hi_x = hi - x``): each ``E_j`` is concave
+    (``r(d) = r0 + m.r1 d + m.r2 d^2``; ``reach``: the rows ``lo - x`` and ``hi - x``): each ``E_j`` is concave
     in ``r_j``, so its least value is at an end of the range of the quadratic ``r_j(d)`` over the
     interval (its ends and its vertex ``m.vertex`` where inside)."""
     inside = (m.vertex > min(da, 0.0)) & (m.vertex < max(da, 0.0))
-    vals = [r0 + m.r1 * da + m.r2 * da * da, m.at0, np.where(inside, m.top, r0)]
-    rmin, rmax = np.minimum.reduce(vals), np.maximum.reduce(vals)
+    r = np.stack([r0 + m.r1 * da + m.r2 * da * da, m.at0, np.where(inside, m.top, r0)])
+    ends = np.stack([r.min(axis=0), r.max(axis=0)])  # the range of each r_j(d)
     with np.errstate(invalid="ignore"):
-        terms = [r * z for r in (rmin, rmax) for z in (lo_x, hi_x)]
-    terms = [np.where(np.isnan(t), 0.0, t) for t in terms]  # 0 * inf: the column cannot move
-    return float(np.minimum.reduce(terms).sum())
+        terms = (ends[:, None, :] * reach[None, :, :]).reshape(4, -1)  # (r, z - x) for both ends of each
+    terms[np.isnan(terms)] = 0.0  # 0 * inf: the column cannot move
+    return float(terms.min(axis=0).sum())
 
 
 @dataclass(frozen=True)
