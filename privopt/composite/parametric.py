@@ -256,32 +256,55 @@ class Cell:
         with a zero reduced cost, unmoved to first order, over the rows active at ``x*``; a row
         whose multiplier would change sign in the cell, or take a sign whose side is infinite,
         is dropped (zero: always valid)."""
-        y, R = self.y, base.R
+        R, side = base.R, float(np.sign(da))
         for _ in range(DROPS):
-            dy, bad, turn = self._rows(base, R, da)
-            bad = bad.copy()
-            bad[turn] |= (y[turn] + da * dy[turn]) * y[turn] < 0
-            if not bad.any():
-                return dy
-            R = R[~bad[R]]
-        return np.where(bad, 0.0, dy)  # the rows still bad keep their multiplier fixed
+            drop = self._rows(base, R, side)
+            bad, R = drop.after((drop.y_turn + da * drop.dy_turn) * drop.y_turn < 0)
+            if bad is None:
+                return drop.dy
+        return np.where(bad, 0.0, drop.dy)  # the rows still bad keep their multiplier fixed
 
-    def _rows(self, base: _Base, R: np.ndarray, da: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For the motion over the rows ``R`` toward the side of ``da`` (``_dy``; memoized per
-        rows and side): ``dy``, the rows whose multiplier takes a sign whose side is infinite, and
-        the rows whose multiplier can change sign (``y_i != 0`` and ``da dy_i`` not of its sign:
-        every other row keeps its sign for every ``da`` of that side)."""
-        y, f, side = self.y, self.lp, np.sign(da)
-        key = (R.tobytes(), float(side))
+    def _rows(self, base: _Base, R: np.ndarray, side: float) -> _Drop:
+        """The round of ``_dy`` over the rows ``R`` toward the side ``side`` (the sign of ``da``),
+        memoized per rows and side (``dy`` per rows)."""
+        key = (R.tobytes(), side)
         if key not in self.memo:
+            y, f = self.y, self.lp
             if key[0] not in self.memo:
                 self.memo[key[0]] = _least_squares(base.Ab, R, base.J, -base.a1y[base.J], y.size)
             dy = self.memo[key[0]]
             sign = np.where(y != 0, np.sign(y), side * np.sign(dy))  # y_i(d) for d between 0 and da
             off = ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
             turn = np.flatnonzero((y != 0) & (dy != 0) & ~(side * np.sign(dy) == np.sign(y)))
-            self.memo[key] = (dy, off, turn)
+            self.memo[key] = _Drop(R, dy, off, turn, y[turn], dy[turn])
         return self.memo[key]
+
+
+@dataclass
+class _Drop:
+    """One round of ``Cell._dy`` toward one side of the point: the motion ``dy`` over the rows
+    ``R``, the rows ``off`` whose multiplier would take a sign whose side is infinite, and the rows
+    ``turn`` whose multiplier can change sign in the cell (``y_i != 0`` and ``da dy_i`` not of its
+    sign; every other row keeps its sign for every ``da`` of that side), with their ``y`` and
+    ``dy``. ``after(turned)`` is, for which of ``turn`` do change sign at ``da``, the rows dropped
+    (None: none) and the rows kept (memoized: the bisection of ``TermDual.kink`` meets the same
+    few patterns again and again)."""
+
+    R: np.ndarray
+    dy: np.ndarray
+    off: np.ndarray
+    turn: np.ndarray
+    y_turn: np.ndarray
+    dy_turn: np.ndarray
+    seen: dict = field(default_factory=dict, repr=False)
+
+    def after(self, turned: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        key = turned.tobytes()
+        if key not in self.seen:
+            bad = self.off.copy()
+            bad[self.turn] |= turned
+            self.seen[key] = (bad, self.R[~bad[self.R]]) if bad.any() else (None, self.R)
+        return self.seen[key]
 
 
 @dataclass(frozen=True)
