@@ -187,7 +187,7 @@ class Cell:
     eps_b: float
     x: np.ndarray
     y: np.ndarray
-    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)  # "base", rows kept -> dy
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)  # "base", rows kept -> dy, ...
 
     def bounds(self, eps_a: float) -> tuple[float, float]:
         line = self.line(eps_a)
@@ -201,24 +201,37 @@ class Cell:
         """The concave lower bound ``q~(t) + E`` on the interval between ``e^eps_a`` and ``t_b``."""
         f, tb, base = self.lp, math.exp(self.eps_b), self._base()
         da = math.exp(eps_a) - tb
-        yb = self.y
         dy = self._dy(base, da)
-        r0 = base.r0
-        r1 = -(base.a1y + base.AbT @ dy)
-        r2 = -(f.A1.T @ dy)
-        # rows: sum_i y_i(d) side_i(t), the side of y_i(d)'s sign, fixed in the cell (``_dy``)
-        sign = np.where(yb != 0, np.sign(yb), np.sign(da) * np.sign(dy))
-        side0 = f.side(sign, tb)
-        side1 = np.where(sign > 0, f.lo[1], np.where(sign < 0, f.hi[1], 0.0))
-        q0 = float(yb @ side0 + r0 @ self.x)
-        q1 = float(dy @ side0 + yb @ side1 + r1 @ self.x)
-        q2 = float(dy @ side1 + r2 @ self.x)
-        E = _loss(r0, r1, r2, da, self.x, f.col_lower, f.col_upper)
-        return Line(tb, q0 + E, q1, min(q2, 0.0), *f.units)
+        motion = self._moving(base, dy, da)
+        E = _loss(base.r0, motion, da, base.reach)
+        return Line(tb, motion.q0 + E, motion.q1, min(motion.q2, 0.0), *f.units)
+
+    def _moving(self, base: _Base, dy: np.ndarray, da: float) -> _Moving:
+        """The reduced costs' and the rows' terms of ``L(y(t), t)`` for the motion ``dy`` toward
+        the side of ``da`` (module docstring): the same for every ``d`` of that side with that
+        motion, so computed once per (side, motion) (``TermDual.kink`` asks dozens of times)."""
+        key = ("moving", math.copysign(1.0, da) if da else 0.0, dy.tobytes())
+        if key not in self.memo:
+            f, tb, yb = self.lp, math.exp(self.eps_b), self.y
+            r1 = -(base.a1y + base.AbT @ dy)
+            r2 = -(base.A1T @ dy)
+            # rows: sum_i y_i(d) side_i(t), the side of y_i(d)'s sign, fixed in the cell (``_dy``)
+            sign = np.where(yb != 0, np.sign(yb), np.sign(da) * np.sign(dy))
+            side0 = f.side(sign, tb)
+            side1 = np.where(sign > 0, f.lo[1], np.where(sign < 0, f.hi[1], 0.0))
+            q0 = float(yb @ side0 + base.r0 @ self.x)
+            q1 = float(dy @ side0 + yb @ side1 + r1 @ self.x)
+            q2 = float(dy @ side1 + r2 @ self.x)
+            r0 = base.r0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(r2 != 0, -r1 / (2 * r2), np.nan)
+            self.memo[key] = _Moving(r1, r2, q0, q1, q2, r0 + r1 * 0.0 + r2 * 0.0 * 0.0, v, r0 + r1 * v + r2 * v * v)
+        return self.memo[key]
 
     def _base(self) -> _Base:
         """What every ``line`` of this point shares (computed once): ``A(t_b)``, its transpose,
-        ``r0``, ``A1' y_b`` and the columns ``J`` and rows ``R`` of the dual motion (``_dy``)."""
+        ``A1'``, ``r0``, ``A1' y_b``, the columns ``J`` and rows ``R`` of the dual motion (``_dy``)
+        and the box's reach from ``x*`` (``_loss``)."""
         if "base" not in self.memo:
             f, y, x = self.lp, self.y, self.x
             tb = math.exp(self.eps_b)
@@ -232,8 +245,9 @@ class Cell:
             active = (np.abs(ax - np.where(np.isfinite(lo), lo, np.inf)) <= INSIDE) | (
                 np.abs(ax - np.where(np.isfinite(hi), hi, np.inf)) <= INSIDE
             )
-            a1y = f.A1.T @ y
-            self.memo["base"] = _Base(Ab, AbT, r0, a1y, J, np.flatnonzero((y != 0) | active))
+            A1T = f.A1.T
+            reach = np.stack([f.col_lower - x, f.col_upper - x])
+            self.memo["base"] = _Base(Ab, AbT, A1T, r0, A1T @ y, J, np.flatnonzero((y != 0) | active), reach)
         return self.memo["base"]
 
     def _dy(self, base: _Base, da: float) -> np.ndarray:
@@ -242,33 +256,88 @@ class Cell:
         with a zero reduced cost, unmoved to first order, over the rows active at ``x*``; a row
         whose multiplier would change sign in the cell, or take a sign whose side is infinite,
         is dropped (zero: always valid)."""
-        f, y = self.lp, self.y
-        R, J = base.R, base.J
-        rhs = -base.a1y[J]
+        R, side = base.R, float(np.sign(da))
         for _ in range(DROPS):
-            key = R.tobytes()
-            if key not in self.memo:
-                self.memo[key] = _least_squares(base.Ab, R, J, rhs, y.size)
-            dy = self.memo[key]
-            sign = np.where(y != 0, np.sign(y), np.sign(da) * np.sign(dy))  # y_i(d) for d between 0 and da
-            bad = ((y + da * dy) * y < 0) | ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
-            if not bad.any():
-                return dy
-            R = R[~bad[R]]
-        return np.where(bad, 0.0, dy)  # the rows still bad keep their multiplier fixed
+            drop = self._rows(base, R, side)
+            bad, R = drop.after((drop.y_turn + da * drop.dy_turn) * drop.y_turn < 0)
+            if bad is None:
+                return drop.dy
+        return np.where(bad, 0.0, drop.dy)  # the rows still bad keep their multiplier fixed
+
+    def _rows(self, base: _Base, R: np.ndarray, side: float) -> _Drop:
+        """The round of ``_dy`` over the rows ``R`` toward the side ``side`` (the sign of ``da``),
+        memoized per rows and side (``dy`` per rows)."""
+        key = (R.tobytes(), side)
+        if key not in self.memo:
+            y, f = self.y, self.lp
+            if key[0] not in self.memo:
+                self.memo[key[0]] = _least_squares(base.Ab, R, base.J, -base.a1y[base.J], y.size)
+            dy = self.memo[key[0]]
+            sign = np.where(y != 0, np.sign(y), side * np.sign(dy))  # y_i(d) for d between 0 and da
+            off = ((sign > 0) & ~np.isfinite(f.lo[0])) | ((sign < 0) & ~np.isfinite(f.hi[0]))
+            turn = np.flatnonzero((y != 0) & (dy != 0) & ~(side * np.sign(dy) == np.sign(y)))
+            self.memo[key] = _Drop(R, dy, off, turn, y[turn], dy[turn])
+        return self.memo[key]
+
+
+@dataclass
+class _Drop:
+    """One round of ``Cell._dy`` toward one side of the point: the motion ``dy`` over the rows
+    ``R``, the rows ``off`` whose multiplier would take a sign whose side is infinite, and the rows
+    ``turn`` whose multiplier can change sign in the cell (``y_i != 0`` and ``da dy_i`` not of its
+    sign; every other row keeps its sign for every ``da`` of that side), with their ``y`` and
+    ``dy``. ``after(turned)`` is, for which of ``turn`` do change sign at ``da``, the rows dropped
+    (None: none) and the rows kept (memoized: the bisection of ``TermDual.kink`` meets the same
+    few patterns again and again)."""
+
+    R: np.ndarray
+    dy: np.ndarray
+    off: np.ndarray
+    turn: np.ndarray
+    y_turn: np.ndarray
+    dy_turn: np.ndarray
+    seen: dict = field(default_factory=dict, repr=False)
+
+    def after(self, turned: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        key = turned.tobytes()
+        if key not in self.seen:
+            bad = self.off.copy()
+            bad[self.turn] |= turned
+            self.seen[key] = (bad, self.R[~bad[self.R]]) if bad.any() else (None, self.R)
+        return self.seen[key]
 
 
 @dataclass(frozen=True)
 class _Base:
-    """A point's shared algebra (``Cell._base``): ``A(t_b)`` and its transpose, ``r0 = c - A(t_b)'
-    y_b``, ``A1' y_b``, and the columns ``J`` and rows ``R`` of its dual motion."""
+    """A point's shared algebra (``Cell._base``): ``A(t_b)`` and its transpose, ``A1'``, ``r0 =
+    c - A(t_b)' y_b``, ``A1' y_b``, the columns ``J`` and rows ``R`` of its dual motion, and
+    the rows ``l - x*`` and ``u - x*`` (``reach``, ``_loss``)."""
 
     Ab: object
     AbT: object
+    A1T: object
     r0: np.ndarray
     a1y: np.ndarray
     J: np.ndarray
     R: np.ndarray
+    reach: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Moving:
+    """A motion's share of ``L(y(t), t)`` (``Cell._moving``): the reduced costs' slope and
+    curvature ``r1 = -(A1' y_b + A(t_b)' dy)``, ``r2 = -A1' dy``, and the coefficients ``q0, q1,
+    q2`` of the rows' and ``r' x*``'s terms (the losses ``E`` not included); for ``_loss``,
+    ``r(0)``, the vertex ``v = -r1 / (2 r2)`` of each ``r_j(d)`` (nan where ``r2_j = 0``) and ``r(v)``."""
+
+    r1: np.ndarray
+    r2: np.ndarray
+    q0: float
+    q1: float
+    q2: float
+    at0: np.ndarray
+    vertex: np.ndarray
+    top: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -306,21 +375,18 @@ def _least_squares(Ab, R: np.ndarray, J: np.ndarray, rhs: np.ndarray, m: int) ->
     return dy
 
 
-def _loss(r0, r1, r2, da: float, x, lo, hi) -> float:
-    """``sum_j min over d between 0 and da`` (either sign) of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``:
-    each ``E_j`` is concave in ``r_j``, so its least value is at an end of the range of the
-    quadratic ``r_j(d)`` over the interval (its ends and vertex)."""
-    ds = [da, 0.0]
-    vals = [r0 + r1 * d + r2 * d * d for d in ds]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.where(r2 != 0, -r1 / (2 * r2), np.nan)
-    inside = (v > min(da, 0.0)) & (v < max(da, 0.0))
-    vals.append(np.where(inside, r0 + r1 * v + r2 * v * v, r0))
-    rmin, rmax = np.minimum.reduce(vals), np.maximum.reduce(vals)
+def _loss(r0, m: _Moving, da: float, reach: np.ndarray) -> float:
+    """``sum_j min over d between 0 and da`` (either sign) of ``E_j(d) = min_{lo_j <= z <= hi_j} r_j(d) (z - x_j)``
+    (``r(d) = r0 + m.r1 d + m.r2 d^2``; ``reach``: the rows ``lo - x`` and ``hi - x``): each ``E_j`` is concave
+    in ``r_j``, so its least value is at an end of the range of the quadratic ``r_j(d)`` over the
+    interval (its ends and its vertex ``m.vertex`` where inside)."""
+    inside = (m.vertex > min(da, 0.0)) & (m.vertex < max(da, 0.0))
+    r = np.stack([r0 + m.r1 * da + m.r2 * da * da, m.at0, np.where(inside, m.top, r0)])
+    ends = np.stack([r.min(axis=0), r.max(axis=0)])  # the range of each r_j(d)
     with np.errstate(invalid="ignore"):
-        terms = [r * (z - x) for r in (rmin, rmax) for z in (lo, hi)]
-    terms = [np.where(np.isnan(t), 0.0, t) for t in terms]  # 0 * inf: the column cannot move
-    return float(np.minimum.reduce(terms).sum())
+        terms = (ends[:, None, :] * reach[None, :, :]).reshape(4, -1)  # (r, z - x) for both ends of each
+    terms[np.isnan(terms)] = 0.0  # 0 * inf: the column cannot move
+    return float(terms.min(axis=0).sum())
 
 
 @dataclass(frozen=True)
