@@ -220,13 +220,7 @@ def _count_beside_rr(tmp_path, objective: str):
     return privopt.solve(path), brentq(lambda e: count_lp(e) - 1.2, 0.1, 3.0, xtol=1e-12)
 
 
-@pytest.mark.slow  # 4 s, and an expected failure: test_a_target_outside_the_group_verifies covers the shape by default
-@pytest.mark.xfail(
-    strict=True,
-    reason="with the branch and bound over concave randomized-response cells (split._branch), this split stops at "
-    "its call budget `feasible` at a certified gap of 4.1e-6 (its bound the reference's, its objective 4e-6 above): "
-    "the cell of randomized response at the count's least eps is not refined (issue 21)",
-)
+@pytest.mark.slow  # 3 s: test_a_priced_lp_block_with_a_target_is_optimal_at_the_reference covers the corner by default
 def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
     """The count (an LP) must have error at most 1.2 and is not priced: it takes its least eps
     e_c, randomized response the rest of 3."""
@@ -250,7 +244,7 @@ def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
     assert invoke("verify", out).exit_code == 1
 
 
-def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_path):
+def test_a_priced_lp_block_with_a_target_is_optimal_at_the_reference(tmp_path):
     """count + 10 rr with count <= 1.2 over dp(count, rr) <= 3: the target binds (count at its
     least eps e_c), so the optimum is V(e_c) + 10 rr(3 - e_c) unless more budget pays, which scipy's
     bounded Brent over count's share (at least e_c) decides; privopt's bound and answer bracket it."""
@@ -259,9 +253,9 @@ def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_p
         lambda e: count_lp(e) + 10 * _rr(3.0 - e), bounds=(e_c, 2.9), method="bounded", options={"xatol": 1e-9}
     )
     best = min(ref.fun, count_lp(e_c) + 10 * _rr(3.0 - e_c))
-    assert r.status in ("optimal", "feasible") and r.verification["passed"]
+    assert r.status == "optimal" and r.verification["passed"] and r.optimality["gap"] <= 1e-6
     assert r.optimality["lower_bound"] <= best * (1 + 1e-9) and best <= r.objective * (1 + 1e-9)
-    assert r.objective == pytest.approx(best, rel=max(1e-6, 2 * r.optimality["gap"]))
+    assert r.objective == pytest.approx(best, rel=1e-6)
     assert r.blocks["count"]["objective"] <= 1.2
 
 

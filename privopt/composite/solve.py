@@ -738,7 +738,7 @@ def _row_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs:
 def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
     """The block's value on its share ``y = scale (eps - lo)``: its closed curve (exact: its own
     bound; randomized response's with its ``closedcells.RRDual``, its second-order bound inside
-    the cells beside it), else its verified solves as (weighted value, weighted proven bound, the
+    the cells beside it; ``cheap``: its calls are not block solves), else its verified solves as (weighted value, weighted proven bound, the
     point's dual ``parametric.TermDual`` or None: its second-order bound inside the cell below)."""
     if cv is not None and cv.form == RANDOMIZED_RESPONSE and w >= 0:
 
@@ -747,9 +747,9 @@ def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
             value = d.value(y)
             return value, value, d
 
-        return Term(closed, scale * max(0.0, cv.cap - v.lo))
+        return Term(closed, scale * max(0.0, cv.cap - v.lo), cheap=True)
     if cv is not None:  # the closed form as the value oracle (exact: its own bound)
-        return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
+        return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo), cheap=True)
 
     def g(y: float) -> tuple:
         eps = v.lo + y / scale

@@ -180,6 +180,40 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
     return out
 
 
+def _complete(curves, ub: _Frontier, tol: float) -> bool:
+    """A point that can lower the incumbent, which halving the cells does not aim at: the cells'
+    slack (``_loose``) measures what halving can add to the lower bound, so once the bound is
+    tight at a corner (a block at its target's least budget) the cell of the other block that
+    holds the rest of the budget is never halved, and the incumbent stays where it was
+    (docs/blocks.md, "Refinement by slack"). Every value is nonincreasing, so from the incumbent
+    (its points ``m_i``, their ceiling numerators summing to ``ONE - left``) the split with block
+    i moved down to its point ``p_i`` below ``m_i`` and block j moved up by the budget freed,
+    ``left + m_i - p_i``, is feasible (exact integer sums), and costs ``V_i(p_i) - V_i(m_i)`` on
+    block i (no move of i: cost 0, freed ``left``). Block j's gain is at most its value less the
+    largest proven bound at or beyond its new point (``_Curve.gain``). The one move whose gain
+    less its cost is largest is evaluated (one oracle call per round), when that exceeds
+    ``tol``; False when none does."""
+    if not ub.v.size:
+        return False
+    best = [int(m) for m in ub.pick[int(np.argmin(ub.v))]]
+    left = ONE - sum(c.ceil_num(m) for c, m in zip(curves, best))
+    moves = [(-1, 0.0, left)]  # (block moved down, its cost, the budget freed)
+    for i, (c, m) in enumerate(zip(curves, best)):
+        ms = c.nums()
+        k = ms.index(m)
+        if k > 0 and math.isfinite(c.values[ms[k - 1]]):
+            moves.append((i, c.values[ms[k - 1]] - c.values[m], left + c.ceil_num(m) - ms[k - 1]))
+    found, where = tol, None
+    for i, cost, freed in moves:
+        for j, (c, m) in enumerate(zip(curves, best)):
+            if j != i and freed > 0 and (net := c.gain(m, m + freed) - cost) > found:
+                found, where = net, (j, m + freed)
+    if where is None:
+        return False
+    curves[where[0]].add(where[1])
+    return True
+
+
 def _curvature_slack(xs: np.ndarray, vs: np.ndarray) -> np.ndarray:
     """Per cell, an estimate of its second-order pieces' error inside it, ``k h^2 / 8``: ``h`` its
     width, ``k`` the larger of the curvatures the verified values show at its two ends (divided
@@ -303,6 +337,18 @@ class _Curve:
             return False
         self._add(mid, self.budget * mid / ONE)
         return True
+
+    def gain(self, m: int, to: int) -> float:
+        """The most that moving this block from its point ``m`` to the numerator ``to`` (above it)
+        can lower its value: its verified value at ``m`` less the largest proven bound at ``to`` or
+        beyond (monotonicity); 0 where ``to`` is not strictly between ``m`` and the top point
+        (the top is always evaluated) or is a point already."""
+        if not m < to < self.top_num[0] or to in self.values:
+            return 0.0
+        return self.values[m] - max(b for k, b in self.bounds.items() if k >= to)
+
+    def add(self, m: int) -> None:
+        self._add(m, self.budget * m / ONE)
 
 
 def _cells(ms: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -678,14 +724,16 @@ def _refined(terms: Sequence[Term], budget: float, rtol: float, max_calls: int, 
         cheap = sum(c.calls for c in curves if c.term.cheap)
         if relative_gap(upper, bound.lower) <= rtol or calls - cheap >= max_calls or cheap >= CHEAP_CALLS:
             break
-        loose = _loose(curves, items, owners, bound, rtol * max(abs(upper), TINY) / (2 * len(curves)))
+        tol = rtol * max(abs(upper), TINY) / (2 * len(curves))
+        loose = _loose(curves, items, owners, bound, tol)
         halved = False
         for c, alive, owner, wide in zip(curves, bound.alive, owners, loose):
             for j in np.unique(owner[alive & wide])[::-1]:
                 halved |= c.refine(int(j))  # from the top: earlier indices stay valid
+        halved |= _complete(curves, ub, tol)
         if not halved:
             break
-        better = _merge_all([c.ub_items() for c in curves], upper)
+        better = _merge_all([c.ub_items() for c in curves], np.nextafter(upper, math.inf))  # ties: the least budget
         if better.v.size:
             ub = better
     points = tuple(c.points() for c in curves)
