@@ -187,13 +187,14 @@ minimize E[sum((O - A @ z)^2)]
 
 
 class Block:
-    """One block of a case: its spec text, its reference value at eps (``value``), its cap (the
-    largest share it can use: 1 for the classic calibration), an optional target and a weight."""
+    """One block of a case: its spec text, its reference value at eps (``value``), its weight, an
+    optional target, and its chosen budget's range ``[lo, hi]`` (``hi`` capped at 1 for the
+    classic calibration) and coefficient in the composition row."""
 
-    def __init__(self, kind: str, params: dict, weight: float, target: float | None = None):
+    def __init__(self, kind: str, params: dict, weight: float, target=None, lo=0.0, hi=math.inf, coef=1.0):
         self.kind, self.params, self.weight, self.target = kind, params, weight, target
-        self.cap = 1.0 if kind == "gauss" else math.inf
-        self.delta = DELTA
+        self.lo, self.coef = lo, coef
+        self.hi = min(hi, 1.0) if kind == "gauss" else hi
 
     def text(self) -> str:
         p = self.params
@@ -217,33 +218,33 @@ class Block:
             return rr_value(p["k"], eps)
         if self.kind == "mean":
             return mean_value(p["alpha"], eps)
-        return gauss_value(self.delta, eps)
+        return gauss_value(DELTA, eps)
 
     def term(self, eps: float) -> float:
-        """The block's part of the objective at eps: its weighted value, +inf where its target misses
-        (or the block is infeasible)."""
-        if eps > self.cap * (1 + 1e-12):
+        """The block's part of the objective at eps: its weighted value, +inf outside its range, where
+        its target misses or where the block is infeasible."""
+        if not self.lo * (1 - 1e-12) <= eps <= self.hi * (1 + 1e-12):
             return math.inf
-        v = self.value(min(eps, self.cap))
+        v = self.value(min(max(eps, self.lo), self.hi))
         if not math.isfinite(v) or (self.target is not None and v > self.target):
             return math.inf
-        return self.weight * v
+        return self.weight * v if self.weight else 0.0
 
     def least(self, top: float) -> float:
-        """The least eps in [0, top] at which the term is finite (brentq on the value less the target,
-        bisection on feasibility for the mean), or inf."""
-        if math.isfinite(self.term(0.0)):
-            return 0.0
-        if not math.isfinite(self.term(top)):
+        """The least eps in ``[lo, top]`` at which the term is finite (brentq on the value less the
+        target, bisection on feasibility), or inf."""
+        lo, hi = self.lo, min(top, self.hi)
+        if math.isfinite(self.term(lo)):
+            return lo
+        if hi < lo or not math.isfinite(self.term(hi)):
             return math.inf
-        lo, hi = 0.0, top
         if self.kind == "mean" or self.target is None:  # feasible from some eps on
             while hi - lo > 1e-13 * hi:
                 mid = 0.5 * (lo + hi)
                 lo, hi = (lo, mid) if math.isfinite(self.value(mid)) else (mid, hi)
             if self.target is None or self.value(hi) <= self.target:
                 return hi
-            lo, hi = hi, top
+            lo, hi = hi, min(top, self.hi)
         return brentq(lambda e: self.value(e) - self.target, lo, hi, xtol=1e-14, rtol=1e-15) * (1 + 1e-13)
 
 
@@ -260,59 +261,70 @@ def best_pair(f, lo: float, hi: float, points: int = 81) -> float:
 
 
 def reference(blocks: list[Block], budget: float) -> float:
-    """The best split of ``budget`` (module docstring): the last block takes what the others leave
-    (up to its cap); the first block's share is searched, for three blocks around the inner search."""
-    tops = [min(b.cap, budget) for b in blocks]
-    leasts = [b.least(t) for b, t in zip(blocks, tops)]
+    """The best split of the row ``sum_i c_i eps_i <= budget`` (module docstring): the last block
+    takes what the others leave (up to its range's top); the first block's eps is searched, for
+    three blocks around the inner search."""
+    leasts = [b.least(budget / b.coef) for b in blocks]
     assert all(math.isfinite(e) for e in leasts), "a case whose targets cannot all hold"
 
     def rest(pair: list[Block], pair_leasts, room: float) -> float:
         a, b = pair
-        if room < sum(pair_leasts) - 1e-12:
+        if room < a.coef * pair_leasts[0] + b.coef * pair_leasts[1] - 1e-12:
             return math.inf
-        if a.cap + b.cap <= room:
-            return a.term(a.cap) + b.term(b.cap)
-        lo, hi = max(pair_leasts[0], room - b.cap), min(a.cap, room - pair_leasts[1])
-        return best_pair(lambda y: a.term(y) + b.term(max(room - y, 0.0)), lo, hi)
+
+        def f(x: float) -> float:
+            return a.term(x) + b.term(min(b.hi, (room - a.coef * x) / b.coef))
+
+        return best_pair(f, pair_leasts[0], min(a.hi, (room - b.coef * pair_leasts[1]) / a.coef))
 
     if len(blocks) == 2:
         return rest(blocks, leasts, budget)
     first, others = blocks[0], blocks[1:]
-    lo, hi = leasts[0], min(first.cap, budget - leasts[1] - leasts[2])
-    return best_pair(lambda y: first.term(y) + rest(others, leasts[1:], budget - y), lo, hi, points=41)
+    room = budget - math.fsum(b.coef * e for b, e in zip(others, leasts[1:]))
+    return best_pair(
+        lambda x: first.term(x) + rest(others, leasts[1:], budget - first.coef * x),
+        leasts[0], min(first.hi, room / first.coef), points=41,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the cases
 
 
 KINDS = ("count", "ordered", "rr", "mean", "gauss")
+PARAMS = {
+    "count": lambda rng: {"m": rng.randint(3, 10)},
+    "ordered": lambda rng: {"k": rng.randint(3, 8), "r": rng.randint(1, 3)},
+    "rr": lambda rng: {"k": rng.randint(2, 12)},
+    "mean": lambda rng: {"alpha": rng.choice((0.1, 0.2, 0.3))},
+    "gauss": lambda rng: {},
+}
 
 
-def draw(seed: int, size: int) -> tuple[list[Block], float]:
-    """Case ``seed``: ``size`` blocks of the families (at most one ``gauss``: a second would share
+def draw(seed: int, size: int, kinds=KINDS, rows: bool = False) -> tuple[list[Block], float]:
+    """Case ``seed``: ``size`` blocks of ``kinds`` (at most one ``gauss``: a second would share
     delta; of three blocks, the second and third closed forms, ``rr`` or ``gauss``, so that the
     reference's inner search solves no LP), a budget, weights and targets (a target set at the
-    value of a fraction of the budget, so that the targets together leave room)."""
+    value of a fraction of the budget, so that the targets together leave room); with ``rows``,
+    a linear row with coefficients in [0.5, 2] and ranges ``[lo, hi]`` on the budgets."""
     rng = random.Random(seed)
-    kinds = []
-    while len(kinds) < size:
-        k = rng.choice(KINDS if not kinds or size < 3 else ("rr", "gauss"))
-        if not (k == "gauss" and "gauss" in kinds):
-            kinds.append(k)
+    picked = []
+    while len(picked) < size:
+        k = rng.choice(kinds if not picked or size < 3 else [k for k in kinds if k in ("rr", "gauss")] or kinds)
+        if not (k == "gauss" and "gauss" in picked):
+            picked.append(k)
     budget = round(rng.uniform(0.8, 4.0), 3)
     blocks = []
-    for kind in kinds:
-        params = {
-            "count": lambda: {"m": rng.randint(3, 10)},
-            "ordered": lambda: {"k": rng.randint(3, 8), "r": rng.randint(1, 3)},
-            "rr": lambda: {"k": rng.randint(2, 12)},
-            "mean": lambda: {"alpha": rng.choice((0.1, 0.2, 0.3))},
-            "gauss": lambda: {},
-        }[kind]()
-        blocks.append(Block(kind, params, round(rng.uniform(0.2, 3.0), 3)))
+    for kind in picked:
+        b = Block(kind, PARAMS[kind](rng), round(rng.uniform(0.2, 3.0), 3))
+        if rows:
+            b.coef = round(rng.uniform(0.5, 2.0), 2)
+            b.lo = round(rng.uniform(0.0, 0.2) * budget / size / b.coef, 3) if rng.random() < 0.5 else 0.0
+            if rng.random() < 0.5:
+                b.hi = min(b.hi, round(rng.uniform(0.4, 1.0) * budget / b.coef, 3))
+        blocks.append(b)
     for b in blocks:
         if rng.random() < 0.35:
-            at = rng.uniform(0.15, 0.8 / size) * min(budget, b.cap)
+            at = b.lo + rng.uniform(0.15, 0.8 / size) * (min(budget / b.coef, b.hi) - b.lo)
             v = b.value(at)
             if math.isfinite(v) and v > 0:
                 b.target = float(f"{v:.6g}")
@@ -322,13 +334,24 @@ def draw(seed: int, size: int) -> tuple[list[Block], float]:
 
 
 def write(tmp_path, blocks: list[Block], budget: float):
+    """The case as a composite spec: ``dp(b0, b1, ...) <= budget`` (with delta when a Gaussian
+    block is in it), or a linear row with ``choose bi.eps in [lo, hi]`` where a block has a
+    coefficient or a range."""
     names = [f"b{i}" for i in range(len(blocks))]
     lines = []
     for name, b in zip(names, blocks):
         (tmp_path / f"{name}.priv").write_text(b.text(), encoding="utf-8")
         lines.append(f'use "{name}.priv" as {name}')
-    gauss = any(b.kind == "gauss" for b in blocks)
-    lines.append(f"subject to dp({', '.join(names)}) <= " + (f"({budget}, {DELTA})" if gauss else f"{budget}"))
+    if all(b.coef == 1 and b.lo == 0 and b.hi in (math.inf, 1.0 if b.kind == "gauss" else None) for b in blocks):
+        gauss = any(b.kind == "gauss" for b in blocks)
+        lines.append(f"subject to dp({', '.join(names)}) <= " + (f"({budget}, {DELTA})" if gauss else f"{budget}"))
+    else:
+        for n, b in zip(names, blocks):
+            top = b.hi if math.isfinite(b.hi) else budget / b.coef
+            lines.append(f"choose {n}.eps in [{b.lo!r}, {top!r}]")
+        lines.append(
+            "subject to " + " + ".join(f"{b.coef!r} * {n}.eps" for n, b in zip(names, blocks)) + f" <= {budget}"
+        )
     lines += [f"subject to {n}.objective <= {b.target!r}" for n, b in zip(names, blocks) if b.target is not None]
     priced = [f"{b.weight!r} * {n}.objective" for n, b in zip(names, blocks) if b.weight > 0]
     lines.append("minimize " + " + ".join(priced))
@@ -337,8 +360,7 @@ def write(tmp_path, blocks: list[Block], budget: float):
     return path
 
 
-def check_case(tmp_path, seed: int, size: int) -> None:
-    blocks, budget = draw(seed, size)
+def check_case(tmp_path, blocks: list[Block], budget: float) -> None:
     path = write(tmp_path, blocks, budget)
     ref = reference(blocks, budget)
     r = privopt.solve(path)
@@ -354,16 +376,16 @@ DEFAULT_SEEDS = (0, 1, 2, 3)
 
 @pytest.mark.parametrize("seed", DEFAULT_SEEDS)
 def test_two_blocks_against_the_reference(tmp_path, seed):
-    check_case(tmp_path, seed, 2)
+    check_case(tmp_path, *draw(seed, 2))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(100, 130))
 def test_more_two_block_composites(tmp_path, seed):
-    check_case(tmp_path, seed, 2)
+    check_case(tmp_path, *draw(seed, 2))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(200, 212))
 def test_three_block_composites(tmp_path, seed):
-    check_case(tmp_path, seed, 3)
+    check_case(tmp_path, *draw(seed, 3))

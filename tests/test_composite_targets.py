@@ -259,6 +259,51 @@ def test_a_priced_lp_block_with_a_target_is_optimal_at_the_reference(tmp_path):
     assert r.blocks["count"]["objective"] <= 1.2
 
 
+RR3 = """spec "3-ary randomized response"
+var X : data {v1, v2, v3}
+var Y : release over X
+known P(X) = uniform
+design R = P(Y | X)
+param eps = 1.0
+subject to ldp(X -> Y) <= eps
+minimize tv(X, Y)
+"""
+
+
+def test_a_randomized_response_target_term_is_second_order_and_re_derived(tmp_path):
+    """5-ary randomized response with total variation at most 0.3 and no price beside 3-ary
+    randomized response in dp(rr, rr3) <= 3: rr takes ln(4 / 0.3 - 4), rr3 the rest (its closed
+    form 2 / (e^eps + 2)). The target term's points carry randomized response's record (its cells
+    second order), re-derived by verify with its +inf points proven by the target failing there;
+    a changed k, or a raised point, fails."""
+    path = _composite(
+        tmp_path,
+        {"rr": "randomized_response"},
+        "subject to dp(rr, rr3) <= 3\nsubject to rr.objective <= 0.3\nminimize rr3.objective\n",
+    )
+    (tmp_path / "blocks" / "rr3.priv").write_text(RR3, encoding="utf-8")
+    path.write_text('use "blocks/rr3.priv" as rr3\n' + path.read_text(), encoding="utf-8")
+    r = privopt.solve(path)
+    ref = 2 / (math.exp(3 - RR_LEAST) + 2)
+    assert r.status == "optimal" and r.verification["passed"] and r.stats["block_solves"] < 20
+    assert r.objective == pytest.approx(ref, rel=1e-6) and r.optimality["lower_bound"] <= ref * (1 + 1e-12)
+    data = r.to_dict()
+    (cert,) = [c for c in data["splits"][0]["certificates"] if c and c["var"] == "rr.eps"]
+    assert cert["kind"] == "randomized-response" and cert["k"] == 5 and cert["weight"] == 0
+    points = data["splits"][0]["points"][[c["var"] for c in data["splits"][0]["certificates"]].index("rr.eps")]
+    assert any(p[1] is None for p in points) and len(cert["points"]) < len(points)  # +inf: null in JSON
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(data))
+    v = invoke("verify", out)
+    assert v.exit_code == 0 and "as recorded" not in v.output, v.output
+    assert "block rr: randomized response in closed form: k and weight" in v.output
+    bad = copy.deepcopy(data)
+    next(c for c in bad["splits"][0]["certificates"] if c and c["var"] == "rr.eps")["k"] = 4.0
+    out.write_text(json.dumps(bad))
+    checked = invoke("verify", out)
+    assert checked.exit_code == 1 and "k and weight" in checked.output, checked.output
+
+
 # ---------------------------------------------------------------- what stays refused
 
 

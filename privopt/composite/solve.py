@@ -769,13 +769,19 @@ def _target_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, r
     Below its proven least budget (``_block_least``, found once over the budgets the row can give
     it) the term is (inf, inf) without a solve; a point whose verified value misses a target is
     not achieved (inf), and its bound stays the block's proven one unless that misses a target too.
-    A closed form (``cv``) is exact: its value is its bound. A block of weight 0 (a target, no
+    A closed form (``cv``) is exact: its value is its bound (randomized response's with its
+    ``closedcells.RRDual``, its cells second order up to the target's corner). A block of weight 0 (a target, no
     price) costs 0 wherever its targets hold, so the split gives it about its least budget."""
     if cv is not None:
 
-        def closed(y: float) -> float:
+        def closed(y: float) -> float | tuple:
             value = cv.value(v.lo + y / scale)
-            return w * value if all(least.meets(t.op, t.bound, value) for t in targets) else math.inf
+            if not all(least.meets(t.op, t.bound, value) for t in targets):
+                return math.inf
+            if cv.form == RANDOMIZED_RESPONSE and w >= 0:  # its second-order cells, as in ``_value_term``
+                d = RRDual(cv.a, w, v.lo, scale, y)
+                return d.value(y), d.value(y), d
+            return w * value
 
         return Term(closed, scale * max(0.0, cv.cap - v.lo), cheap=True)
     found = _block_least(c, oracle, v, min(v.hi, v.lo + rhs / scale))

@@ -848,7 +848,7 @@ def rr_split(
     width: Sequence[float],
     budget: float,
     rtol: float = RTOL,
-    nodes: int = 32,
+    nodes: int = 256,
 ) -> Split:
     """The closed form for k-ary randomized response blocks under a uniform prior, whose value is
     ``g_i(y) = w_i (k_i - 1) / (e^y + k_i - 1)`` (the least total variation at eps = y): minimize
