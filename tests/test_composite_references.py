@@ -225,7 +225,7 @@ class Block:
         its target misses or where the block is infeasible."""
         if not self.lo * (1 - 1e-12) <= eps <= self.hi * (1 + 1e-12):
             return math.inf
-        v = self.value(min(max(eps, self.lo), self.hi))
+        v = float(self.value(min(max(eps, self.lo), self.hi)))
         if not math.isfinite(v) or (self.target is not None and v > self.target):
             return math.inf
         return self.weight * v if self.weight else 0.0
@@ -371,12 +371,17 @@ def check_case(tmp_path, blocks: list[Block], budget: float) -> None:
     assert r.objective == pytest.approx(ref, rel=1e-6, abs=1e-12), (spec, ref, r.objective)
 
 
-DEFAULT_SEEDS = (0, 1, 2, 3)
+# (seed, blocks, kinds, a linear row with ranges): a few seconds each, across the classes (an
+# ordered release, the mean and a count beside a Gaussian block; a count at its target's least eps
+# of weight 0; a Gaussian block of weight 0 at its target beside randomized response; three blocks;
+# a row with coefficients and ranges)
+DEFAULT = [(1, 2, KINDS, False), (110, 2, KINDS, False), (121, 2, KINDS, False), (129, 2, KINDS, False),
+           (209, 3, KINDS, False), (305, 2, KINDS, True)]  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", DEFAULT_SEEDS)
-def test_two_blocks_against_the_reference(tmp_path, seed):
-    check_case(tmp_path, *draw(seed, 2))
+@pytest.mark.parametrize("seed, size, kinds, rows", DEFAULT, ids=[f"{c[0]}-{c[1]}" for c in DEFAULT])
+def test_composites_against_the_reference(tmp_path, seed, size, kinds, rows):
+    check_case(tmp_path, *draw(seed, size, kinds, rows))
 
 
 @pytest.mark.slow
@@ -389,3 +394,16 @@ def test_more_two_block_composites(tmp_path, seed):
 @pytest.mark.parametrize("seed", range(200, 212))
 def test_three_block_composites(tmp_path, seed):
     check_case(tmp_path, *draw(seed, 3))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(300, 319))
+def test_rows_with_coefficients_and_ranges(tmp_path, seed):
+    check_case(tmp_path, *draw(seed, 3 if seed % 3 == 0 else 2, rows=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(0, 21))
+def test_randomized_response_with_targets(tmp_path, seed):
+    """Randomized response alone (targets make the split generic; without, ``split.rr_split``)."""
+    check_case(tmp_path, *draw(seed, 3 if seed % 2 else 2, ("rr",)))
