@@ -14,7 +14,7 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
 
 * **Upper bound** (a feasible split): evaluated points, one per block, whose numerators sum to
   at most ``2^L``; the best is a min-plus merge of the blocks' point lists (a knapsack over
-  Pareto frontiers: weight = numerator, value = the verified value).
+  Pareto frontiers: weight = numerator, value = the verified value; among ties, the least weight).
 * **Cells**: a feasible ``y_i`` lies in a cell ``[x_j, x_{j+1})`` of block i's points or is its
   top point ``u_i``; by monotonicity ``g_i(y_i) >= g_i(x_k) >= b_k`` for every point ``x_k >= y``,
   so the cell's item is ``(weight x_j, value B_{j+1})`` with ``B`` the suffix maximum of the
@@ -38,8 +38,10 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
   ``cutoff`` when a cell is dead (its splits are at least ``cutoff``), where ``cutoff = U - rtol
   |U| / 2``. **Refinement** halves the cells alive under both tests whose slack at ``lam``
   (``_loose``: what halving can add to the bound) exceeds ``rtol |U| / (2 n)``, or every alive
-  cell when none does (one oracle call each, memoized), until the relative gap ``(U - L) /
-  max(|U|, tiny)`` is at most ``rtol`` or the call budget is spent (a cheap term's calls, a
+  cell when none does (one oracle call each, memoized), and one point per round may serve the
+  incumbent instead (``_complete``: a block moved up by the budget the incumbent leaves, or frees
+  by moving another block down), until the relative gap ``(U - L) / max(|U|, tiny)`` is at most
+  ``rtol`` or the call budget is spent (a cheap term's calls, a
   closed form's, have their own, ``CHEAP_CALLS``); the bound and the gap are reported as they are.
 
 Maximization is the same program on ``-g_i`` (the caller mirrors it).
