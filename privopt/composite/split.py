@@ -156,6 +156,10 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
     (proven: at least this): halving can raise the bound by at most the slack, so a cell whose
     slack is below ``tol`` (a share of the gap allowed) is left as it is, unless every alive cell
     is (then all alive cells are halved, as without the test, so the refinement never stalls).
+    A cell bounded by monotonicity alone (no certificate at either end: its item is its right
+    end's bound ``B`` at its left end's budget) has at least its height ``V(x_j) - B`` as slack:
+    what halving can add to the min-plus bound, which the Lagrangian's ``lam`` does not see where
+    a corner decides the split (a target's least budget beside a closed form: ``lam`` near 0).
     A term whose pieces are concave in the share (``_share_concave``) has its cells' slack at
     least their curvature's part, ``_curvature_slack``: the Lagrangian at one ``lam`` does not
     see a piece's interior, the branch and bound's boxes do (``_branch``)."""
@@ -173,6 +177,11 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
         np.minimum.at(lower, owner[cell], _cell_values([item], lam)[0][0][cell])
         with np.errstate(invalid="ignore"):
             slack = upper - lower  # inf - inf (a cell at an infeasible end): NaN, halved
+            mono = cell & np.isinf(item[4])  # a cell bounded by monotonicity alone: its height
+            height = np.zeros(len(ms) - 1)
+            left = np.array([c.values[m] for m in ms[:-1]])
+            np.maximum.at(height, owner[mono], left[owner[mono]] - item[1][mono])
+            slack = np.maximum(slack, height)
             if _share_concave(c.cell_duals.values()):
                 xs, vs = np.array([c.xs[m] for m in ms]), np.array([c.values[m] for m in ms])
                 slack = np.maximum(slack, _curvature_slack(xs, vs))
