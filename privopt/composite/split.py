@@ -160,6 +160,9 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
     end's bound ``B`` at its left end's budget) has at least its height ``V(x_j) - B`` as slack:
     what halving can add to the min-plus bound, which the Lagrangian's ``lam`` does not see where
     a corner decides the split (a target's least budget beside a closed form: ``lam`` near 0).
+    A cell from a point without a verified value (+inf: infeasible, or a target missed) to one
+    with a value is always halved: its items spend the lower end's budget, where the block has no
+    value, on a bound carried from the upper end, and only halving moves that edge.
     A term whose pieces are concave in the share (``_share_concave``) has its cells' slack at
     least their curvature's part, ``_curvature_slack``: the Lagrangian at one ``lam`` does not
     see a piece's interior, the branch and bound's boxes do (``_branch``)."""
@@ -182,6 +185,7 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
             left = np.array([c.values[m] for m in ms[:-1]])
             np.maximum.at(height, owner[mono], left[owner[mono]] - item[1][mono])
             slack = np.maximum(slack, height)
+            slack[np.isinf(left) & np.isfinite(ends[1:])] = math.inf  # the edge of the block's feasible budgets
             if _share_concave(c.cell_duals.values()):
                 xs, vs = np.array([c.xs[m] for m in ms]), np.array([c.values[m] for m in ms])
                 slack = np.maximum(slack, _curvature_slack(xs, vs))
