@@ -385,7 +385,7 @@ def test_composites_against_the_reference(tmp_path, seed, size, kinds, rows):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 130))
+@pytest.mark.parametrize("seed", range(100, 151))
 def test_more_two_block_composites(tmp_path, seed):
     check_case(tmp_path, *draw(seed, 2))
 
