@@ -220,13 +220,7 @@ def _count_beside_rr(tmp_path, objective: str):
     return privopt.solve(path), brentq(lambda e: count_lp(e) - 1.2, 0.1, 3.0, xtol=1e-12)
 
 
-@pytest.mark.slow  # 4 s, and an expected failure: test_a_target_outside_the_group_verifies covers the shape by default
-@pytest.mark.xfail(
-    strict=True,
-    reason="with the branch and bound over concave randomized-response cells (split._branch), this split stops at "
-    "its call budget `feasible` at a certified gap of 4.1e-6 (its bound the reference's, its objective 4e-6 above): "
-    "the cell of randomized response at the count's least eps is not refined (issue 21)",
-)
+@pytest.mark.slow  # 3 s: test_a_priced_lp_block_with_a_target_is_optimal_at_the_reference covers the corner by default
 def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
     """The count (an LP) must have error at most 1.2 and is not priced: it takes its least eps
     e_c, randomized response the rest of 3."""
@@ -250,7 +244,7 @@ def test_an_lp_block_with_a_target_only_takes_its_least_eps(tmp_path):
     assert invoke("verify", out).exit_code == 1
 
 
-def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_path):
+def test_a_priced_lp_block_with_a_target_is_optimal_at_the_reference(tmp_path):
     """count + 10 rr with count <= 1.2 over dp(count, rr) <= 3: the target binds (count at its
     least eps e_c), so the optimum is V(e_c) + 10 rr(3 - e_c) unless more budget pays, which scipy's
     bounded Brent over count's share (at least e_c) decides; privopt's bound and answer bracket it."""
@@ -259,10 +253,55 @@ def test_a_priced_lp_block_with_a_target_is_bracketed_around_the_reference(tmp_p
         lambda e: count_lp(e) + 10 * _rr(3.0 - e), bounds=(e_c, 2.9), method="bounded", options={"xatol": 1e-9}
     )
     best = min(ref.fun, count_lp(e_c) + 10 * _rr(3.0 - e_c))
-    assert r.status in ("optimal", "feasible") and r.verification["passed"]
+    assert r.status == "optimal" and r.verification["passed"] and r.optimality["gap"] <= 1e-6
     assert r.optimality["lower_bound"] <= best * (1 + 1e-9) and best <= r.objective * (1 + 1e-9)
-    assert r.objective == pytest.approx(best, rel=max(1e-6, 2 * r.optimality["gap"]))
+    assert r.objective == pytest.approx(best, rel=1e-6)
     assert r.blocks["count"]["objective"] <= 1.2
+
+
+RR3 = """spec "3-ary randomized response"
+var X : data {v1, v2, v3}
+var Y : release over X
+known P(X) = uniform
+design R = P(Y | X)
+param eps = 1.0
+subject to ldp(X -> Y) <= eps
+minimize tv(X, Y)
+"""
+
+
+def test_a_randomized_response_target_term_is_second_order_and_re_derived(tmp_path):
+    """5-ary randomized response with total variation at most 0.3 and no price beside 3-ary
+    randomized response in dp(rr, rr3) <= 3: rr takes ln(4 / 0.3 - 4), rr3 the rest (its closed
+    form 2 / (e^eps + 2)). The target term's points carry randomized response's record (its cells
+    second order), re-derived by verify with its +inf points proven by the target failing there;
+    a changed k, or a raised point, fails."""
+    path = _composite(
+        tmp_path,
+        {"rr": "randomized_response"},
+        "subject to dp(rr, rr3) <= 3\nsubject to rr.objective <= 0.3\nminimize rr3.objective\n",
+    )
+    (tmp_path / "blocks" / "rr3.priv").write_text(RR3, encoding="utf-8")
+    path.write_text('use "blocks/rr3.priv" as rr3\n' + path.read_text(), encoding="utf-8")
+    r = privopt.solve(path)
+    ref = 2 / (math.exp(3 - RR_LEAST) + 2)
+    assert r.status == "optimal" and r.verification["passed"] and r.stats["block_solves"] < 20
+    assert r.objective == pytest.approx(ref, rel=1e-6) and r.optimality["lower_bound"] <= ref * (1 + 1e-12)
+    data = r.to_dict()
+    (cert,) = [c for c in data["splits"][0]["certificates"] if c and c["var"] == "rr.eps"]
+    assert cert["kind"] == "randomized-response" and cert["k"] == 5 and cert["weight"] == 0
+    points = data["splits"][0]["points"][[c["var"] for c in data["splits"][0]["certificates"]].index("rr.eps")]
+    assert any(p[1] is None for p in points) and len(cert["points"]) < len(points)  # +inf: null in JSON
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(data))
+    v = invoke("verify", out)
+    assert v.exit_code == 0 and "as recorded" not in v.output, v.output
+    assert "block rr: randomized response in closed form: k and weight" in v.output
+    bad = copy.deepcopy(data)
+    next(c for c in bad["splits"][0]["certificates"] if c and c["var"] == "rr.eps")["k"] = 4.0
+    out.write_text(json.dumps(bad))
+    checked = invoke("verify", out)
+    assert checked.exit_code == 1 and "k and weight" in checked.output, checked.output
 
 
 # ---------------------------------------------------------------- what stays refused

@@ -254,7 +254,8 @@ class PointProofs:
         block rebuilt must meet ``closedform/rr.py``'s theorem (its value is then ``w (k - 1) /
         (e^eps + k - 1)`` at every eps of its range), ``k`` and the weight ``w`` re-derived (the
         recorded ones must be these), each point's bound at most its exact value, and its
-        ``RRDual`` rebuilt for the cells beside it."""
+        ``RRDual`` rebuilt for the cells beside it; its points recorded +inf (a target's) proven
+        where the target fails at the theorem's optimum (``_missed``)."""
         from ..closedform.rr import RANDOMIZED_RESPONSE
 
         name = self.names[k]
@@ -293,6 +294,7 @@ class PointProofs:
         if sorted(set(idx)) != idx or (idx and (idx[0] < 0 or idx[-1] >= len(pts))):
             self.error = f"{name}: its certificates' point indices {idx} are not its points'"
             return pts
+        self._missed(k, var, kk, row.coefs[key], pts)
         worst, where = 0.0, ""
         for j in idx:
             share, value, bound = pts[j]
@@ -318,7 +320,6 @@ class PointProofs:
         (``composite.least``). Other terms (a joint Gaussian group's, a block of no closed form) are
         left to ``_uncertified``'s note."""
         from ..closedform.rr import RANDOMIZED_RESPONSE, rr_value
-        from ..composite.least import meets
         from ..composite.result import term_vars
 
         keys = term_vars(self.model, list(self.rec.get("vars") or []))
@@ -346,12 +347,10 @@ class PointProofs:
         w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[keys[k]]
         kk = float(match.data["k"])
         worst, where = -math.inf, None
-        targets = [t for t in self.model.targets if t.block == var.block]
+        self._missed(k, var, kk, scale, pts)
         for j, (share, value, bound) in enumerate(pts):
             eps = var.lo + share / scale
-            if value == bound == math.inf:  # +inf where a target fails at the theorem's optimum (``least``)
-                if any(not meets(t.op, t.bound, rr_value(kk, eps)) for t in targets):
-                    self.proven[k].add(j)
+            if value == bound == math.inf:
                 continue
             proven = w * rr_value(kk, eps)
             excess = (bound - proven) / max(1.0, abs(proven)) if bound != proven else 0.0
@@ -374,6 +373,20 @@ class PointProofs:
             )
         )
         return pts
+
+    def _missed(self, k: int, var, kk: float, scale: float, pts: list) -> None:
+        """Term ``k``'s points recorded +inf, a randomized-response block's (``k = kk``): proven
+        where a target on the block fails at the theorem's optimum there (``composite.least``);
+        the others are left to ``_uncertified``'s note."""
+        from ..closedform.rr import rr_value
+        from ..composite.least import meets
+
+        targets = [t for t in self.model.targets if t.block == var.block]
+        for j, (share, value, bound) in enumerate(pts):
+            if value == bound == math.inf and any(
+                not meets(t.op, t.bound, rr_value(kk, var.lo + share / scale)) for t in targets
+            ):
+                self.proven[k].add(j)
 
     def _rays(self, k: int, fam: ParametricLP, lo: float, scale: float, at: list[int], rays: list, pts) -> None:
         """Term ``k``'s infeasible points proven by their Farkas rays: at the point's budget

@@ -772,7 +772,7 @@ def _row_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs:
 def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
     """The block's value on its share ``y = scale (eps - lo)``: its closed curve (exact: its own
     bound; randomized response's with its ``closedcells.RRDual``, its second-order bound inside
-    the cells beside it), else its verified solves as (weighted value, weighted proven bound, the
+    the cells beside it; ``cheap``: its calls are not block solves), else its verified solves as (weighted value, weighted proven bound, the
     point's dual ``parametric.TermDual`` or None: its second-order bound inside the cell below)."""
     if cv is not None and cv.form == RANDOMIZED_RESPONSE and w >= 0:
 
@@ -781,9 +781,9 @@ def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
             value = d.value(y)
             return value, value, d
 
-        return Term(closed, scale * max(0.0, cv.cap - v.lo))
+        return Term(closed, scale * max(0.0, cv.cap - v.lo), cheap=True)
     if cv is not None:  # the closed form as the value oracle (exact: its own bound)
-        return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo))
+        return Term(lambda y: w * cv.value(v.lo + y / scale), scale * max(0.0, cv.cap - v.lo), cheap=True)
 
     def g(y: float) -> tuple:
         eps = v.lo + y / scale
@@ -803,13 +803,19 @@ def _target_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, r
     Below its proven least budget (``_block_least``, found once over the budgets the row can give
     it) the term is (inf, inf) without a solve; a point whose verified value misses a target is
     not achieved (inf), and its bound stays the block's proven one unless that misses a target too.
-    A closed form (``cv``) is exact: its value is its bound. A block of weight 0 (a target, no
+    A closed form (``cv``) is exact: its value is its bound (randomized response's with its
+    ``closedcells.RRDual``, its cells second order up to the target's corner). A block of weight 0 (a target, no
     price) costs 0 wherever its targets hold, so the split gives it about its least budget."""
     if cv is not None:
 
-        def closed(y: float) -> float:
+        def closed(y: float) -> float | tuple:
             value = cv.value(v.lo + y / scale)
-            return w * value if all(least.meets(t.op, t.bound, value) for t in targets) else math.inf
+            if not all(least.meets(t.op, t.bound, value) for t in targets):
+                return math.inf
+            if cv.form == RANDOMIZED_RESPONSE and w >= 0:  # its second-order cells, as in ``_value_term``
+                d = RRDual(cv.a, w, v.lo, scale, y)
+                return d.value(y), d.value(y), d
+            return w * value
 
         return Term(closed, scale * max(0.0, cv.cap - v.lo), cheap=True)
     found = _block_least(c, oracle, v, min(v.hi, v.lo + rhs / scale))

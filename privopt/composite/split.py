@@ -14,7 +14,7 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
 
 * **Upper bound** (a feasible split): evaluated points, one per block, whose numerators sum to
   at most ``2^L``; the best is a min-plus merge of the blocks' point lists (a knapsack over
-  Pareto frontiers: weight = numerator, value = the verified value).
+  Pareto frontiers: weight = numerator, value = the verified value; among ties, the least weight).
 * **Cells**: a feasible ``y_i`` lies in a cell ``[x_j, x_{j+1})`` of block i's points or is its
   top point ``u_i``; by monotonicity ``g_i(y_i) >= g_i(x_k) >= b_k`` for every point ``x_k >= y``,
   so the cell's item is ``(weight x_j, value B_{j+1})`` with ``B`` the suffix maximum of the
@@ -38,8 +38,10 @@ sums are exact integer sums of numerators ``m``; ``Split.points`` records every 
   ``cutoff`` when a cell is dead (its splits are at least ``cutoff``), where ``cutoff = U - rtol
   |U| / 2``. **Refinement** halves the cells alive under both tests whose slack at ``lam``
   (``_loose``: what halving can add to the bound) exceeds ``rtol |U| / (2 n)``, or every alive
-  cell when none does (one oracle call each, memoized), until the relative gap ``(U - L) /
-  max(|U|, tiny)`` is at most ``rtol`` or the call budget is spent (a cheap term's calls, a
+  cell when none does (one oracle call each, memoized), and one point per round may serve the
+  incumbent instead (``_complete``: a block moved up by the budget the incumbent leaves, or frees
+  by moving another block down), until the relative gap ``(U - L) / max(|U|, tiny)`` is at most
+  ``rtol`` or the call budget is spent (a cheap term's calls, a
   closed form's, have their own, ``CHEAP_CALLS``); the bound and the gap are reported as they are.
 
 Maximization is the same program on ``-g_i`` (the caller mirrors it).
@@ -154,6 +156,13 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
     (proven: at least this): halving can raise the bound by at most the slack, so a cell whose
     slack is below ``tol`` (a share of the gap allowed) is left as it is, unless every alive cell
     is (then all alive cells are halved, as without the test, so the refinement never stalls).
+    A cell bounded by monotonicity alone (no certificate at either end: its item is its right
+    end's bound ``B`` at its left end's budget) has at least its height ``V(x_j) - B`` as slack:
+    what halving can add to the min-plus bound, which the Lagrangian's ``lam`` does not see where
+    a corner decides the split (a target's least budget beside a closed form: ``lam`` near 0).
+    A cell from a point without a verified value (+inf: infeasible, or a target missed) to one
+    with a value is always halved: its items spend the lower end's budget, where the block has no
+    value, on a bound carried from the upper end, and only halving moves that edge.
     A term whose pieces are concave in the share (``_share_concave``) has its cells' slack at
     least their curvature's part, ``_curvature_slack``: the Lagrangian at one ``lam`` does not
     see a piece's interior, the branch and bound's boxes do (``_branch``)."""
@@ -171,6 +180,12 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
         np.minimum.at(lower, owner[cell], _cell_values([item], lam)[0][0][cell])
         with np.errstate(invalid="ignore"):
             slack = upper - lower  # inf - inf (a cell at an infeasible end): NaN, halved
+            mono = cell & np.isinf(item[4])  # a cell bounded by monotonicity alone: its height
+            height = np.zeros(len(ms) - 1)
+            left = np.array([c.values[m] for m in ms[:-1]])
+            np.maximum.at(height, owner[mono], left[owner[mono]] - item[1][mono])
+            slack = np.maximum(slack, height)
+            slack[np.isinf(left) & np.isfinite(ends[1:])] = math.inf  # the edge of the block's feasible budgets
             if _share_concave(c.cell_duals.values()):
                 xs, vs = np.array([c.xs[m] for m in ms]), np.array([c.values[m] for m in ms])
                 slack = np.maximum(slack, _curvature_slack(xs, vs))
@@ -178,6 +193,40 @@ def _loose(curves, items, owners, bound, tol: float) -> list[np.ndarray]:
     if not any((w & a).any() for w, a in zip(out, bound.alive)):
         return [owner >= 0 for owner in owners]
     return out
+
+
+def _complete(curves, ub: _Frontier, tol: float) -> bool:
+    """A point that can lower the incumbent, which halving the cells does not aim at: the cells'
+    slack (``_loose``) measures what halving can add to the lower bound, so once the bound is
+    tight at a corner (a block at its target's least budget) the cell of the other block that
+    holds the rest of the budget is never halved, and the incumbent stays where it was
+    (docs/blocks.md, "Refinement by slack"). Every value is nonincreasing, so from the incumbent
+    (its points ``m_i``, their ceiling numerators summing to ``ONE - left``) the split with block
+    i moved down to its point ``p_i`` below ``m_i`` and block j moved up by the budget freed,
+    ``left + m_i - p_i``, is feasible (exact integer sums), and costs ``V_i(p_i) - V_i(m_i)`` on
+    block i (no move of i: cost 0, freed ``left``). Block j's gain is at most its value less the
+    largest proven bound at or beyond its new point (``_Curve.gain``). The one move whose gain
+    less its cost is largest is evaluated (one oracle call per round), when that exceeds
+    ``tol``; False when none does."""
+    if not ub.v.size:
+        return False
+    best = [int(m) for m in ub.pick[int(np.argmin(ub.v))]]
+    left = ONE - sum(c.ceil_num(m) for c, m in zip(curves, best))
+    moves = [(-1, 0.0, left)]  # (block moved down, its cost, the budget freed)
+    for i, (c, m) in enumerate(zip(curves, best)):
+        ms = c.nums()
+        k = ms.index(m)
+        if k > 0 and math.isfinite(c.values[ms[k - 1]]):
+            moves.append((i, c.values[ms[k - 1]] - c.values[m], left + c.ceil_num(m) - ms[k - 1]))
+    found, where = tol, None
+    for i, cost, freed in moves:
+        for j, (c, m) in enumerate(zip(curves, best)):
+            if j != i and freed > 0 and (net := c.gain(m, m + freed) - cost) > found:
+                found, where = net, (j, m + freed)
+    if where is None:
+        return False
+    curves[where[0]].add(where[1])
+    return True
 
 
 def _curvature_slack(xs: np.ndarray, vs: np.ndarray) -> np.ndarray:
@@ -303,6 +352,18 @@ class _Curve:
             return False
         self._add(mid, self.budget * mid / ONE)
         return True
+
+    def gain(self, m: int, to: int) -> float:
+        """The most that moving this block from its point ``m`` to the numerator ``to`` (above it)
+        can lower its value: its verified value at ``m`` less the largest proven bound at ``to`` or
+        beyond (monotonicity); 0 where ``to`` is not strictly between ``m`` and the top point
+        (the top is always evaluated) or is a point already."""
+        if not m < to < self.top_num[0] or to in self.values:
+            return 0.0
+        return self.values[m] - max(b for k, b in self.bounds.items() if k >= to)
+
+    def add(self, m: int) -> None:
+        self._add(m, self.budget * m / ONE)
 
 
 def _cells(ms: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -678,14 +739,16 @@ def _refined(terms: Sequence[Term], budget: float, rtol: float, max_calls: int, 
         cheap = sum(c.calls for c in curves if c.term.cheap)
         if relative_gap(upper, bound.lower) <= rtol or calls - cheap >= max_calls or cheap >= CHEAP_CALLS:
             break
-        loose = _loose(curves, items, owners, bound, rtol * max(abs(upper), TINY) / (2 * len(curves)))
+        tol = rtol * max(abs(upper), TINY) / (2 * len(curves))
+        loose = _loose(curves, items, owners, bound, tol)
         halved = False
         for c, alive, owner, wide in zip(curves, bound.alive, owners, loose):
             for j in np.unique(owner[alive & wide])[::-1]:
                 halved |= c.refine(int(j))  # from the top: earlier indices stay valid
+        halved |= _complete(curves, ub, tol)
         if not halved:
             break
-        better = _merge_all([c.ub_items() for c in curves], upper)
+        better = _merge_all([c.ub_items() for c in curves], np.nextafter(upper, math.inf))  # ties: the least budget
         if better.v.size:
             ub = better
     points = tuple(c.points() for c in curves)
@@ -800,7 +863,7 @@ def rr_split(
     width: Sequence[float],
     budget: float,
     rtol: float = RTOL,
-    nodes: int = 32,
+    nodes: int = 256,
 ) -> Split:
     """The closed form for k-ary randomized response blocks under a uniform prior, whose value is
     ``g_i(y) = w_i (k_i - 1) / (e^y + k_i - 1)`` (the least total variation at eps = y): minimize
