@@ -229,12 +229,13 @@ class PointProofs:
         return pts
 
     def _group_term(self, k: int, record: dict, pts: list) -> list:
-        """Term ``k``, a joint Gaussian group (``composite.groupcells``): each point's certificate
+        """Term ``k``, a joint Gaussian group or a lone noise block priced as a group of one
+        (``Model.noise_group``; ``composite.groupcells``): each point's certificate
         rebuilt from its record and re-proven, its bound capped; the (inf, inf) points below the
         term's proven least share confirmed (``GroupProofs``)."""
         key = record.get("var")
         var = self.model.vars.get(key) if isinstance(key, str) else None
-        group = self.model.group_of(var.block) if var is not None and var.block is not None else None
+        group = self.model.noise_group(var.block) if var is not None and var.block is not None else None
         if group is None or key not in (self.rec.get("vars") or []):
             self.error = f"{self.names[k]}: its certificates name {key!r}, not a joint group's budget of this row"
             return pts

@@ -210,6 +210,7 @@ class Model:
     accountant: str | None = None
     joint: Joint | None = None  # the whole composite is one joint Gaussian program (gaussian.solve)
     groups: tuple[Joint, ...] = ()  # every joint Gaussian group (a term of its row's split otherwise)
+    solos: tuple[Joint, ...] = ()  # lone noise blocks priced as a group of one (``noise_group``)
     allow_paths: bool = False  # as loaded (a branch of the design choice is loaded alike: ``branch``)
     kind = "composite"  # not a block kind: a program of blocks (privopt.blocks has none of this name)
 
@@ -220,6 +221,14 @@ class Model:
     def group_of(self, block: str) -> Joint | None:
         """The joint Gaussian group the block belongs to, if any."""
         return next((g for g in self.groups if block in g.blocks), None)
+
+    def noise_group(self, block: str) -> Joint | None:
+        """The block's joint Gaussian group, or its group of one: a lone noise-placement block of a
+        ``dp(...)`` row (its delta the row's share, its params numbers, the analytic calibration)
+        whose term of a split is priced by the group machinery (``solve._noise_term``; docs/blocks.md,
+        "A lone noise block"). A group of one is not in ``groups``: the block keeps its own route,
+        accountant (``gaussian``) and text."""
+        return self.group_of(block) or next((g for g in self.solos if block in g.blocks), None)
 
     def composition(self, answers: dict) -> list[dict]:
         """Each ``dp(...)`` row at the answer (``{block: BlockAnswer}``): which blocks composed how
@@ -276,6 +285,7 @@ class _Builder:
         self.choice_span: Span | None = None
         self.accountants: list[str] = []
         self.groups: list[Joint] = []
+        self.solos: list[Joint] = []
 
     def run(self) -> Model:
         """The model, with this spec's own file on the stack of files being loaded (cycles)."""
@@ -352,6 +362,7 @@ class _Builder:
             accountant=_strongest(self.accountants),
             joint=self._alone(linear),
             groups=tuple(self.groups),
+            solos=tuple(self.solos),
             allow_paths=self.allow_paths,
         )
 
@@ -633,6 +644,8 @@ class _Builder:
         for part in parts:
             if part.mechanism == "joint gaussian":
                 self.groups.append(Joint(part.blocks, eps, part.delta, span, var))
+            elif self._solo(part) and var is None:
+                self.solos.append(Joint(part.blocks, eps, part.delta, span))
         joint_only = len(parts) == 1 and parts[0].mechanism == "joint gaussian"
         accountant = "gaussian" if joint_only else ("basic" if delta > 0 else "pure")
         self.accountants.append(accountant)
@@ -679,6 +692,13 @@ class _Builder:
                 kind = "gaussian" if b.gaussian_input is not None else "approximate"
                 units.append((group, "pure" if b.budget.delta is None else kind))
         return units
+
+    def _solo(self, part: Part) -> bool:
+        """A lone noise-placement block priced as a group of one (``Model.noise_group``): its delta
+        the row's share (a param), its params numbers, not the classic calibration (whose closed
+        form ``k / eps^2`` already prices it: ``solve._curve``)."""
+        b = self.blocks[part.blocks[0]]
+        return part.mechanism == "gaussian" and part.shared and not b.linked and b.budget.calibration != "classic"
 
     def _check_group(self, group: list[Block], delta: float, span: Span) -> None:
         """What a joint Gaussian group's blocks must be (located refusals, each saying what to write):
