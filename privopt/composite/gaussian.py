@@ -332,6 +332,30 @@ class GroupCurve:
         split's eps (``answer``), so the reported values are achieved."""
         return Term(lambda y: self.point(c, y), self.width, cheap=True)
 
+    def capped(self, c) -> Term:
+        """A group of one (``Model.noise_group``) with upper targets ``a.objective <= T`` as its
+        term: the targets do not scale, but one block's program with its own loss capped is the
+        program itself where its optimum meets the cap and infeasible elsewhere, so its term is
+        ``value(y)`` where ``value(y) <= w T`` (less ``TARGET_MARGIN``, so the block solved again at
+        the split's eps still meets it), +inf elsewhere with the point's proven bound kept; below
+        the proven least share ``_least_bound`` (from this curve's own dual record: one block's
+        ``rho* = N / (T - o)`` exactly) the term is (inf, inf), proven, the least share recorded with
+        each point's certificate for ``privopt verify`` (``GroupProofs``)."""
+        (n,) = self.group.blocks
+        cap = group_weights(c, self.group)[n] * _targets(c, self.group)[n]
+        least = (_least_bound(c, self.group, self.record), self.record) if self.record is not None else None
+        top = cap - TARGET_MARGIN * abs(cap)
+
+        def g(y: float) -> tuple:
+            if least is not None and y < least[0]:
+                return math.inf, math.inf
+            value, bound, dual = self.point(c, y)
+            if dual is not None and least is not None:
+                dual = dataclasses.replace(dual, least=least)
+            return (value if value <= top else math.inf), bound, dual
+
+        return Term(g, self.width, cheap=True)
+
 
 def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve:
     """The group's curve (``GroupCurve``) on ``[0, room]`` (at most ``CLASSIC_EPS_MAX`` under the

@@ -764,27 +764,34 @@ def _row_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs:
     """The block's term of its row (``rhs``: the row's right-hand side): ``_target_term`` when
     targets bound it, else ``_value_term``."""
     targets = [t for t in c.targets if t.block == v.block]
+    noise = _noise_term(c, oracle, v, scale, w, cv, rhs, targets)
+    if noise is not None:
+        return noise
     if targets:
         return _target_term(c, oracle, v, scale, w, cv, rhs, targets)
-    return _noise_term(c, oracle, v, scale, w, cv, rhs) or _value_term(oracle, v, scale, w, cv)
+    return _value_term(oracle, v, scale, w, cv)
 
 
-def _noise_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float) -> Term | None:
+def _noise_term(c: Composite, oracle: _Oracle, v, scale: float, w: float, cv, rhs: float, targets) -> Term | None:
     """A lone noise-placement block's term as a joint Gaussian group of one (``Model.noise_group``;
     ``gaussian.GroupCurve``): its program (a loss linear in Sigma, one Mahalanobis sensitivity row
     per input, nothing else) is homogeneous, so ``V(eps) = N (D(eps_ref) / D(eps))^2 + o`` exactly
     from one verified solve, its proven bound the dual point's curve ``A + P / mu_hi(eps)^2``
-    (``gaussian.dual_curve``), its cells second order (``groupcells.GroupDual``) and ``cheap``; the
-    split's answer is the block solved again by its own route. None (the block's verified solves
-    instead, ``_value_term``) for a closed curve, a weight that is not positive, a budget other
-    than its eps at unit coefficient from 0, or a block not priced so."""
+    (``gaussian.dual_curve``), its cells second order (``groupcells.GroupDual``) and ``cheap``; with
+    upper targets on it, capped (``GroupCurve.capped``). The split's answer is the block solved
+    again by its own route. None (``_target_term`` or ``_value_term`` instead) for a closed curve,
+    a weight that is not positive, a target from below, a budget other than its eps at unit
+    coefficient from 0, or a block not priced so."""
     group = c.noise_group(v.block)
     block = c.blocks[v.block]
     if cv is not None or group is None or c.group_of(v.block) is not None or not w > 0:
         return None
     if scale != 1.0 or v.lo != 0.0 or v.param != block.budget.eps or not rhs > 0:
         return None
-    return gaussian.group_curve(c, group, oracle.options, oracle.cache, rhs).term(c)
+    if any(t.op != "<=" for t in targets):
+        return None
+    curve = gaussian.group_curve(c, group, oracle.options, oracle.cache, rhs)
+    return curve.capped(c) if targets else curve.term(c)
 
 
 def _value_term(oracle: _Oracle, v, scale: float, w: float, cv) -> Term:
