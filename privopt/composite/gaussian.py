@@ -381,6 +381,14 @@ def group_curve(c, group, options: dict, cache: dict, room: float) -> GroupCurve
 def route(c, name: str) -> str:
     """How ``explain`` says a block is solved: by its own route, or in its joint group's program."""
     group = c.group_of(name)
+    sign = 1.0 if c.sense == "minimize" else -1.0
+    priced = sign * c.objective.coefs.get(f"{name}.objective", 0.0) > 0
+    below = any(t.block == name and t.op != "<=" for t in c.targets)
+    if group is None and c.noise_group(name) is not None and priced and not below:  # ``solve._noise_term``
+        return (
+            "priced in a split by one verified noise program scaled by the calibration (exact: its loss is "
+            "homogeneous in Sigma), solved by its own route at its budget"
+        )
     if group is None:
         return "solved by its own route at each point"
     if c.choice and any(n in group.blocks for n in c.choice):
