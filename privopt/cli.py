@@ -235,6 +235,39 @@ def _with_common(f):
     return wrapper
 
 
+def _with_route(time_limit: str | None = None):
+    """The options that choose how a command solves: --method, --backend, --solver and, where
+    the command solves, --time-limit (its help says what the limit applies to)."""
+
+    def decorate(f):
+        options = [
+            click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True),
+            click.option(
+                "--backend",
+                default="auto",
+                show_default=True,
+                help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.",
+            ),
+            click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP."),
+        ]
+        if time_limit is not None:
+            options.append(
+                click.option(
+                    "--time-limit",
+                    type=str,
+                    default=None,
+                    metavar="SECONDS",
+                    callback=_positive,
+                    help=f"Limit for {time_limit} (positive).",
+                )
+            )
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
 def _with_quiet(f):
     """--quiet (no progress display), which every command takes, and the end of a run stopped
     while it printed: Ctrl-C or SIGTERM (``_stopped_printing``), or a reader gone (exit 141)."""
@@ -342,22 +375,7 @@ def _progress():
 
 @main.command()
 @_with_common
-@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
-@click.option(
-    "--backend",
-    default="auto",
-    show_default=True,
-    help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.",
-)
-@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option(
-    "--time-limit",
-    type=str,
-    default=None,
-    metavar="SECONDS",
-    callback=_positive,
-    help="Limit for the LP solves (positive).",
-)
+@_with_route("the LP solves")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--no-tables", is_flag=True, help="Leave the released tables out of the output.")
 @click.option(
@@ -622,17 +640,7 @@ def _sweep_values(text: str) -> tuple[str, list[float]]:
 @main.command()
 @_with_common
 @click.argument("over", metavar="NAME=VALUES")
-@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
-@click.option("--backend", default="auto", show_default=True)
-@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option(
-    "--time-limit",
-    type=str,
-    default=None,
-    metavar="SECONDS",
-    callback=_positive,
-    help="Limit for each value's solver calls (positive).",
-)
+@_with_route("each value's solver calls")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, a result per value.")
 @click.option(
     "--plot",
@@ -795,14 +803,7 @@ def _print_sweep_notes(name, rows) -> None:
 
 @main.command()
 @_with_common
-@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
-@click.option(
-    "--backend",
-    default="auto",
-    show_default=True,
-    help="highs, scipy, cvxpy, pyomo; auto = highs, or cvxpy (Clarabel) for a QP or a conic program.",
-)
-@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
+@_with_route()
 @click.option("--json", "as_json", is_flag=True, help='Print {"class", "plan", "canonical"} as JSON.')
 def explain(spec, sets, allow_paths, method, backend, solver, as_json):
     """Say what SPEC is, which methods apply, and the plan solve would run: one recognizer
@@ -1148,17 +1149,7 @@ def _print_audit(problem, spec, report) -> None:
     default=None,
     help="Seed: the same seed gives a byte-identical file (default: drawn and printed).",
 )
-@click.option("--method", type=click.Choice(["auto", *METHODS]), default="auto", show_default=True)
-@click.option("--backend", default="auto", show_default=True)
-@click.option("--solver", default=None, help="Inner solver for cvxpy: CLARABEL, HIGHS, SCS, OSQP.")
-@click.option(
-    "--time-limit",
-    type=str,
-    default=None,
-    metavar="SECONDS",
-    callback=_positive,
-    help="Limit for the solver calls (positive).",
-)
+@_with_route("the solver calls")
 def apply_(spec, sets, allow_paths, data, out_file, seed, method, backend, solver, time_limit):
     """Solve SPEC, then draw each record's released value from the design's row for it.
 
