@@ -257,8 +257,6 @@ class PointProofs:
         recorded ones must be these), each point's bound at most its exact value, and its
         ``RRDual`` rebuilt for the cells beside it; its points recorded +inf (a target's) proven
         where the target fails at the theorem's optimum (``_missed``)."""
-        from ..closedform.rr import RANDOMIZED_RESPONSE
-
         name = self.names[k]
         key = record.get("var")
         var = self.model.vars.get(key) if isinstance(key, str) else None
@@ -266,13 +264,7 @@ class PointProofs:
         if var is None or var.block is None or row is None or key not in (self.rec.get("vars") or []):
             self.error = f"{name}: its certificates name {key!r}, not a chosen budget of this row"
             return pts
-        block = self.model.blocks[var.block]
-        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)  # the theorem's conditions do not involve eps
-        problem = self.model.load_block(block.spec, dict(block.fixed) | {var.param: eps0})
-        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
-        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
-        sign = 1.0 if self.model.sense == "minimize" else -1.0
-        w = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0)
+        _, match, w = self._theorem(var)
         label = f"{self.label}: {name}: randomized response in closed form"
         if not match:
             self.checks.append(condition(label, False, "the block does not meet the randomized-response theorem"))
@@ -320,7 +312,7 @@ class PointProofs:
         is proven so where a target on the block fails at the theorem's optimum there
         (``composite.least``). Other terms (a joint Gaussian group's, a block of no closed form) are
         left to ``_uncertified``'s note."""
-        from ..closedform.rr import RANDOMIZED_RESPONSE, rr_value
+        from ..closedform.rr import rr_value
         from ..composite.result import term_vars
 
         keys = term_vars(self.model, list(self.rec.get("vars") or []))
@@ -328,24 +320,19 @@ class PointProofs:
         if var is None or var.block is None or self.model.group_of(var.block) is not None:
             self.why[k] = "a joint Gaussian group's points carry the joint program's certificates (docs/blocks.md)"
             return pts
-        block = self.model.blocks[var.block]
         row = next((r for r in self.model.rows if keys[k] in r.coefs), None)
-        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)
         try:
-            problem = self.model.load_block(block.spec, dict(block.fixed) | {var.param: eps0})
+            problem, match, w = self._theorem(var)
         except (SpecError, UsageError):
             return pts
-        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
-        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
-        if not match or row is None or block.linked:
+        if not match or row is None or self.model.blocks[var.block].linked:
             self.why[k] = (
                 f"the block is a {problem.kind} program that is neither an LP affine in e^-eps (whose points "
                 "record multipliers and rays) nor randomized response: a split records no certificate of its "
                 "points, only of its chosen one (blocks.NAME.result)"
             )
             return pts
-        sign = 1.0 if self.model.sense == "minimize" else -1.0
-        w, scale = sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0), row.coefs[keys[k]]
+        scale = row.coefs[keys[k]]
         kk = float(match.data["k"])
         worst, where = -math.inf, None
         self._missed(k, var, kk, scale, pts)
@@ -374,6 +361,21 @@ class PointProofs:
             )
         )
         return pts
+
+    def _theorem(self, var) -> tuple:
+        """``(problem, match, w)``: the block of chosen budget ``var`` rebuilt at its range's top
+        (randomized response's theorem, ``closedform/rr.py``, has no condition on eps; the block's
+        other params fixed), the theorem's match there (None when it does not apply) and the
+        block's weight ``w`` in the objective, signed by the composite's sense."""
+        from ..closedform.rr import RANDOMIZED_RESPONSE
+
+        block = self.model.blocks[var.block]
+        eps0 = var.hi if math.isfinite(var.hi) else max(var.lo, 1.0)
+        problem = self.model.load_block(block.spec, dict(block.fixed) | {var.param: eps0})
+        in_scope = getattr(problem, "design", None) is not None and RANDOMIZED_RESPONSE.in_scope(problem)
+        match = RANDOMIZED_RESPONSE.accepts(problem) if in_scope else None
+        sign = 1.0 if self.model.sense == "minimize" else -1.0
+        return problem, match, sign * self.model.objective.coefs.get(f"{var.block}.objective", 0.0)
 
     def _missed(self, k: int, var, kk: float, scale: float, pts: list) -> None:
         """Term ``k``'s points recorded +inf, a randomized-response block's (``k = kk``): proven
